@@ -1,0 +1,3 @@
+from fixloop.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,163 @@
+"""`fixloop validate`, `fixloop agents list`, `fixloop render`, `fixloop schema`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.documents.inputs import InputError, coerce_inputs
+from fixloop.documents.pack import Pack, default_pack_root
+from fixloop.documents.render import render_template
+from fixloop.documents.validate import validate_pack
+from fixloop.schemas import registry
+
+Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+def register(subparsers: Subparsers) -> None:
+    validate = subparsers.add_parser(
+        "validate", help="validate a pack's documents (frontmatter, references, inputs, manifest)"
+    )
+    validate.add_argument(
+        "pack", nargs="?", type=Path, help="pack root (default: the bundled pack)"
+    )
+    validate.add_argument("--format", choices=("text", "json"), default="text")
+    validate.set_defaults(handler=run_validate)
+
+    agents = subparsers.add_parser("agents", help="inspect the pack's agent roles")
+    agents_sub = agents.add_subparsers(dest="agents_command", metavar="ACTION", required=True)
+    listing = agents_sub.add_parser("list", help="list agents with their tools and models")
+    listing.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.set_defaults(handler=run_agents_list)
+
+    render = subparsers.add_parser("render", help="render an agent's prompt with its inputs")
+    render.add_argument("agent", help="agent name (e.g. fixer or fixloop:fixer)")
+    render.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
+    source = render.add_mutually_exclusive_group()
+    source.add_argument(
+        "--var", action="append", default=[], metavar="KEY=VALUE",
+        help="an input value; lists and objects as JSON (repeatable)",
+    )  # fmt: skip
+    source.add_argument("--vars", type=Path, metavar="FILE.json", help="all inputs as JSON")
+    render.set_defaults(handler=run_render)
+
+    schema = subparsers.add_parser("schema", help="print the JSON Schema of a result type")
+    schema.add_argument("name", nargs="?", help=f"one of: {', '.join(registry.SCHEMAS)}")
+    schema.set_defaults(handler=run_schema)
+
+
+def load_valid_pack(root: Path | None) -> Pack:
+    """The pack at `root`, or a FixloopError (exit 2) listing every problem that blocks its use."""
+    pack, diagnostics = validate_pack(root or default_pack_root(), known_outputs=registry.is_known)
+    errors = [d for d in diagnostics if d.severity is Severity.ERROR]
+    if errors:
+        raise FixloopError(errors, exit_code=2)
+    return pack
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    root: Path = args.pack or default_pack_root()
+    if not root.is_dir():
+        raise FixloopError(Diagnostic(str(root), 1, 1, "usage", "no such pack directory"))
+    pack, diagnostics = validate_pack(root, known_outputs=registry.is_known)
+    errors = [d for d in diagnostics if d.severity is Severity.ERROR]
+    if args.format == "json":
+        print(json.dumps({"ok": not errors, "diagnostics": [d.to_json() for d in diagnostics]}))
+    else:
+        for diagnostic in diagnostics:
+            print(diagnostic.format(), file=sys.stderr if diagnostic in errors else sys.stdout)
+        counts = (
+            f"{len(pack.agents)} agents, {len(pack.commands)} commands, "
+            f"{len(pack.workflows)} workflows"
+        )
+        verdict = f"{len(errors)} error(s)" if errors else "ok"
+        print(f"{display_path(root)}: {counts}: {verdict}")
+    return 1 if errors else 0
+
+
+def run_agents_list(args: argparse.Namespace) -> int:
+    pack = load_valid_pack(args.pack)
+    agents = sorted(pack.agents.values(), key=lambda a: a.name)
+    if not args.json:
+        width = max((len(a.name) for a in agents), default=4)
+        for agent in agents:
+            tools = ", ".join(agent.spec.tools) or "(all)"
+            print(f"{agent.name:<{width}}  {agent.spec.model:<7}  {tools}")
+        return 0
+    rows = [
+        {
+            "name": agent.name,
+            "qualified_name": f"{pack.name}:{agent.name}",
+            "description": agent.spec.description,
+            "tools": agent.spec.tools,
+            "model": agent.spec.model,
+            "color": agent.spec.color,
+            "inputs": {k: v.type for k, v in agent.spec.fixloop.inputs.items()},
+            "output": agent.spec.fixloop.output,
+            "path": agent.source.display,
+        }
+        for agent in agents
+    ]
+    print(json.dumps(rows, indent=2))
+    return 0
+
+
+def _parse_vars(pairs: list[str]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise FixloopError(
+                Diagnostic("--var", 1, 1, "usage", f"expected KEY=VALUE, got {pair!r}")
+            )
+        values[key] = value
+    return values
+
+
+def _load_vars_file(path: Path) -> dict[str, Any]:
+    shown = display_path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise FixloopError(Diagnostic(shown, 1, 1, "usage", exc.strerror or str(exc))) from None
+    except json.JSONDecodeError as exc:
+        raise FixloopError(
+            Diagnostic(shown, exc.lineno, exc.colno, "usage", f"invalid JSON: {exc.msg}")
+        ) from None
+    if not isinstance(data, dict):
+        raise FixloopError(Diagnostic(shown, 1, 1, "usage", "expected a JSON object of inputs"))
+    return data
+
+
+def run_render(args: argparse.Namespace) -> int:
+    pack = load_valid_pack(args.pack)
+    agent = pack.agent(args.agent)
+    from_text = args.vars is None
+    raw: dict[str, Any] = _parse_vars(args.var) if from_text else _load_vars_file(args.vars)
+    try:
+        values = coerce_inputs(agent.spec.fixloop.inputs, raw, from_text=from_text)
+    except InputError as exc:
+        where = display_path(args.vars) if args.vars else "--var"
+        raise FixloopError(Diagnostic(where, 1, 1, "input", str(exc))) from None
+    sys.stdout.write(render_template(agent.source, values))
+    return 0
+
+
+def run_schema(args: argparse.Namespace) -> int:
+    if args.name is None:
+        print("\n".join(registry.SCHEMAS))
+        return 0
+    if not registry.is_known(args.name):
+        raise FixloopError(
+            Diagnostic(
+                "schema", 1, 1, "usage",
+                f"no schema named {args.name!r} (known: {', '.join(registry.SCHEMAS)})",
+            )
+        )  # fmt: skip
+    print(json.dumps(registry.json_schema(args.name), indent=2))
+    return 0

@@ -1,0 +1,61 @@
+"""Diagnostics: one problem, located at file:line:col, with a stable rule id.
+
+Every layer (pack validation, the contract checker, workflow input checks) reports problems as
+`Diagnostic` values so that the CLI prints them the same way and exit codes stay consistent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    path: str
+    line: int
+    col: int
+    rule: str
+    message: str
+    severity: Severity = field(default=Severity.ERROR, compare=False)
+
+    def format(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: {self.rule}: {self.message}"
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        data["severity"] = str(self.severity)
+        return data
+
+
+def display_path(path: Path, base: Path | None = None) -> str:
+    """A path as a user should read it: relative to `base` (or the cwd) when inside it."""
+    anchor = (base or Path.cwd()).resolve()
+    resolved = path.resolve()
+    try:
+        return str(resolved.relative_to(anchor))
+    except ValueError:
+        return str(path)
+
+
+class FixloopError(Exception):
+    """An expected failure carrying diagnostics; the CLI prints them, never a traceback."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic] | Diagnostic, exit_code: int = 2) -> None:
+        self.diagnostics = (
+            [diagnostics] if isinstance(diagnostics, Diagnostic) else list(diagnostics)
+        )
+        self.exit_code = exit_code
+        super().__init__("\n".join(d.format() for d in self.diagnostics))
+
+
+def dumps(diagnostics: Iterable[Diagnostic]) -> str:
+    return json.dumps([d.to_json() for d in diagnostics], indent=2)

@@ -1,0 +1,1 @@
+"""Structured results the roles return: pydantic models, JSON Schema via `fixloop schema`."""
