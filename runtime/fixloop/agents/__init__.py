@@ -1,0 +1,1 @@
+"""Dispatching a role to a model: the Backend protocol and its implementations."""

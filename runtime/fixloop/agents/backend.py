@@ -1,0 +1,98 @@
+"""The seam between workflows and models.
+
+A workflow hands a backend one `AgentRequest` (a role's rendered prompt, its tools and model, the
+task, the worktree and the files it may write) and gets back an `AgentOutcome`. The outcome is
+`ok` only when the role returned output that validates against its schema; anything else (crash,
+malformed output, timeout, budget) is `inconclusive`, with a reason. Workflows never see a raw
+model answer, so they cannot mistake a missing result for a pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel
+
+
+class OutcomeStatus(StrEnum):
+    OK = "ok"
+    INCONCLUSIVE = "inconclusive"
+
+
+class StopReason(StrEnum):
+    """Why an outcome is inconclusive (or `NONE` when it is ok)."""
+
+    NONE = "none"
+    CRASH = "crash"
+    MALFORMED = "malformed_output"
+    MISSING = "missing_output"
+    TIMEOUT = "timeout"
+    TURN_LIMIT = "turn_limit"
+    CALL_BUDGET = "call_budget"
+    RUN_BUDGET = "run_budget"
+    BACKEND_ERROR = "backend_error"
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    role: str  # agent name, e.g. "fixer"
+    system_prompt: str  # the role document rendered with its inputs
+    task: str  # the user message: what to do now
+    tools: tuple[str, ...]
+    model: str
+    output_schema: str | None  # schema name from fixloop.schemas.registry
+    cwd: Path  # the worktree the role works in
+    # Files the role may write (relative to cwd); None means anywhere inside cwd.
+    writable: tuple[str, ...] | None = None
+    max_turns: int | None = None
+    max_cost_usd: float | None = None
+    timeout_s: float | None = None
+    # Identifies this call in a script or trace, e.g. "fixer/CR-01/round-1".
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class Usage:
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class DeniedWrite:
+    tool: str
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class AgentOutcome:
+    status: OutcomeStatus
+    output: BaseModel | None = None
+    reason: StopReason = StopReason.NONE
+    detail: str = ""
+    usage: Usage = field(default_factory=Usage)
+    denied: tuple[DeniedWrite, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.status is OutcomeStatus.OK and self.output is not None
+
+    @classmethod
+    def inconclusive(
+        cls, reason: StopReason, detail: str, usage: Usage | None = None
+    ) -> AgentOutcome:
+        return cls(OutcomeStatus.INCONCLUSIVE, None, reason, detail, usage or Usage())
+
+
+class Backend(Protocol):
+    """Runs one role call to completion. Implementations must not raise for model failures."""
+
+    name: str
+
+    def dispatch(self, request: AgentRequest) -> AgentOutcome: ...
