@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.inputs import InputError, coerce_inputs
@@ -15,7 +15,8 @@ from fixloop.documents.render import render_template
 from fixloop.documents.validate import validate_pack
 from fixloop.schemas import registry
 
-Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+# A string alias: _SubParsersAction is generic only to type checkers, not at run time.
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def register(subparsers: Subparsers) -> None:
