@@ -1,0 +1,118 @@
+"""REVIEW-FIX.md: what a review-fix run did with each finding in scope, as GSD writes it.
+
+Frontmatter `phase, fixed_at, review_path, iteration, findings_in_scope, fixed, skipped, status`;
+status is `all_fixed` (nothing skipped), `none_fixed` (nothing fixed though something was in scope)
+or `partial`. The body has a Fixed Issues section (files modified, commit, applied fix) and a
+Skipped Issues section (file, reason, original issue).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fixloop.reviews.yamltext import one_line, scalar
+
+REPORT_STATUSES = ("all_fixed", "partial", "none_fixed")
+HUMAN_VERIFICATION = "fixed: requires human verification"
+
+
+@dataclass(frozen=True)
+class FixedEntry:
+    id: str
+    title: str
+    files: tuple[str, ...]
+    commit: str
+    applied_fix: str
+    status: str = "fixed"  # or HUMAN_VERIFICATION for logic findings
+
+
+@dataclass(frozen=True)
+class SkippedEntry:
+    id: str
+    title: str
+    file: str
+    reason: str  # starts with "skipped: "
+    original_issue: str
+
+
+@dataclass(frozen=True)
+class FixReport:
+    phase: str
+    fixed_at: str
+    review_path: str
+    iteration: int
+    fixed: tuple[FixedEntry, ...]
+    skipped: tuple[SkippedEntry, ...]
+
+    @property
+    def findings_in_scope(self) -> int:
+        return len(self.fixed) + len(self.skipped)
+
+    @property
+    def status(self) -> str:
+        if not self.skipped:
+            return "all_fixed"
+        return "partial" if self.fixed else "none_fixed"
+
+
+def _fixed(entry: FixedEntry) -> list[str]:
+    files = ", ".join(f"`{one_line(path)}`" for path in entry.files)
+    return [
+        f"### {entry.id}: {one_line(entry.title)}",
+        "",
+        f"**Files modified:** {files}",
+        f"**Commit:** {entry.commit}",
+        f"**Status:** {entry.status}",
+        f"**Applied fix:** {one_line(entry.applied_fix)}",
+        "",
+    ]
+
+
+def _skipped(entry: SkippedEntry) -> list[str]:
+    return [
+        f"### {entry.id}: {one_line(entry.title)}",
+        "",
+        f"**File:** `{one_line(entry.file)}`",
+        f"**Reason:** {one_line(entry.reason)}",
+        f"**Original issue:** {one_line(entry.original_issue)}",
+        "",
+    ]
+
+
+def render_fix_report(report: FixReport) -> str:
+    lines = [
+        "---",
+        f"phase: {scalar(report.phase)}",
+        f"fixed_at: {scalar(report.fixed_at)}",
+        f"review_path: {scalar(report.review_path)}",
+        f"iteration: {report.iteration}",
+        f"findings_in_scope: {report.findings_in_scope}",
+        f"fixed: {len(report.fixed)}",
+        f"skipped: {len(report.skipped)}",
+        f"status: {report.status}",
+        "---",
+        "",
+        f"# Phase {one_line(report.phase)}: Code Review Fix Report",
+        "",
+        f"**Fixed at:** {report.fixed_at}",
+        f"**Source review:** {report.review_path}",
+        f"**Iteration:** {report.iteration}",
+        "",
+        "**Summary:**",
+        f"- Findings in scope: {report.findings_in_scope}",
+        f"- Fixed: {len(report.fixed)}",
+        f"- Skipped: {len(report.skipped)}",
+        "",
+        "## Fixed Issues",
+        "",
+    ]
+    lines += [line for entry in report.fixed for line in _fixed(entry)] or ["None.", ""]
+    lines += ["## Skipped Issues", ""]
+    lines += [line for entry in report.skipped for line in _skipped(entry)] or ["None.", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def fix_report_path(review_path: str) -> str:
+    """`02-REVIEW.md` → `02-REVIEW-FIX.md`, `REVIEW.md` → `REVIEW-FIX.md`, next to the review."""
+    head, dot, _ = review_path.rpartition(".")
+    return f"{head}-FIX.md" if dot else f"{review_path}-FIX.md"
