@@ -1,0 +1,124 @@
+"""Dispatching one role: pack document + inputs → `AgentRequest` → backend → traced outcome.
+
+The role's document is the prompt: its body is rendered with the call's inputs (checked against
+the role's declared `fixloop.inputs` first, so a missing or mistyped input is an error naming the
+document, never an empty string in a prompt). Tools, model and turn limit come from the role's
+frontmatter; the output schema from `fixloop.output`. Every call appends one event to the run's
+`events.jsonl`, whatever its outcome, so a run can be audited (and its spend recounted) later.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend
+from fixloop.agents.budget import BudgetedBackend, RunBudget
+from fixloop.diagnostics import FixloopError
+from fixloop.documents.inputs import InputError, coerce_inputs
+from fixloop.documents.pack import Pack
+from fixloop.documents.render import render_template
+
+
+def build_request(
+    pack: Pack,
+    role: str,
+    inputs: Mapping[str, Any],
+    task: str,
+    cwd: Path,
+    *,
+    writable: Sequence[str] | None = None,
+    key: str = "",
+    timeout_s: float | None = None,
+    max_cost_usd: float | None = None,
+) -> AgentRequest:
+    """The request for `role`; raises FixloopError (file:line) when the inputs do not fit it."""
+    agent = pack.agent(role)
+    spec = agent.spec
+    try:
+        values = coerce_inputs(spec.fixloop.inputs, inputs, from_text=False)
+    except InputError as exc:
+        where = ("fixloop", "inputs", exc.key)  # an undeclared key falls back to `inputs:`
+        problem = agent.source.diagnostic("inputs", f"{key or role}: {exc}", *where)
+        raise FixloopError(problem) from None
+    return AgentRequest(
+        role=spec.name,
+        system_prompt=render_template(agent.source, values),
+        task=task,
+        tools=tuple(spec.tools),
+        model=spec.model,
+        output_schema=spec.fixloop.output,
+        cwd=cwd,
+        writable=None if writable is None else tuple(writable),
+        max_turns=spec.max_turns,
+        max_cost_usd=max_cost_usd,
+        timeout_s=timeout_s,
+        key=key or spec.name,
+    )
+
+
+@dataclass
+class Dispatcher:
+    """Sends role calls of one run to one backend, under the run's budget, into one trace."""
+
+    pack: Pack
+    backend: Backend
+    trace_path: Path | None = None
+    budget: RunBudget | None = None
+    timeout_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.budget is not None and not isinstance(self.backend, BudgetedBackend):
+            self.backend = BudgetedBackend(self.backend, self.budget)
+
+    def call(
+        self,
+        role: str,
+        inputs: Mapping[str, Any],
+        task: str,
+        cwd: Path,
+        *,
+        writable: Sequence[str] | None = None,
+        key: str = "",
+    ) -> AgentOutcome:
+        request = build_request(
+            self.pack, role, inputs, task, cwd, writable=writable, key=key,
+            timeout_s=self.timeout_s,
+        )  # fmt: skip
+        started = time.monotonic()
+        outcome = self.backend.dispatch(request)
+        if self.trace_path is not None:
+            append_event(self.trace_path, agent_event(request, outcome, time.monotonic() - started))
+        return outcome
+
+
+def agent_event(request: AgentRequest, outcome: AgentOutcome, elapsed_s: float) -> dict[str, Any]:
+    usage = outcome.usage
+    return {
+        "event": "agent",
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "key": request.key,
+        "role": request.role,
+        "model": request.model,
+        "status": str(outcome.status),
+        "reason": str(outcome.reason),
+        "detail": outcome.detail,
+        "turns": usage.turns,
+        "cost_usd": usage.cost_usd,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "elapsed_s": round(elapsed_s, 3),
+        "denied": [{"tool": d.tool, "path": d.path, "reason": d.reason} for d in outcome.denied],
+    }
+
+
+def append_event(path: Path, event: Mapping[str, Any]) -> None:
+    """One JSON line per event; appended and flushed so a killed run keeps what it did."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as stream:
+        stream.write(json.dumps(event, sort_keys=True, default=str) + "\n")

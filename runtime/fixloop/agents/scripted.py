@@ -1,0 +1,250 @@
+"""A scripted model: plays a fixed script instead of calling a real model.
+
+It ships in the library so that tests, the demo, and users testing their own documents drive the
+real loops (real git, real files, real bash steps) with only the model replaced. It obeys the same
+contract as a real backend: it edits real files in the request's worktree, and its output is
+validated with `fixloop.schemas.registry.parse_output`, so a malformed or schema-invalid output is
+*inconclusive*, never a pass.
+
+Script format (a YAML or JSON file, or the same data as Python dicts). The top level maps a call
+key (`AgentRequest.key`, by convention `role/finding-id/phase`, e.g. `fixer/3/round-1`,
+`verifier/3/pre-gate`) to one entry, or to a list of entries played one per call::
+
+    fixer/3/round-1:
+      edits:                                    # applied in order, before the output is returned
+        - {path: src/auth.py, content: "..."}   # write the whole file (creates it if needed)
+        - {path: src/auth.py, old: "a", new: "b"}  # replace exactly one occurrence of `old`
+        - {path: src/old.py, delete: true}      # remove the file
+      output: {files_changed: [src/auth.py], summary: "fixed: ...", concerns: null}
+      cost_usd: 0.01                            # optional, charged to a run budget
+    verifier/3/round-1:
+      output: '{"schema_version": "v1", ...}'   # a string is decoded as JSON, like a real answer
+    verifier/3/round-2:
+      fail: crash          # crash | timeout | malformed (returns `raw`, or text that is not JSON)
+
+Rules, all failing closed:
+- A call whose key is not in the script (or whose list is used up) is inconclusive (`missing`).
+- An edit path that is absolute, contains `..`, points into `.git`, or resolves (through a symlink)
+  outside the worktree is refused and recorded as a denied write; so is a path outside the
+  request's `writable` files. A refused edit is not made; the call's output is still returned,
+  because a real model's denied tool call does not end its turn either.
+- `old` that is not found exactly once makes the call inconclusive (`crash`): a real model's edit
+  tool fails the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from fixloop.agents.backend import (
+    AgentOutcome,
+    AgentRequest,
+    DeniedWrite,
+    OutcomeStatus,
+    StopReason,
+    Usage,
+)
+from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.schemas.registry import parse_output
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScriptedEdit(_Strict):
+    path: Annotated[str, Field(min_length=1)]
+    content: str | None = None
+    old: Annotated[str, Field(min_length=1)] | None = None
+    new: str | None = None
+    delete: bool = False
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ScriptedEdit:
+        kinds = [
+            self.content is not None,
+            self.old is not None or self.new is not None,
+            self.delete,
+        ]
+        if sum(kinds) != 1:
+            raise ValueError("an edit has exactly one of: content, old+new, delete")
+        if (self.old is None) != (self.new is None):
+            raise ValueError("a replacement needs both old and new")
+        return self
+
+
+class ScriptedReply(_Strict):
+    edits: list[ScriptedEdit] = Field(default_factory=list)
+    output: Any = None
+    fail: Literal["crash", "timeout", "malformed"] | None = None
+    raw: str | None = None  # the text a `malformed` reply returns
+    cost_usd: Annotated[float, Field(ge=0.0)] = 0.0
+
+    @model_validator(mode="after")
+    def _output_or_failure(self) -> ScriptedReply:
+        if self.fail is None and self.output is None:
+            raise ValueError("a reply needs `output` or `fail`")
+        if self.fail is not None and self.output is not None:
+            raise ValueError("a reply has either `output` or `fail`, not both")
+        return self
+
+
+Script = Mapping[str, Any]
+
+
+def parse_script(data: object, origin: str = "<script>") -> dict[str, list[ScriptedReply]]:
+    """Validate script data; every problem is a FixloopError naming `origin` and the call key."""
+    if not isinstance(data, Mapping):
+        raise FixloopError(Diagnostic(origin, 1, 1, "script", "a script maps call keys to replies"))
+    script: dict[str, list[ScriptedReply]] = {}
+    for key, value in data.items():
+        entries = value if isinstance(value, list) else [value]
+        try:
+            script[str(key)] = [ScriptedReply.model_validate(entry) for entry in entries]
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "(reply)"
+            message = str(first["msg"]).removeprefix("Value error, ")
+            raise FixloopError(
+                Diagnostic(origin, 1, 1, "script", f"{key}: {where}: {message}")
+            ) from None
+    return script
+
+
+def read_script(path: Path) -> tuple[object, str]:
+    """The raw data of a YAML or JSON script file (YAML is a superset of JSON), and its name."""
+    shown = display_path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise FixloopError(Diagnostic(shown, 1, 1, "script", exc.strerror or str(exc))) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        raise FixloopError(Diagnostic(shown, line, 1, "script", f"invalid YAML: {exc}")) from None
+    return data, shown
+
+
+def resolve_inside(root: Path, relative: str) -> Path | str:
+    """`root/relative` when it stays inside `root` and outside `.git`; else why it is refused."""
+    pure = PurePosixPath(relative)
+    if pure.is_absolute() or Path(relative).is_absolute():
+        return "absolute paths are refused"
+    if ".." in pure.parts:
+        return "'..' is refused"
+    if pure.parts and pure.parts[0] == ".git":
+        return "paths inside .git are refused"
+    base = root.resolve()
+    target = (base / relative).resolve()
+    if target != base and base not in target.parents:
+        return "resolves outside the worktree (symlink)"
+    if target == base:
+        return "names the worktree itself"
+    return target
+
+
+class ScriptedBackend:
+    """A `Backend` that plays `script`; `calls` records every request it received, in order."""
+
+    name = "scripted"
+
+    def __init__(self, script: Script, *, origin: str = "<script>") -> None:
+        self._replies = parse_script(script, origin)
+        self.calls: list[AgentRequest] = []
+
+    @classmethod
+    def from_file(cls, path: Path) -> ScriptedBackend:
+        data, shown = read_script(path)
+        if not isinstance(data, Mapping):
+            raise FixloopError(
+                Diagnostic(shown, 1, 1, "script", "a script maps call keys to replies")
+            )
+        return cls(data, origin=shown)
+
+    def unplayed(self) -> list[str]:
+        """Keys with replies left: a test can assert the run made every call it scripted."""
+        return sorted(key for key, replies in self._replies.items() if replies)
+
+    def dispatch(self, request: AgentRequest) -> AgentOutcome:
+        self.calls.append(request)
+        queue = self._replies.get(request.key)
+        if not queue:
+            return AgentOutcome.inconclusive(
+                StopReason.MISSING, f"{request.key or request.role}: no scripted reply"
+            )
+        reply = queue.pop(0)
+        usage = Usage(turns=1, cost_usd=reply.cost_usd)
+        denied: list[DeniedWrite] = []
+        for edit in reply.edits:
+            problem = _apply(edit, request, denied)
+            if problem is not None:
+                outcome = AgentOutcome.inconclusive(StopReason.CRASH, problem, usage)
+                return _with_denied(outcome, denied)
+        if reply.fail == "crash":
+            outcome = AgentOutcome.inconclusive(StopReason.CRASH, "scripted crash", usage)
+        elif reply.fail == "timeout":
+            outcome = AgentOutcome.inconclusive(StopReason.TIMEOUT, "scripted timeout", usage)
+        else:
+            raw = (
+                (reply.raw or "I could not finish.") if reply.fail == "malformed" else reply.output
+            )
+            outcome = _validated(request, raw, usage)
+        return _with_denied(outcome, denied)
+
+
+def _with_denied(outcome: AgentOutcome, denied: list[DeniedWrite]) -> AgentOutcome:
+    if not denied:
+        return outcome
+    return AgentOutcome(
+        outcome.status, outcome.output, outcome.reason, outcome.detail, outcome.usage,
+        tuple(denied),
+    )  # fmt: skip
+
+
+def _validated(request: AgentRequest, raw: object, usage: Usage) -> AgentOutcome:
+    if request.output_schema is None:
+        return AgentOutcome.inconclusive(
+            StopReason.BACKEND_ERROR, f"{request.role}: the role declares no output schema", usage
+        )
+    try:
+        output = parse_output(request.output_schema, raw)
+    except (ValueError, ValidationError) as exc:
+        text = raw if isinstance(raw, str) else json.dumps(raw, default=str)
+        detail = f"{request.output_schema}: {str(exc).splitlines()[0]} (got {text[:200]!r})"
+        return AgentOutcome.inconclusive(StopReason.MALFORMED, detail, usage)
+    return AgentOutcome(OutcomeStatus.OK, output, usage=usage)
+
+
+def _apply(edit: ScriptedEdit, request: AgentRequest, denied: list[DeniedWrite]) -> str | None:
+    """Make one edit; a refused path is recorded in `denied`; a failed edit returns its reason."""
+    tool = "Write" if edit.content is not None else "Edit" if edit.old is not None else "Bash"
+    target = resolve_inside(request.cwd, edit.path)
+    if isinstance(target, str):
+        denied.append(DeniedWrite(tool, edit.path, target))
+        return None
+    relative = target.relative_to(request.cwd.resolve()).as_posix()
+    allowed = {PurePosixPath(path).as_posix() for path in request.writable or ()}
+    if request.writable is not None and relative not in allowed:
+        denied.append(DeniedWrite(tool, edit.path, "not among the files this call may write"))
+        return None
+    if edit.delete:
+        target.unlink(missing_ok=True)
+        return None
+    if edit.content is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(edit.content, encoding="utf-8")
+        return None
+    old, new = edit.old or "", edit.new or ""
+    if not target.is_file():
+        return f"edit {edit.path}: no such file"
+    text = target.read_text(encoding="utf-8")
+    if text.count(old) != 1:
+        return f"edit {edit.path}: `old` found {text.count(old)} times, expected exactly once"
+    target.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return None
