@@ -10,7 +10,7 @@ from typing import Any, TypeAlias
 
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.inputs import InputError, coerce_inputs
-from fixloop.documents.pack import Pack, default_pack_root
+from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.documents.render import render_template
 from fixloop.documents.validate import validate_pack
 from fixloop.schemas import registry
@@ -53,8 +53,12 @@ def register(subparsers: Subparsers) -> None:
 
 
 def load_valid_pack(root: Path | None) -> Pack:
-    """The pack at `root`, or a FixloopError (exit 2) listing every problem that blocks its use."""
-    pack, diagnostics = validate_pack(root or default_pack_root(), known_outputs=registry.is_known)
+    """The pack at `root`, or a FixloopError (exit 2) listing the documents that do not load.
+
+    Only loading problems block here; cross-document findings are `fixloop validate`'s business,
+    so one broken command does not stop anyone from rendering a healthy agent.
+    """
+    pack, diagnostics = load_pack(root or default_pack_root())
     errors = [d for d in diagnostics if d.severity is Severity.ERROR]
     if errors:
         raise FixloopError(errors, exit_code=2)

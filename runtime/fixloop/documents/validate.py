@@ -18,6 +18,7 @@ AGENT_MAX_CHARS = 12_000
 
 _PLUGIN_ROOT_REF = re.compile(r"\$\{CLAUDE_PLUGIN_ROOT\}/(?P<path>[^\s`'\")]+)")
 _PARENT_REF = re.compile(r"(?<![\w.])\.\./")
+_JINJA_TAG = re.compile(r"\{[%#]")
 
 
 def _body_line(source: SourceDocument, offset: int) -> int:
@@ -104,6 +105,18 @@ def _template_inputs(
             )
 
 
+def _raw_readable(pack: Pack) -> Iterable[Diagnostic]:
+    """Claude Code loads agent bodies raw: only `{{ name }}` placeholders read well there."""
+    for agent in pack.agents.values():
+        source = agent.source
+        for match in _JINJA_TAG.finditer(source.body):
+            yield Diagnostic(
+                source.display, _body_line(source, match.start()), 1, "template-syntax",
+                f"{match.group(0)!r} is jinja2 statement/comment syntax; agent bodies use only "
+                "{{ name }} placeholders (write '{ #' or '${ #' differently in bash)",
+            )  # fmt: skip
+
+
 def _size_budget(pack: Pack) -> Iterable[Diagnostic]:
     for agent in pack.agents.values():
         text = agent.source.text
@@ -156,6 +169,7 @@ def validate_pack(
     diagnostics += _body_references(pack)
     diagnostics += _declared_references(pack)
     diagnostics += _template_inputs(pack, known_outputs)
+    diagnostics += _raw_readable(pack)
     diagnostics += _size_budget(pack)
     diagnostics += _manifest_drift(pack, base)
     return pack, sorted(set(diagnostics))

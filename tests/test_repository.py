@@ -1,0 +1,74 @@
+"""Promises about the repository itself: layout, manifests, the README's Quick start, module size."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from tests.conftest import REPO_ROOT
+
+from fixloop.documents.blocks import parse_markdown
+from fixloop.documents.source import load_document
+
+MAX_MODULE_LINES = 450
+
+
+def test_layout() -> None:
+    for relative in (
+        "agents", "workflows", "commands", "runtime/fixloop", "tests", "pyproject.toml",
+        "plugin.json", "README.md", ".ci/run", "LICENSE", ".claude-plugin/icon.png",
+    ):  # fmt: skip
+        assert (REPO_ROOT / relative).exists(), relative
+
+
+def test_claude_manifest_is_a_copy_of_plugin_json() -> None:
+    truth = json.loads((REPO_ROOT / "plugin.json").read_text())
+    assert json.loads((REPO_ROOT / ".claude-plugin/plugin.json").read_text()) == truth
+    market = json.loads((REPO_ROOT / ".claude-plugin/marketplace.json").read_text())
+    (entry,) = [p for p in market["plugins"] if p["name"] == truth["name"]]
+    assert entry["source"] == "./"
+    assert entry["version"] == truth["version"]
+    assert entry["description"] == truth["description"]
+
+
+def test_quick_start_is_exactly_two_commands_and_ci_runs_the_second() -> None:
+    readme = parse_markdown(load_document(REPO_ROOT / "README.md"))
+    quick = [b for b in readme.blocks if "Quick start" in b.section]
+    assert quick, "README needs a 'Quick start' section with a fenced block"
+    commands = [line for line in quick[0].content.splitlines() if line.strip()]
+    assert len(commands) == 2, commands
+    install, test = commands
+    assert "pip install" in install
+    assert "pytest" in test
+    ci = (REPO_ROOT / ".ci/run").read_text()
+    assert test.strip() in ci, "the README's test command must be what .ci/run runs"
+
+
+def test_modules_stay_small() -> None:
+    too_big = {
+        str(path.relative_to(REPO_ROOT)): n
+        for path in (REPO_ROOT / "runtime/fixloop").rglob("*.py")
+        if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert too_big == {}, f"split these modules (> {MAX_MODULE_LINES} lines): {too_big}"
+
+
+@pytest.mark.slow
+def test_wheel_carries_the_pack(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(tmp_path), str(REPO_ROOT)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (wheel,) = tmp_path.glob("fixloop-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for folder in ("agents", "commands", "workflows"):
+        expected = {f"fixloop/pack/{folder}/{p.name}" for p in (REPO_ROOT / folder).glob("*.md")}
+        assert expected <= names, folder
+    assert "fixloop/pack/plugin.json" in names
+    assert "fixloop/cli/main.py" in names
