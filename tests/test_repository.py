@@ -1,4 +1,4 @@
-"""Promises about the repository itself: layout, manifests, the README's Quick start, module size."""
+"""Promises about the repository: layout, manifests, the README's Quick start, module size."""
 
 from __future__ import annotations
 

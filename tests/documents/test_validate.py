@@ -139,8 +139,8 @@ def test_manifest_drift_and_marketplace(mini_pack: PackBuilder) -> None:
     )
     errors = _errors(mini_pack)
     assert (
-        ".claude-plugin/plugin.json:1:1: manifest-drift: differs from plugin.json (the source of truth)"
-        in errors
+        ".claude-plugin/plugin.json:1:1: manifest-drift: differs from plugin.json "
+        "(the source of truth)" in errors
     )
     assert any("plugins[mini].version differs" in e for e in errors)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,7 @@ class PackBuilder:
         path.write_text(text, encoding="utf-8")
         return path
 
-    def manifest(self, data: dict[str, object]) -> None:
+    def manifest(self, data: Mapping[str, object]) -> None:
         text = json.dumps(data, indent=2)
         self.write("plugin.json", text)
         self.write(".claude-plugin/plugin.json", text)
