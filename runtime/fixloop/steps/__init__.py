@@ -1,0 +1,1 @@
+"""Executable workflow steps: run a document step's bash, traced, with its outputs parsed."""

@@ -1,0 +1,51 @@
+"""The repository lock: one step at a time may change git metadata that all worktrees share.
+
+Two runs on one repository each work in their own worktree, but branch creation and deletion,
+`packed-refs`, tags and the user's own index are shared, and git answers contention on its lock
+files by failing, not by waiting. A step that touches them says so in its fence info string,
+
+    ```bash lock=repository
+
+and the runtime then holds `<state dir>/locks/repository.lock` (an flock, so a killed holder
+releases it) for the duration of the step.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from fixloop.diagnostics import Diagnostic, FixloopError
+
+LOCK_MARKER = "lock=repository"
+
+
+@contextmanager
+def repository_lock(state_dir: Path, timeout_s: float) -> Iterator[None]:
+    folder = state_dir / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "repository.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise FixloopError(
+                        Diagnostic(
+                            str(path), 1, 1, "lock",
+                            f"another run held the repository lock for more than {timeout_s:g}s",
+                        ),
+                        exit_code=1,
+                    ) from None  # fmt: skip
+                time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)

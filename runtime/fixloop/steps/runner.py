@@ -1,0 +1,306 @@
+"""Run one step of a workflow document: its bash, in a repository, traced, outputs parsed.
+
+    result = run_step(pack.workflow("git-protocol"), "setup-worktree", cwd=repo,
+                      inputs={"RUN_ID": run.id}, run=run)
+    if not result.ok: ...           # exit code != 0, timed out, or unreadable outputs
+    worktree = result.outputs["WORKTREE"]
+
+How a step runs:
+- Its ```bash blocks are joined, in document order, into one script run by one
+  `bash --noprofile --norc` under `set -euo pipefail` (see `steps/script.py`).
+- Inputs are checked against the workflow's `inputs:` (type, `pattern`, required; a problem is a
+  FixloopError at the document line of that input) and reach bash ONLY as environment variables,
+  so a value holding `$(…)`, quotes or newlines stays data. Inputs may not shadow variables that
+  change how bash or git behave (PATH, IFS, GIT_DIR, …) or the runtime's own `FIXLOOP_*`.
+- The runtime also sets `FIXLOOP_OUTPUT` (the file a step writes `NAME=value` lines to; see
+  `steps/outputs.py`), `FIXLOOP_RUN_ID` and `FIXLOOP_RUN_DIR` (when a run is given),
+  `FIXLOOP_WORKFLOW`, `FIXLOOP_STEP`, and `FIXLOOP_PACK` (the pack root, for helper files).
+- stdin is /dev/null; stdout and stderr are captured, each capped (head and tail are kept).
+- On timeout the step's whole process group is killed (it runs in its own session).
+- A step whose fence info says `lock=repository` runs under the repository lock
+  (`steps/locking.py`).
+- With a run, one `step` event (start, end, duration, exit code, outputs, commands run, the last
+  command when it failed) is appended to the run's `events.jsonl`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from contextlib import nullcontext, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.documents.blocks import Step
+from fixloop.documents.inputs import InputError, coerce_inputs
+from fixloop.documents.pack import WorkflowDoc
+from fixloop.steps.locking import LOCK_MARKER, repository_lock
+from fixloop.steps.outputs import OutputError, parse_outputs
+from fixloop.steps.run import Run, now_iso, state_dir_of
+from fixloop.steps.script import CrashPoint, compose, crash_point, read_trace
+
+OUTPUT_CAP_BYTES = 1 << 20
+LOCK_TIMEOUT_S = 120.0
+
+# Variables an input must never set: they would change what bash or git do, or lie to the runtime.
+_RESERVED = frozenset(
+    {
+        "PATH", "IFS", "HOME", "SHELL", "SHELLOPTS", "BASHOPTS", "BASH_ENV", "ENV", "CDPATH",
+        "PS4", "LD_PRELOAD", "LD_LIBRARY_PATH", "GLOBIGNORE", "PROMPT_COMMAND",
+    }
+)  # fmt: skip
+_STRIPPED_PREFIXES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+                      "GIT_OBJECT_DIRECTORY", "GIT_PREFIX", "FIXLOOP_")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class StepResult:
+    workflow: str
+    step: str
+    exit_code: int
+    outputs: dict[str, str]
+    stdout: str
+    stderr: str
+    duration_s: float
+    timed_out: bool
+    commands: list[str] = field(default_factory=list)  # commands the step's shell ran, in order
+    error: str | None = None  # set when the outputs could not be read
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and self.error is None
+
+    @property
+    def last_command(self) -> str | None:
+        return self.commands[-1] if self.commands else None
+
+    def describe_failure(self) -> str:
+        """One line for a user: what failed and where."""
+        if self.timed_out:
+            return f"{self.workflow}#{self.step}: timed out"
+        if self.error:
+            return f"{self.workflow}#{self.step}: {self.error}"
+        tail = self.stderr.strip().splitlines()[-1:] or [""]
+        return (
+            f"{self.workflow}#{self.step}: exit {self.exit_code} "
+            f"after `{self.last_command}`: {tail[0]}"
+        )
+
+
+class _CappedReader(threading.Thread):
+    """Drains a pipe, keeping the first and last `cap // 2` bytes of what it carried."""
+
+    def __init__(self, stream: IO[bytes], cap: int) -> None:
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.half = cap // 2
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_size = 0
+        self.total = 0
+
+    def run(self) -> None:
+        while chunk := self.stream.read1(65536):  # type: ignore[attr-defined]
+            self.total += len(chunk)
+            room = self.half - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+                chunk = chunk[room:]
+            if chunk:
+                self.tail.append(chunk)
+                self.tail_size += len(chunk)
+                while self.tail_size - len(self.tail[0]) >= self.half:
+                    self.tail_size -= len(self.tail.popleft())
+
+    def text(self) -> str:
+        tail = b"".join(self.tail)[-self.half :] if self.half else b""
+        omitted = self.total - len(self.head) - len(tail)
+        if omitted <= 0:
+            return (bytes(self.head) + tail).decode("utf-8", "replace")
+        middle = f"\n[… {omitted} bytes omitted …]\n"
+        return self.head.decode("utf-8", "replace") + middle + tail.decode("utf-8", "replace")
+
+
+def find_step(workflow: WorkflowDoc, name: str) -> Step:
+    markdown = workflow.markdown()
+    step = markdown.step(name)
+    display = workflow.source.display
+    if step is None:
+        known = ", ".join(s.name for s in markdown.steps) or "none"
+        raise FixloopError(
+            Diagnostic(display, 1, 1, "unknown-step", f"no step {name!r} (steps: {known})")
+        )
+    if not any(block.lang == "bash" for block in step.blocks):
+        raise FixloopError(
+            Diagnostic(display, step.line, 1, "no-bash", f"step {name!r} has no ```bash block")
+        )
+    return step
+
+
+def _environment_values(workflow: WorkflowDoc, inputs: Mapping[str, str]) -> dict[str, str]:
+    source = workflow.source
+    declared = workflow.spec.inputs
+    for key in inputs:
+        if key in _RESERVED or key.startswith(_STRIPPED_PREFIXES) or not key.isidentifier():
+            raise FixloopError(
+                source.diagnostic(
+                    "input", f"input {key!r}: not allowed as an environment variable name",
+                    "inputs", key,
+                )
+            )  # fmt: skip
+    try:
+        values = coerce_inputs(declared, inputs, from_text=True)
+    except InputError as exc:
+        raise FixloopError(source.diagnostic("input", str(exc), "inputs", exc.key)) from None
+    env: dict[str, str] = {}
+    for key, value in values.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            env[key] = "true" if value else "false"
+        elif isinstance(value, str):
+            env[key] = value
+        else:
+            env[key] = json.dumps(value)
+    return env
+
+
+def _base_environment() -> dict[str, str]:
+    return {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(_STRIPPED_PREFIXES) and key not in {"BASH_ENV", "ENV", "CDPATH"}
+    }
+
+
+def run_step(
+    workflow: WorkflowDoc,
+    step: str,
+    *,
+    cwd: Path,
+    inputs: Mapping[str, str],
+    run: Run | None = None,
+    timeout_s: float = 300.0,
+    output_cap: int = OUTPUT_CAP_BYTES,
+) -> StepResult:
+    """Run `step` of `workflow` in `cwd`. Raises FixloopError for bad input; never for a failing
+    step, which comes back as a StepResult whose `ok` is False."""
+    found = find_step(workflow, step)
+    env = _base_environment() | _environment_values(workflow, inputs)
+    crash = crash_point(os.environ)
+    armed = crash if crash is not None and crash.matches(workflow.name, step) else None
+    needs_lock = any(LOCK_MARKER in block.info.split() for block in found.blocks)
+    script = compose((b for b in found.blocks if b.lang == "bash"), workflow.source.display)
+    with tempfile.TemporaryDirectory(prefix="fixloop-step-") as scratch:
+        output_file = Path(scratch) / "output"
+        trace_file = Path(scratch) / "trace"
+        output_file.touch()
+        trace_file.touch()
+        env |= {
+            "FIXLOOP_OUTPUT": str(output_file),
+            "FIXLOOP_TRACE": str(trace_file),
+            "FIXLOOP_WORKFLOW": workflow.name,
+            "FIXLOOP_STEP": step,
+            "FIXLOOP_PACK": str(workflow.source.path.resolve().parent.parent),
+            "FIXLOOP_RUNTIME_PID": str(os.getpid()),
+        }
+        if run is not None:
+            env |= {"FIXLOOP_RUN_ID": run.id, "FIXLOOP_RUN_DIR": str(run.dir)}
+        if armed is not None:
+            env["FIXLOOP_CRASH_AFTER"] = str(armed.after)
+        lock = (
+            repository_lock(run.state_dir if run else state_dir_of(cwd), LOCK_TIMEOUT_S)
+            if needs_lock
+            else nullcontext()
+        )
+        started_at = now_iso()
+        start = time.monotonic()
+        with lock:
+            exit_code, stdout, stderr, timed_out = _execute(
+                script, f"{workflow.source.display}#{step}", cwd, env,
+                timeout_s=timeout_s, cap=output_cap,
+            )  # fmt: skip
+        duration = time.monotonic() - start
+        commands = read_trace(trace_file.read_bytes())
+        _crash_after_shell(armed, commands)
+        error = None
+        try:
+            outputs = parse_outputs(output_file.read_text(encoding="utf-8", errors="replace"))
+        except OutputError as exc:
+            outputs, error = {}, str(exc)
+    result = StepResult(
+        workflow.name, step, exit_code, outputs, stdout, stderr, duration, timed_out, commands,
+        error,
+    )  # fmt: skip
+    if run is not None:
+        run.record(_event(result, started_at))
+    return result
+
+
+def _crash_after_shell(armed: CrashPoint | None, commands: list[str]) -> None:
+    # The shell's DEBUG trap kills before command K+1; after the last command only we can.
+    if armed is not None and armed.after >= len(commands):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _execute(
+    script: str, name: str, cwd: Path, env: dict[str, str], *, timeout_s: float, cap: int
+) -> tuple[int, str, str, bool]:
+    process = subprocess.Popen(
+        ["bash", "--noprofile", "--norc", "-c", script, name],
+        cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+    assert process.stdout is not None and process.stderr is not None
+    readers = [_CappedReader(process.stdout, cap), _CappedReader(process.stderr, cap)]
+    for reader in readers:
+        reader.start()
+    timed_out = False
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(process.pid)
+        process.wait()
+    # A background child may still hold the pipes open; the group kill ends it, the join is bounded.
+    _kill_group(process.pid)
+    for reader in readers:
+        reader.join(timeout=5.0)
+    process.stdout.close()
+    process.stderr.close()
+    return process.returncode, readers[0].text(), readers[1].text(), timed_out
+
+
+def _kill_group(pgid: int) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _event(result: StepResult, started_at: str) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "event": "step",
+        "workflow": result.workflow,
+        "step": result.step,
+        "started_at": started_at,
+        "ended_at": now_iso(),
+        "duration_s": round(result.duration_s, 6),
+        "exit_code": result.exit_code,
+        "timed_out": result.timed_out,
+        "ok": result.ok,
+        "outputs": result.outputs,
+        "commands": len(result.commands),
+    }
+    if not result.ok:
+        event["last_command"] = result.last_command
+        event["error"] = result.error
+        event["stderr_tail"] = result.stderr[-2000:]
+    return event

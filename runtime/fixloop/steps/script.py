@@ -1,0 +1,81 @@
+"""Turning a document step into one bash script, and the crash-injection switch.
+
+A step's bash blocks run in one bash process, in document order, under `set -euo pipefail`. The
+script is the blocks' text and nothing else: inputs reach it only as environment variables.
+
+Every command the step's shell runs is traced by a DEBUG trap into a NUL-separated file (the
+trap sees the command's *source text*, never expanded values). The trace tells a user which
+command failed, and it numbers the crash points.
+
+Crash injection (for proving recovery): `FIXLOOP_CRASH_AT=STEP:K` in the runtime's environment
+makes the runtime SIGKILL itself, together with the step's whole process group, right after the
+K-th command of step STEP has finished (K counts from 1, in trace order; a K equal to the number of
+commands the step ran kills after the shell exits, before the runtime records the step).
+`STEP` may be `WORKFLOW/STEP` to pick one workflow's step. Nothing catches SIGKILL: this is the
+closest a test gets to a power cut.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.documents.blocks import FencedBlock
+
+CRASH_ENV = "FIXLOOP_CRASH_AT"
+_CRASH = re.compile(r"^(?:(?P<workflow>[A-Za-z0-9_.-]+)/)?(?P<step>[A-Za-z0-9_.-]+):(?P<k>[0-9]+)$")
+
+# The trap runs before each command: it records the command, and when a crash is armed and K
+# commands have already completed it kills the runtime and this process group (`0`).
+_PREAMBLE = """\
+set -euo pipefail
+__fixloop_commands=0
+trap '__fixloop_commands=$((__fixloop_commands + 1))
+if [ -n "${FIXLOOP_CRASH_AFTER:-}" ] && [ "$__fixloop_commands" -gt "$FIXLOOP_CRASH_AFTER" ]; then
+  kill -KILL "$FIXLOOP_RUNTIME_PID" 0
+fi
+printf "%s\\0" "$BASH_COMMAND" >> "$FIXLOOP_TRACE"' DEBUG
+"""
+
+
+@dataclass(frozen=True)
+class CrashPoint:
+    """Where `FIXLOOP_CRASH_AT` asks the runtime to die: after `after` commands of `step`."""
+
+    step: str
+    after: int
+    workflow: str | None = None
+
+    def matches(self, workflow: str, step: str) -> bool:
+        return self.step == step and self.workflow in (None, workflow)
+
+
+def crash_point(environ: Mapping[str, str]) -> CrashPoint | None:
+    raw = environ.get(CRASH_ENV, "").strip()
+    if not raw:
+        return None
+    match = _CRASH.match(raw)
+    if match is None or int(match["k"]) < 1:
+        raise FixloopError(
+            Diagnostic(
+                CRASH_ENV, 1, 1, "usage",
+                f"{raw!r}: expected STEP:K or WORKFLOW/STEP:K with K >= 1",
+            )
+        )  # fmt: skip
+    return CrashPoint(match["step"], int(match["k"]), match["workflow"])
+
+
+def compose(blocks: Iterable[FencedBlock], display: str) -> str:
+    """The script for a step: strict preamble, then each block marked with its document line."""
+    parts = [_PREAMBLE]
+    for block in blocks:
+        parts.append(f"# {display}:{block.content_line}\n")
+        parts.append(block.content if block.content.endswith("\n") else block.content + "\n")
+    return "".join(parts)
+
+
+def read_trace(data: bytes) -> list[str]:
+    """Commands from a trace file, in the order they ran."""
+    return [item.decode("utf-8", "replace") for item in data.split(b"\0") if item]
