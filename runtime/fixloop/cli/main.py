@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from fixloop import __version__
-from fixloop.cli import pack_commands
+from fixloop.cli import pack_commands, step_commands
 from fixloop.diagnostics import FixloopError
 
-COMMAND_MODULES: tuple[ModuleType, ...] = (pack_commands,)
+COMMAND_MODULES: tuple[ModuleType, ...] = (pack_commands, step_commands)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -164,3 +164,17 @@ def list_runs(state_dir: Path) -> list[dict[str, Any]]:
     if not runs.is_dir():
         return []
     return [read_run(path) for path in sorted(runs.iterdir()) if path.is_dir()]
+
+
+def mark_recovered(run_dir: Path, details: dict[str, Any]) -> None:
+    """Note in a dead run's `run.json` (when it has one) that recovery cleaned up after it."""
+    path = run_dir / "run.json"
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return
+    if info.get("state") == "running":
+        info["state"] = "crashed"
+    info["recovered_at"] = now_iso()
+    info["recovery"] = details
+    _write_json_atomically(path, info)

@@ -1,0 +1,201 @@
+"""`fixloop step run`, `fixloop recover`, `fixloop runs list`: debugging steps, healing crashes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack, validate_spec
+from fixloop.documents.source import load_document
+from fixloop.documents.specs import WorkflowSpec
+from fixloop.runs.recovery import recover
+from fixloop.runs.session import load_protocol
+from fixloop.steps.run import Run, list_runs, state_dir_of
+from fixloop.steps.runner import StepResult, run_step
+from fixloop.steps.script import CRASH_ENV
+
+STEP_RUN_EPILOG = f"""\
+how a step runs:
+  The step's ```bash blocks run in one `bash --noprofile --norc`, in document order, under
+  `set -euo pipefail`, in the repository (--repo). Each --input reaches bash only as an
+  environment variable of that name (checked against the workflow's `inputs:`); nothing is
+  pasted into the script. A step returns values by appending `NAME=value` lines (or
+  `NAME<<EOF` … `EOF` for multi-line values) to the file named by $FIXLOOP_OUTPUT.
+  The run's trace (one event per step) is in <git-common-dir>/fixloop/runs/<run-id>/events.jsonl.
+
+  If the workflow declares a RUN_ID input and you do not pass one, the new run's id is used.
+
+crash injection (for testing recovery):
+  {CRASH_ENV}=STEP:K kills the runtime with SIGKILL right after the K-th command of STEP.
+
+examples:
+  fixloop step run git-protocol preflight --repo .
+  fixloop step run git-protocol setup-worktree --repo . --json
+  fixloop step run ./my-workflow.md build --repo ../project --input TARGET='a b'
+"""
+
+RECOVER_EPILOG = """\
+A run is dead when no process holds its lock (<git-common-dir>/fixloop/runs/<id>/lock); a live
+run is never touched. For each dead run this runs the `recover-run` step of the git protocol:
+remove its worktree, delete its temp branch unless that branch holds commits your branch does
+not have (then it is KEPT and named, with the commands to merge or delete it), delete its tags,
+and remove its sentinel last. Your branch, your index and your files are never touched.
+Exit code: 0 when everything found was recovered, 1 when something could not be.
+"""
+
+
+def register(subparsers: Any) -> None:
+    step = subparsers.add_parser("step", help="run one step of a workflow document (debugging)")
+    step_sub = step.add_subparsers(dest="step_command", metavar="ACTION", required=True)
+    run = step_sub.add_parser(
+        "run",
+        help="run STEP of WORKFLOW in a repository and show its outputs",
+        description="Run one step of a workflow document, exactly as a workflow run would.",
+        epilog=STEP_RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("workflow", help="workflow name in the pack, or a path to a workflow .md")
+    run.add_argument("step", help="step id (the {#id} at the end of the step's heading)")
+    run.add_argument("--repo", type=Path, default=Path(), help="repository to run in (default .)")
+    run.add_argument(
+        "--input", action="append", default=[], metavar="KEY=VALUE",
+        help="an input, passed to bash as the environment variable KEY (repeatable)",
+    )  # fmt: skip
+    run.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
+    run.add_argument("--timeout", type=float, default=300.0, help="seconds (default 300)")
+    run.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    run.set_defaults(handler=run_step_command)
+
+    rec = subparsers.add_parser(
+        "recover",
+        help="clean up after crashed runs: orphan worktrees, temp branches, sentinels",
+        description="Find runs that died and remove what they left behind.",
+        epilog=RECOVER_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rec.add_argument("--repo", type=Path, default=Path(), help="repository (default .)")
+    rec.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
+    rec.add_argument("--json", action="store_true", help="machine-readable report")
+    rec.set_defaults(handler=run_recover)
+
+    runs = subparsers.add_parser("runs", help="inspect the runs recorded in a repository")
+    runs_sub = runs.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
+    listing = runs_sub.add_parser(
+        "list", help="list runs with their state (running, finished, crashed, …)"
+    )
+    listing.add_argument("--repo", type=Path, default=Path(), help="repository (default .)")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.set_defaults(handler=run_runs_list)
+
+
+def _parse_inputs(pairs: list[str]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise FixloopError(
+                Diagnostic("--input", 1, 1, "usage", f"expected KEY=VALUE, got {pair!r}")
+            )
+        values[key] = value
+    return values
+
+
+def load_workflow(name: str, pack_root: Path | None) -> WorkflowDoc:
+    """A workflow by name from the pack, or from a .md path; errors in that document only."""
+    path = Path(name)
+    if name.endswith(".md") and path.is_file():
+        source = load_document(path)
+        spec, problems = validate_spec(WorkflowSpec, source, "frontmatter")
+        if spec is None:
+            raise FixloopError(problems)
+        return WorkflowDoc(spec, source)
+    root = pack_root or default_pack_root()
+    pack, diagnostics = load_pack(root)
+    if name not in pack.workflows:
+        own = [d for d in diagnostics if Path(d.path).stem == name]
+        errors = [d for d in own if d.severity is Severity.ERROR]
+        if errors:
+            raise FixloopError(errors)
+    return pack.workflow(name)
+
+
+def _check_repo(repo: Path) -> Path:
+    if not repo.is_dir():
+        raise FixloopError(Diagnostic(str(repo), 1, 1, "usage", "no such directory"))
+    return repo.resolve()
+
+
+def _result_json(result: StepResult, run: Run) -> dict[str, Any]:
+    return {
+        "run": run.id, "events": str(run.events_path), "workflow": result.workflow,
+        "step": result.step, "ok": result.ok, "exit_code": result.exit_code,
+        "timed_out": result.timed_out, "duration_s": result.duration_s,
+        "outputs": result.outputs, "stdout": result.stdout, "stderr": result.stderr,
+        "commands": result.commands, "error": result.error,
+    }  # fmt: skip
+
+
+def run_step_command(args: argparse.Namespace) -> int:
+    repo = _check_repo(args.repo)
+    workflow = load_workflow(args.workflow, args.pack)
+    inputs = _parse_inputs(args.input)
+    run = Run.start(repo, workflow.name)
+    if "RUN_ID" in workflow.spec.inputs and "RUN_ID" not in inputs:
+        inputs["RUN_ID"] = run.id
+    try:
+        result = run_step(
+            workflow, args.step, cwd=repo, inputs=inputs, run=run, timeout_s=args.timeout
+        )
+    except FixloopError:
+        run.finish("failed")
+        raise
+    run.finish("finished" if result.ok else "failed")
+    if args.json:
+        print(json.dumps(_result_json(result, run), indent=2))
+        return 0 if result.ok else 1
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    for key, value in result.outputs.items():
+        print(f"{key}={value}" if "\n" not in value else f"{key}<<EOF\n{value}\nEOF")
+    verdict = "ok" if result.ok else "FAILED"
+    print(
+        f"{workflow.name}#{args.step}: {verdict} in {result.duration_s:.3f}s, "
+        f"{len(result.commands)} commands; run {run.id} (trace: {display_path(run.events_path)})",
+        file=sys.stderr,
+    )
+    if not result.ok:
+        print(result.describe_failure(), file=sys.stderr)
+    return 0 if result.ok else 1
+
+
+def run_recover(args: argparse.Namespace) -> int:
+    repo = _check_repo(args.repo)
+    protocol = load_protocol(args.pack)
+    report = recover(repo, protocol)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        for line in report.lines():
+            print(line)
+    return 0 if report.ok else 1
+
+
+def run_runs_list(args: argparse.Namespace) -> int:
+    repo = _check_repo(args.repo)
+    runs = list_runs(state_dir_of(repo))
+    if args.json:
+        print(json.dumps(runs, indent=2))
+        return 0
+    if not runs:
+        print("no runs recorded")
+    for info in runs:
+        ended = info.get("ended_at") or "-"
+        print(
+            f"{info.get('id')}  {info.get('workflow') or '?':<14}  {info.get('state'):<11}  "
+            f"started {info.get('started_at', '?')}  ended {ended}"
+        )
+    return 0

@@ -1,0 +1,143 @@
+"""Recovery: find the leftovers of runs that died, and clean them up through the document.
+
+What counts as a leftover of run R (all named by the git protocol, `workflows/git-protocol.md`):
+its sentinel `sentinels/R` (or a half-written `sentinels/R.tmp`), a worktree registered at
+`worktrees/R`, a branch `fixloop/run/R`, tags under `fixloop/R/`. Run R is left alone while it is
+live (its runtime holds `runs/R/lock`); otherwise the document's `recover-run` step removes what it
+can, keeps any temp branch holding commits the user's branch does not have, and removes the
+sentinel last. Python only *finds* runs here (read-only git); every change is made by the step.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fixloop.documents.pack import WorkflowDoc
+from fixloop.steps.run import RUN_ID_PATTERN, Run, is_live, mark_recovered, state_dir_of
+from fixloop.steps.runner import run_step
+
+_RUN_ID = re.compile(RUN_ID_PATTERN)
+TEMP_BRANCH_PREFIX = "refs/heads/fixloop/run/"
+TAG_PREFIX = "refs/tags/fixloop/"
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """What recovery did for one dead run."""
+
+    run_id: str
+    had_sentinel: bool
+    worktree: str
+    worktree_removed: bool
+    temp_branch: str
+    branch_deleted: bool
+    kept_branch: str | None
+    unmerged: int
+    branch: str | None
+    error: str | None = None
+
+    def describe(self) -> str:
+        if self.error:
+            return f"run {self.run_id}: recovery FAILED: {self.error}"
+        done: list[str] = []
+        if self.worktree_removed:
+            done.append(f"removed worktree {self.worktree}")
+        if self.branch_deleted:
+            done.append(f"deleted branch {self.temp_branch}")
+        if self.had_sentinel:
+            done.append("removed sentinel")
+        if self.kept_branch:
+            where = self.branch or "any other branch"
+            done.append(
+                f"KEPT branch {self.kept_branch}: {self.unmerged} commit(s) not on {where}; "
+                f"merge it (git merge --ff-only {self.kept_branch}) or delete it "
+                f"(git branch -D {self.kept_branch})"
+            )
+        return f"run {self.run_id}: " + ("; ".join(done) or "nothing left to remove")
+
+
+@dataclass
+class RecoveryReport:
+    recovered: list[Recovered] = field(default_factory=list)
+    live: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(item.error is None for item in self.recovered)
+
+    def lines(self) -> list[str]:
+        lines = [item.describe() for item in self.recovered]
+        lines += [f"run {run_id}: still running; left alone" for run_id in self.live]
+        return lines or ["nothing to recover"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "recovered": [asdict(item) for item in self.recovered],
+            "live": self.live,
+        }
+
+
+def _git_lines(repo: Path, *args: str) -> list[str]:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
+    return done.stdout.split("\0" if "-z" in args else "\n") if done.returncode == 0 else []
+
+
+def leftover_run_ids(repo: Path, state_dir: Path) -> set[str]:
+    """Every run id some leftover names: sentinel, worktree, temp branch or tag."""
+    found: set[str] = set()
+    sentinels = state_dir / "sentinels"
+    if sentinels.is_dir():
+        found |= {path.name.removesuffix(".tmp") for path in sentinels.iterdir()}
+    worktrees = (state_dir / "worktrees").resolve()
+    for entry in _git_lines(repo, "worktree", "list", "--porcelain", "-z"):
+        if entry.startswith("worktree "):
+            path = Path(entry.removeprefix("worktree "))
+            if path.parent == worktrees:
+                found.add(path.name)
+    refs = _git_lines(repo, "for-each-ref", "--format=%(refname)", TEMP_BRANCH_PREFIX, TAG_PREFIX)
+    for ref in refs:
+        if ref.startswith(TEMP_BRANCH_PREFIX):
+            found.add(ref.removeprefix(TEMP_BRANCH_PREFIX))
+        elif ref.startswith(TAG_PREFIX):
+            found.add(ref.removeprefix(TAG_PREFIX).split("/", 1)[0])
+    return {run_id for run_id in found if _RUN_ID.match(run_id)}
+
+
+def recover(
+    repo: Path, protocol: WorkflowDoc, *, run: Run | None = None, timeout_s: float = 120.0
+) -> RecoveryReport:
+    """Recover every dead run of the repository at `repo` (never `run` itself, never a live one)."""
+    state_dir = run.state_dir if run else state_dir_of(repo)
+    report = RecoveryReport()
+    for run_id in sorted(leftover_run_ids(repo, state_dir)):
+        if (run is not None and run_id == run.id) or is_live(state_dir / "runs" / run_id):
+            report.live.append(run_id)
+            continue
+        had_sentinel = (state_dir / "sentinels" / run_id).is_file()
+        result = run_step(
+            protocol, "recover-run", cwd=repo, inputs={"RUN_ID": run_id}, run=run,
+            timeout_s=timeout_s,
+        )  # fmt: skip
+        out = result.outputs
+        unmerged = out.get("UNMERGED", "0")
+        item = Recovered(
+            run_id=run_id,
+            had_sentinel=had_sentinel,
+            worktree=out.get("WORKTREE", ""),
+            worktree_removed=out.get("WORKTREE_REMOVED") == "yes",
+            temp_branch=out.get("TEMP_BRANCH", ""),
+            branch_deleted=out.get("BRANCH_DELETED") == "yes",
+            kept_branch=out.get("KEPT_BRANCH") or None,
+            unmerged=int(unmerged) if unmerged.isdigit() else 0,
+            branch=out.get("BRANCH") or None,
+            error=None if result.ok else result.describe_failure(),
+        )
+        report.recovered.append(item)
+        if result.ok:
+            mark_recovered(state_dir / "runs" / run_id, asdict(item))
+    return report
