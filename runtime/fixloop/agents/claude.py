@@ -1,0 +1,353 @@
+"""The claude backend: one role call through claude-agent-sdk and the real Claude Code CLI.
+
+What a call gets, and why:
+- the role's rendered document as the whole system prompt, its frontmatter tools as the only tools
+  (auto-approved), its model and turn limit, the worktree as cwd;
+- `setting_sources=[]`: the user's and the project's Claude settings (hooks, permissions, MCP
+  servers) must not change what a pipeline does;
+- the role's output schema as a JSON-schema output format, validated again with pydantic here,
+  because upstream structured output is known to arrive as a string or wrapped in `{"output": …}`;
+  anything that does not validate is inconclusive;
+- a PreToolUse hook enforcing the write scope (`scope.py`) and a permission callback that refuses
+  whatever the role was not given: it runs headless, so nothing may wait for a human;
+- a child environment without `CLAUDECODE` (a nested CLI refuses or hangs with it) and an output
+  buffer large enough for big tool results.
+
+Every failure of the model or the CLI becomes an inconclusive `AgentOutcome` with a one-line
+detail; `dispatch` does not raise for them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from claude_agent_sdk import (
+    AssistantMessage,
+    CanUseToolShadowedWarning,
+    ClaudeAgentOptions,
+    ClaudeSDKError,
+    CLIConnectionError,
+    CLIJSONDecodeError,
+    CLINotFoundError,
+    HookContext,
+    HookInput,
+    HookJSONOutput,
+    HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ProcessError,
+    ResultMessage,
+    TextBlock,
+    ToolPermissionContext,
+    query,
+)
+from pydantic import BaseModel, RootModel, ValidationError
+
+from fixloop.agents.backend import (
+    AgentOutcome,
+    AgentRequest,
+    DeniedWrite,
+    OutcomeStatus,
+    StopReason,
+    Usage,
+)
+from fixloop.agents.scope import WRITE_TOOLS, WriteScope
+from fixloop.documents.tools import parse_tool
+from fixloop.schemas.registry import json_schema, parse_output
+
+# Tool results (a whole file, a long test log) arrive as one JSON line; the SDK's 1 MiB default
+# turns a large one into a hard error.
+MAX_BUFFER_BYTES = 64 * 1024 * 1024
+STDERR_LINES = 20
+_WRAPPER_KEY = "output"
+
+
+class FinalText(RootModel[str]):
+    """The output of a role that declares no schema: its final answer, as text."""
+
+
+@dataclass
+class _Call:
+    """What one call produced while it ran."""
+
+    scope: WriteScope
+    denied: list[DeniedWrite] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    result: ResultMessage | None = None
+    last_text: str = ""
+    stderr: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_LINES))
+
+    async def pre_tool_use(
+        self, hook_input: HookInput, tool_use_id: str | None, context: HookContext
+    ) -> HookJSONOutput:
+        del tool_use_id, context
+        tool = str(hook_input.get("tool_name", ""))
+        tool_input = hook_input.get("tool_input") or {}
+        denial = self.scope.check(tool, tool_input if isinstance(tool_input, dict) else {})
+        if denial is None:
+            return {}
+        self.denied.append(denial)
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": f"fixloop scope: {denial.reason}",
+            }
+        }
+
+    async def can_use_tool(
+        self, tool: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        # Reached only by calls the role's tool list did not pre-approve (say, a Bash command
+        # outside its `Bash(git diff:*)` patterns). Headless: refuse instead of waiting.
+        del context
+        denial = self.scope.check(tool, tool_input)
+        if denial is not None:
+            self.denied.append(denial)
+            return PermissionResultDeny(message=f"fixloop scope: {denial.reason}")
+        self.refused.append(tool)
+        return PermissionResultDeny(
+            message=f"fixloop: {tool} with this input is not among the tools this role was given"
+        )
+
+    def observe(self, message: object) -> None:
+        if isinstance(message, ResultMessage):
+            self.result = message
+        elif isinstance(message, AssistantMessage):
+            texts = [block.text for block in message.content if isinstance(block, TextBlock)]
+            if texts:
+                self.last_text = "\n".join(texts)
+
+
+@dataclass(frozen=True)
+class OutputFormat:
+    """The JSON schema the CLI is asked for, and whether it was wrapped to make it an object."""
+
+    schema: dict[str, Any]
+    wrapped: bool
+
+    @classmethod
+    def for_schema(cls, name: str) -> OutputFormat:
+        schema = json_schema(name)
+        if schema.get("type") == "object" and "properties" in schema:
+            return cls(schema, wrapped=False)
+        # Tool inputs must be JSON objects; a union (the fixer's report-or-request) or any other
+        # root is carried as {"output": ...}, with its $defs kept at the root where refs point.
+        inner = dict(schema)
+        defs = inner.pop("$defs", None)
+        wrapper: dict[str, Any] = {
+            "type": "object",
+            "properties": {_WRAPPER_KEY: inner},
+            "required": [_WRAPPER_KEY],
+            "additionalProperties": False,
+        }
+        if defs:
+            wrapper["$defs"] = defs
+        return cls(wrapper, wrapped=True)
+
+    def option(self) -> dict[str, Any]:
+        return {"type": "json_schema", "schema": self.schema}
+
+
+def parse_structured(name: str, fmt: OutputFormat, result: ResultMessage) -> BaseModel:
+    """The role's output from a result message; raises ValueError when nothing validates."""
+    raw: object = result.structured_output
+    if raw is None:
+        # Without a StructuredOutput call the final text is the only candidate; prose is not.
+        answer = (result.result or "").strip()
+        try:
+            raw = json.loads(answer)
+        except json.JSONDecodeError:
+            said = f": {answer.splitlines()[0][:120]!r}" if answer else ""
+            raise LookupError(f"the role gave no structured output, only prose{said}") from None
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"output is not JSON: {exc.msg}") from None
+    candidates = [raw]
+    if isinstance(raw, dict) and set(raw) == {_WRAPPER_KEY}:
+        unwrapped = raw[_WRAPPER_KEY]
+        candidates = [unwrapped] if fmt.wrapped else [raw, unwrapped]
+    problems: list[str] = []
+    for candidate in candidates:
+        try:
+            return parse_output(name, candidate)
+        except (ValidationError, ValueError) as exc:
+            problems.append(_first_problem(exc))
+    raise ValueError(f"output does not match {name}: {problems[-1]}")
+
+
+def _first_problem(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        errors = exc.errors()
+        first = errors[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(root)"
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        return f"{where}: {first['msg']}{more}"
+    return str(exc)
+
+
+def _usage(result: ResultMessage | None, duration_s: float) -> Usage:
+    if result is None:
+        return Usage(duration_s=duration_s)
+    raw = result.usage or {}
+    input_tokens = sum(
+        int(raw.get(key) or 0)
+        for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )
+    return Usage(
+        turns=result.num_turns,
+        input_tokens=input_tokens,
+        output_tokens=int(raw.get("output_tokens") or 0),
+        cost_usd=float(result.total_cost_usd or 0.0),
+        duration_s=duration_s,
+    )
+
+
+def _inconclusive(reason: StopReason, detail: str, usage: Usage, call: _Call) -> AgentOutcome:
+    return AgentOutcome(OutcomeStatus.INCONCLUSIVE, None, reason, detail, usage, tuple(call.denied))
+
+
+def _result_outcome(request: AgentRequest, call: _Call, usage: Usage) -> AgentOutcome:
+    result = call.result
+    if result is None:
+        tail = f": {call.stderr[-1]}" if call.stderr else ""
+        return _inconclusive(StopReason.MISSING, f"the CLI gave no result{tail}", usage, call)
+    subtype = result.subtype
+    if subtype == "error_max_turns":
+        detail = f"stopped at the turn limit ({request.max_turns}) after {result.num_turns} turns"
+        return _inconclusive(StopReason.TURN_LIMIT, detail, usage, call)
+    if subtype == "error_max_budget_usd":
+        detail = f"call cost ${usage.cost_usd:.4f} reached its cap ${request.max_cost_usd or 0:.4f}"
+        return _inconclusive(StopReason.CALL_BUDGET, detail, usage, call)
+    if subtype == "error_max_structured_output_retries":
+        said = "; ".join(result.errors or []) or subtype
+        return _inconclusive(StopReason.MALFORMED, said.splitlines()[0], usage, call)
+    if subtype != "success" or result.is_error:
+        said = "; ".join(result.errors or []) or (result.result or "").strip() or subtype
+        detail = f"the CLI ended with {subtype}: {said.splitlines()[0]}"
+        return _inconclusive(StopReason.BACKEND_ERROR, detail, usage, call)
+    if request.output_schema is None:
+        answer = FinalText(result.result or call.last_text)
+        return AgentOutcome(OutcomeStatus.OK, answer, usage=usage, denied=tuple(call.denied))
+    fmt = OutputFormat.for_schema(request.output_schema)
+    try:
+        output = parse_structured(request.output_schema, fmt, result)
+    except LookupError as exc:
+        return _inconclusive(StopReason.MISSING, str(exc), usage, call)
+    except ValueError as exc:
+        return _inconclusive(StopReason.MALFORMED, str(exc), usage, call)
+    return AgentOutcome(OutcomeStatus.OK, output, usage=usage, denied=tuple(call.denied))
+
+
+async def aclose(stream: AsyncIterator[object]) -> None:
+    # `async for` does not close a generator it leaves early; closing ends the CLI subprocess.
+    closer = getattr(stream, "aclose", None)
+    if closer is not None:
+        await closer()
+
+
+def _error_outcome(exc: Exception, call: _Call, usage: Usage) -> AgentOutcome:
+    tail = f" (stderr: {call.stderr[-1]})" if call.stderr else ""
+    if isinstance(exc, CLINotFoundError):
+        reason, detail = StopReason.BACKEND_ERROR, f"Claude Code CLI not found: {exc}"
+    elif isinstance(exc, CLIConnectionError):
+        reason, detail = StopReason.BACKEND_ERROR, f"could not start Claude Code: {exc}{tail}"
+    elif isinstance(exc, CLIJSONDecodeError):
+        reason, detail = StopReason.CRASH, f"unreadable output from Claude Code: {exc}"
+    elif isinstance(exc, ProcessError):
+        reason, detail = StopReason.CRASH, f"Claude Code exited with {exc.exit_code}{tail}"
+    else:
+        reason, detail = StopReason.BACKEND_ERROR, f"{type(exc).__name__}: {exc}{tail}"
+    return _inconclusive(reason, detail.splitlines()[0], usage, call)
+
+
+class ClaudeBackend:
+    """Dispatches a role call to Claude Code. Thread-safe: each call runs its own event loop."""
+
+    name = "claude"
+
+    def __init__(
+        self,
+        *,
+        env: Mapping[str, str] | None = None,
+        cli_path: Path | str | None = None,
+        max_buffer_bytes: int = MAX_BUFFER_BYTES,
+    ) -> None:
+        self.env = {key: value for key, value in (env or {}).items() if key != "CLAUDECODE"}
+        # Whole-tool allow entries do skip the permission callback; scope is enforced by the
+        # PreToolUse hook, which always runs, so the SDK's advice is already followed.
+        warnings.filterwarnings("ignore", category=CanUseToolShadowedWarning)
+        self.cli_path = cli_path
+        self.max_buffer_bytes = max_buffer_bytes
+
+    def options(self, request: AgentRequest, call: _Call) -> ClaudeAgentOptions:
+        entries = [parse_tool(entry) for entry in request.tools]
+        base_tools = sorted({entry.name for entry in entries if entry is not None})
+        write_matcher = "|".join(WRITE_TOOLS)
+        return ClaudeAgentOptions(
+            system_prompt=request.system_prompt,
+            tools=base_tools,
+            allowed_tools=list(request.tools),
+            permission_mode="default",
+            can_use_tool=call.can_use_tool,
+            hooks={"PreToolUse": [HookMatcher(matcher=write_matcher, hooks=[call.pre_tool_use])]},
+            model=None if request.model == "inherit" else request.model,
+            max_turns=request.max_turns,
+            max_budget_usd=request.max_cost_usd,
+            cwd=str(request.cwd),
+            setting_sources=[],
+            # The SDK drops an inherited CLAUDECODE; `self.env` was cleaned of it too.
+            env=dict(self.env),
+            output_format=(
+                OutputFormat.for_schema(request.output_schema).option()
+                if request.output_schema
+                else None
+            ),
+            max_buffer_size=self.max_buffer_bytes,
+            cli_path=self.cli_path,
+            stderr=call.stderr.append,
+        )
+
+    def dispatch(self, request: AgentRequest) -> AgentOutcome:
+        if not request.cwd.is_dir():
+            detail = f"the worktree {request.cwd} does not exist"
+            return AgentOutcome.inconclusive(StopReason.BACKEND_ERROR, detail)
+        call = _Call(WriteScope.create(request.cwd, request.writable))
+        started = time.monotonic()
+        try:
+            anyio.run(self._run, request, call)
+        except TimeoutError:
+            usage = _usage(call.result, time.monotonic() - started)
+            detail = f"no result within {request.timeout_s or 0:.1f}s"
+            return _inconclusive(StopReason.TIMEOUT, detail, usage, call)
+        except (ClaudeSDKError, OSError) as exc:
+            usage = _usage(call.result, time.monotonic() - started)
+            # ResultError comes after the error result was already seen: the result says more.
+            if call.result is None:
+                return _error_outcome(exc, call, usage)
+        return _result_outcome(request, call, _usage(call.result, time.monotonic() - started))
+
+    async def _run(self, request: AgentRequest, call: _Call) -> None:
+        stream = query(prompt=request.task, options=self.options(request, call))
+        limit = request.timeout_s
+        deadline = anyio.fail_after(limit) if limit is not None else nullcontext()
+        try:
+            with deadline:
+                async for message in stream:
+                    call.observe(message)
+        finally:
+            await aclose(stream)
+
+
+__all__ = ["MAX_BUFFER_BYTES", "ClaudeBackend", "FinalText", "OutputFormat", "parse_structured"]
