@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.helpers.gitrepo import UserRepo, make_user_repo
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,3 +63,12 @@ def _isolated_user_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
     patch.delenv("CLAUDECODE", raising=False)
     yield
     patch.undo()
+
+
+@pytest.fixture
+def user_repo(tmp_path: Path) -> UserRepo:
+    """A git repository on `main` with a staged hunk, an unstaged change and an untracked file.
+
+    See `tests/helpers/gitrepo.py`; `user_repo.user_work()` snapshots that work byte for byte.
+    """
+    return make_user_repo(tmp_path / "repo")
