@@ -1,7 +1,7 @@
 """A workflow's git session: the git-protocol document's steps, in order, with cleanup as finally.
 
     run = Run.start(repo, "review-fix")
-    with git_session(run) as git:          # recover dead runs, setup-worktree, tag baseline
+    with git_session(run) as git:          # preflight, recover, setup-worktree, tag baseline
         ...edit files under git.worktree...
         git.commit(["src/a.py"], "fix(02): CR-01 …")   # exactly these paths, or None if unchanged
         git.rollback(["src/b.py"])                     # back to HEAD (or a tag), per file
@@ -149,11 +149,17 @@ def git_session(
     timeout_s: float = 300.0,
     recovered: list[RecoveryReport] | None = None,
 ) -> Iterator[GitSession]:
-    """Recover dead runs, set up this run's worktree, tag `baseline`; clean up on every exit.
+    """Preflight, recover dead runs, set up this run's worktree, tag `baseline`; clean up on
+    every exit.
 
     `recovered`, when given, receives the recovery report so the caller can show it.
     """
     protocol = protocol or load_protocol()
+    preflight = run_step(
+        protocol, "preflight", cwd=run.repo, inputs={}, run=run, timeout_s=timeout_s
+    )
+    if not preflight.ok:
+        raise StepFailed(preflight)
     report = recover(run.repo, protocol, run=run, timeout_s=timeout_s)
     if recovered is not None:
         recovered.append(report)

@@ -1,0 +1,36 @@
+"""Composing a step's script, and parsing the crash-injection switch."""
+
+from __future__ import annotations
+
+import pytest
+
+from fixloop.diagnostics import FixloopError
+from fixloop.steps.script import CrashPoint, crash_point, read_trace
+
+
+def test_no_switch_means_no_crash() -> None:
+    assert crash_point({}) is None
+    assert crash_point({"FIXLOOP_CRASH_AT": "  "}) is None
+
+
+def test_step_and_count() -> None:
+    assert crash_point({"FIXLOOP_CRASH_AT": "cleanup:3"}) == CrashPoint("cleanup", 3)
+
+
+def test_workflow_qualified_step_matches_only_that_workflow() -> None:
+    point = crash_point({"FIXLOOP_CRASH_AT": "git-protocol/cleanup:1"})
+    assert point == CrashPoint("cleanup", 1, "git-protocol")
+    assert point.matches("git-protocol", "cleanup")
+    assert not point.matches("review-fix", "cleanup")
+    assert CrashPoint("cleanup", 1).matches("anything", "cleanup")
+
+
+@pytest.mark.parametrize("raw", ["cleanup", "cleanup:0", "cleanup:-1", ":3", "a b:1"])
+def test_a_malformed_switch_is_a_usage_error(raw: str) -> None:
+    with pytest.raises(FixloopError) as caught:
+        crash_point({"FIXLOOP_CRASH_AT": raw})
+    assert caught.value.diagnostics[0].format().startswith("FIXLOOP_CRASH_AT:1:1: usage:")
+
+
+def test_trace_is_nul_separated_and_keeps_multiline_commands() -> None:
+    assert read_trace(b"echo a\0if x; then\n  y\nfi\0") == ["echo a", "if x; then\n  y\nfi"]
