@@ -1,0 +1,1 @@
+"""Workflow state machines: loops, rounds and buckets over documents, agents and steps."""
