@@ -15,10 +15,15 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from fixloop import __version__
-from fixloop.cli import pack_commands, step_commands
+from fixloop.cli import check_command, fix_findings_command, pack_commands, step_commands
 from fixloop.diagnostics import FixloopError
 
-COMMAND_MODULES: tuple[ModuleType, ...] = (pack_commands, step_commands)
+COMMAND_MODULES: tuple[ModuleType, ...] = (
+    pack_commands,
+    step_commands,
+    fix_findings_command,
+    check_command,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

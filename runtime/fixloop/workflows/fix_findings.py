@@ -1,0 +1,446 @@
+"""fix-findings: seed 002's bounded fix-verify loop over confirmed P0/P1 findings.
+
+Per finding, one at a time: an optional verifier pre-gate, then at most two rounds of
+fix → (Round 1 only: pre-staged hunk check) → stage → verify → decide. Fixes are staged with
+`git add -- <files_changed>` and never committed. The git commands are the steps of
+`workflows/fix-findings.md` (run through `StagingSteps`); the verdict → bucket table is data in
+`verdicts.py`; this module only sequences them and records every step in `LoopState` on disk, so a
+killed run resumes where it stopped.
+
+Decisions the seed leaves to the implementation, made fail-closed:
+- An inconclusive pre-gate consumes one of the two attempts: Round 1 is then the last round.
+- A fixer call that is inconclusive, reports unsafe paths or files outside its scope, or asks for
+  more scope twice, is a failed attempt with nothing staged; the files in its scope are restored
+  to their content before the call (per file), so a half-made edit is not left behind.
+- Headless with `ask` (no terminal): scope expansion is deferred and pre-staged hunks are left
+  alone (the finding is escalated with its fix unstaged): neither touches the user's work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from fixloop.agents.backend import AgentOutcome
+from fixloop.agents.dispatch import Dispatcher
+from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.documents.pack import WorkflowDoc
+from fixloop.schemas.findings import Finding
+from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
+from fixloop.steps.run import Run
+from fixloop.workflows import fix_findings_state as store
+from fixloop.workflows.choices import Prompter, question
+from fixloop.workflows.fix_findings_state import FindingRecord, LoopState, RoundRecord
+from fixloop.workflows.intake import needs_pre_gate, path_problem
+from fixloop.workflows.prestaged import PrestagedChoice, assess
+from fixloop.workflows.staging import StagingSteps, StepFailed
+from fixloop.workflows.verdicts import Judgement, Next, decide, decide_pre_gate, judge
+
+MAX_ATTEMPTS = 2
+REAL = "is this finding real?"
+RESOLVED = "is this finding resolved?"
+APPROVE, REJECT, DEFER = (
+    "Approve expanded scope",
+    "Reject — fix within original scope only",
+    "Defer this finding",
+)
+PrestagedPolicy = Literal["ask", "commit", "stash", "proceed"]
+ScopePolicy = Literal["ask", "approve", "reject", "defer"]
+
+
+@dataclass(frozen=True)
+class Policies:
+    on_prestaged: PrestagedPolicy = "ask"
+    on_scope_expansion: ScopePolicy = "ask"
+
+
+def fix_brief(workflow: WorkflowDoc) -> str:
+    """The rules every fixer brief carries, read from the document's `fix-brief` step."""
+    step = workflow.markdown().step("fix-brief")
+    blocks = [b for b in step.blocks if b.lang == "text"] if step else []
+    if not blocks:
+        problem = Diagnostic(
+            workflow.source.display, step.line if step else 1, 1, "fix-brief",
+            "the fix-brief step needs a ```text block holding the rules for every fixer brief",
+        )  # fmt: skip
+        raise FixloopError(problem)
+    return blocks[0].content.strip()
+
+
+class FixFindingsLoop:
+    def __init__(
+        self,
+        *,
+        workflow: WorkflowDoc,
+        dispatcher: Dispatcher,
+        repo: Path,
+        run: Run,
+        state: LoopState,
+        policies: Policies,
+        prompter: Prompter,
+        say: Callable[[str], None] = lambda _: None,
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.repo = repo
+        self.run = run
+        self.state = state
+        self.policies = policies
+        self.prompter = prompter
+        self.say = say
+        self.brief = fix_brief(workflow)
+        self.steps = StagingSteps(workflow, repo, run, run.dir / "scratch")
+
+    def save(self) -> None:
+        store.save(self.state, self.run.dir)
+
+    def execute(self) -> LoopState:
+        total = len(self.state.records)
+        for index, record in enumerate(self.state.records, start=1):
+            if record.bucket is None:
+                self.say(f"[{index}/{total}] finding {record.finding.id}: {record.finding.title}")
+                self._process(index, record)
+                self.say(f"[{index}/{total}] finding {record.finding.id}: {record.bucket}")
+        self.state.done = True
+        self.save()
+        return self.state
+
+    # -- one finding -------------------------------------------------------------------------
+
+    def _process(self, index: int, record: FindingRecord) -> None:
+        if record.pre_gate is None:
+            self._pre_gate(record)
+        while record.bucket is None:
+            last = record.rounds[-1] if record.rounds else None
+            if last is None:
+                self._fix(index, record, 1)
+            elif last.phase in ("fixed", "staging"):
+                self._stage(index, record, last)
+            elif last.phase == "staged":
+                self._verify(record, last)
+            else:
+                self._decide(index, record, last)
+
+    def _max_rounds(self, record: FindingRecord) -> int:
+        return max(MAX_ATTEMPTS - record.failed_attempts, 1)
+
+    def _pre_gate(self, record: FindingRecord) -> None:
+        finding = record.finding
+        if not needs_pre_gate(finding):
+            record.pre_gate = "skipped"
+            self.save()
+            return
+        inputs = self._verifier_inputs(finding, REAL, _context(self.repo, finding), record.scope)
+        task = f"Pre-gate: is finding {finding.id} real? Return a ReviewOutput with its verdict."
+        outcome = self._call("verifier", inputs, task, [], f"verifier/{finding.id}/pre-gate")
+        judgement = judge(outcome, finding)
+        record.pre_gate, record.pre_gate_evidence = judgement.verdict, judgement.evidence
+        if not judgement.conclusive:
+            record.failed_attempts += 1
+        if decide_pre_gate(judgement) is Next.DROPPED:
+            record.bucket, record.evidence = "dropped", judgement.evidence
+        self.save()
+
+    def _decide(self, index: int, record: FindingRecord, last: RoundRecord) -> None:
+        assert last.verdict is not None
+        judgement = Judgement(last.verdict, last.severity, last.evidence)
+        step = decide(judgement, last_round=last.number >= self._max_rounds(record))
+        if step is Next.NEXT_ROUND:
+            self._fix(index, record, last.number + 1)
+            return
+        if step is Next.RESOLVED:
+            record.bucket, record.evidence = "resolved", last.evidence
+        elif step is Next.DEMOTED:
+            record.bucket, record.new_severity = "demoted", last.severity
+            record.evidence = last.evidence
+        else:
+            self._escalate(record, last.evidence if judgement.conclusive else None)
+        self.save()
+
+    # -- fix ------------------------------------------------------------------------------
+
+    def _fix(self, index: int, record: FindingRecord, number: int) -> None:
+        key = f"fixer/{record.finding.id}/round-{number}"
+        snapshot = _snapshot(self.repo, record.scope)
+        outcome = self._fixer(record, number, key, note="")
+        result = _fix_result(outcome)
+        if isinstance(result, ScopeExpansionRequest):
+            answer = self._scope_answer(record, result)
+            if answer == DEFER:
+                record.rounds.append(
+                    RoundRecord(
+                        number=number, phase="verified", verdict="inconclusive",
+                        summary=f"scope expansion deferred: {result.justification}",
+                    )
+                )  # fmt: skip
+                self._escalate(record, None)
+                self.save()
+                return
+            if answer == APPROVE:
+                added = [f for f in result.additional_files if f not in record.scope]
+                record.scope += added
+                record.approved_files += added
+                snapshot |= _snapshot(self.repo, added)
+                key, note = f"{key}/expanded", f"The user approved these files: {added}."
+            else:
+                key, note = f"{key}/original-scope", "The user rejected expanding the scope."
+            self.save()
+            outcome = self._fixer(record, number, key, note=note)
+            result = _fix_result(outcome)
+        failure = self._fix_failure(outcome, result, record)
+        if failure is not None:
+            _restore(self.repo, snapshot)
+            record.rounds.append(
+                RoundRecord(
+                    number=number, phase="verified", summary=failure, verdict="inconclusive",
+                    evidence=None,
+                )
+            )  # fmt: skip
+        else:
+            assert isinstance(result, FixReport)
+            files = [path.removeprefix("./") for path in result.files_changed]
+            record.rounds.append(
+                RoundRecord(
+                    number=number, phase="fixed", summary=result.summary, files_changed=files
+                )
+            )
+        self.save()
+
+    def _fix_failure(
+        self, outcome: AgentOutcome, result: FixReport | ScopeExpansionRequest | None,
+        record: FindingRecord,
+    ) -> str | None:  # fmt: skip
+        if result is None:
+            return f"fixer inconclusive ({outcome.reason}): {outcome.detail}"
+        if isinstance(result, ScopeExpansionRequest):
+            return "fixer asked for a scope expansion again; counted as a failed attempt"
+        for path in result.files_changed:
+            problem = path_problem(self.repo, path)
+            if problem is not None:
+                return f"fixer reported an unsafe path, nothing staged: {problem}"
+            if path.removeprefix("./") not in record.scope:
+                return f"fixer changed {path!r} outside its scope {record.scope}; nothing staged"
+        return None
+
+    def _fixer(self, record: FindingRecord, number: int, key: str, note: str) -> AgentOutcome:
+        finding = record.finding
+        previous = [
+            {"round": r.number, "summary": r.summary, "files_changed": r.files_changed,
+             "verdict": r.verdict, "evidence": r.evidence}
+            for r in record.rounds
+        ]  # fmt: skip
+        inputs: dict[str, Any] = {
+            "finding": finding.model_dump(mode="json"),
+            "files": list(record.scope),
+            "worktree": str(self.repo),
+            "criteria": finding.criterion or "",
+            "failure_context": (record.rounds[-1].evidence or "") if record.rounds else "",
+            "previous_attempts": previous,
+        }
+        scope = ", ".join(record.scope) or "none: ask for a scope expansion naming the files"
+        lines = [
+            f"Fix finding {finding.id} ({finding.severity}). The finding is in your inputs.",
+            f"Round {number} of at most {self._max_rounds(record)}.",
+            f"Files you may edit: {scope}.",
+        ]
+        if previous:
+            lines.append("Earlier attempts did not resolve it; see previous_attempts. Try a "
+                         "different approach.")  # fmt: skip
+        if note:
+            lines.append(note)
+        task = "\n".join([*lines, "", self.brief])
+        return self._call("fixer", inputs, task, record.scope, key)
+
+    def _scope_answer(self, record: FindingRecord, request: ScopeExpansionRequest) -> str:
+        unsafe = [p for p in request.additional_files if path_problem(self.repo, p) is not None]
+        if unsafe:
+            record.notes.append(f"scope expansion to unsafe paths {unsafe} refused")
+            return REJECT
+        policy = self.policies.on_scope_expansion
+        if policy != "ask":
+            return {"approve": APPROVE, "reject": REJECT, "defer": DEFER}[policy]
+        text = (
+            f"Finding {record.finding.id}: the fixer asks to also edit "
+            f"{', '.join(request.additional_files)}: {request.justification}"
+        )
+        answer = self.prompter.ask(question(text, [APPROVE, REJECT, DEFER], APPROVE))
+        if answer is None:
+            record.notes.append("scope expansion needs an answer; deferred (no terminal)")
+            return DEFER
+        return answer
+
+    # -- stage ----------------------------------------------------------------------------
+
+    def _stage(self, index: int, record: FindingRecord, last: RoundRecord) -> None:
+        files = last.files_changed
+        # Round 1 only: anything staged in these files now is the user's. Once `staging`, our own
+        # `git add` may already have run, and the check would mistake the fix for the user's work.
+        first_check = last.number == 1 and last.phase == "fixed" and bool(files)
+        if first_check and not self._settle_prestaged(index, record, files):
+            self.save()
+            return
+        last.phase = "staging"
+        self.save()
+        self.steps.stage(files)
+        self.state.staged_by_run.update(self.steps.index_entries(files))
+        last.phase = "staged"
+        self.save()
+
+    def _settle_prestaged(self, index: int, record: FindingRecord, files: Sequence[str]) -> bool:
+        """False when the finding cannot go on (it is escalated with the fix left unstaged)."""
+        entries = self.steps.index_entries(files)
+        ours = self.state.staged_by_run
+        files = [f for f in files if f not in entries or entries[f] != ours.get(f)]
+        if not files:
+            return True
+        diffs = self.steps.prestaged(files)
+        if not diffs.found:
+            return True
+        report = assess(diffs.staged, diffs.fix)
+        choice = self._prestaged_choice(report.summary(), report.recommendation)
+        found = f"pre-existing staged hunks: {report.summary()}"
+        try:
+            if choice is None:
+                raise _Halt(f"{found}; they need your decision (--on-prestaged)")
+            if choice is PrestagedChoice.COMMIT:
+                message = f"Pre-existing staged changes ({', '.join(files)})"
+                commit = self.steps.commit_prestaged(files, message)
+                record.notes.append(f"{found}; committed first as {commit[:12]}")
+            elif choice is PrestagedChoice.STASH:
+                ref = f"refs/fixloop/prestaged/{self.run.id}/{index}"
+                patch = self.run.dir / f"prestaged-{index}.patch"
+                self.steps.set_aside_prestaged(files, ref, patch)
+                record.notes.append(
+                    f"{found}; set aside in {ref} and {patch} (restore: git apply --index {patch})"
+                )
+            else:
+                record.notes.append(f"{found}; staged together with the fix")
+        except (_Halt, StepFailed) as exc:
+            record.notes.append(str(exc))
+            record.rounds[-1].summary += f" (not staged: {exc})"
+            self._escalate(record, None, staged="nothing staged: the fix is left unstaged")
+            return False
+        return True
+
+    def _prestaged_choice(
+        self, summary: str, recommended: PrestagedChoice
+    ) -> PrestagedChoice | None:
+        policy = self.policies.on_prestaged
+        if policy != "ask":
+            return PrestagedChoice(policy)
+        labels = [choice.label for choice in PrestagedChoice]
+        answer = self.prompter.ask(question(summary, labels, recommended.label))
+        return next((c for c in PrestagedChoice if c.label == answer), None)
+
+    # -- verify and escalate ----------------------------------------------------------------
+
+    def _verify(self, record: FindingRecord, last: RoundRecord) -> None:
+        finding = record.finding
+        files = list(dict.fromkeys([*record.files, *record.approved_files]))
+        diff = self.steps.staged_diff(files) if files else ""
+        artifact = diff or "(nothing is staged for this finding's files)"
+        inputs = self._verifier_inputs(finding, RESOLVED, artifact, files)
+        task = (
+            f"Is finding {finding.id} resolved by the staged diff in `artifact`? Return a "
+            "ReviewOutput envelope with a verdict on the single finding."
+        )
+        outcome = self._call(
+            "verifier", inputs, task, [], f"verifier/{finding.id}/round-{last.number}"
+        )
+        judgement = judge(outcome, finding)
+        last.verdict, last.severity, last.evidence = (
+            judgement.verdict, judgement.severity, judgement.evidence,
+        )  # fmt: skip
+        last.phase = "verified"
+        self.save()
+
+    def _escalate(self, record: FindingRecord, evidence: str | None, staged: str = "") -> None:
+        record.bucket, record.evidence = "escalated", evidence
+        files = record.files
+        if not staged and files:
+            summary = self.steps.staged_summary(files)
+            if summary.added or summary.removed:
+                last = record.rounds[-1].number if record.rounds else 0
+                staged = (
+                    f"R{last}'s changes to {', '.join(files)}, "
+                    f"+{summary.added}/-{summary.removed} lines"
+                )
+        record.staged_summary = staged or "nothing staged"
+        self.say(escalation_text(record))
+
+    def _verifier_inputs(
+        self, finding: Finding, asked: str, artifact: str, files: Sequence[str]
+    ) -> dict[str, Any]:
+        return {
+            "finding": finding.model_dump(mode="json"),
+            "question": asked,
+            "artifact": artifact,
+            "files": list(files),
+            "worktree": str(self.repo),
+            "criteria": finding.criterion or "",
+        }
+
+    def _call(
+        self, role: str, inputs: dict[str, Any], task: str, writable: Sequence[str], key: str
+    ) -> AgentOutcome:
+        return self.dispatcher.call(role, inputs, task, self.repo, writable=writable, key=key)
+
+
+class _Halt(Exception):
+    """Stop work on one finding (it is escalated); the message says why."""
+
+
+def escalation_text(record: FindingRecord) -> str:
+    finding = record.finding
+    attempts = " → ".join(record.attempts()) or "no attempt"
+    unresolved = record.evidence if record.evidence else "verifier inconclusive"
+    return (
+        "**Escalated — finding not resolved after 2 attempts:**\n"
+        f"- Finding: {finding.id} — {finding.title}\n"
+        f"- Attempted: {attempts}\n"
+        f"- Still unresolved: {unresolved}\n"
+        f"- Currently staged: {record.staged_summary}"
+    )
+
+
+def _fix_result(outcome: AgentOutcome) -> FixReport | ScopeExpansionRequest | None:
+    if outcome.ok and isinstance(outcome.output, FixerResult):
+        return outcome.output.root
+    return None
+
+
+def _context(repo: Path, finding: Finding, margin: int = 20) -> str:
+    """The pre-gate artifact: the finding's location and the code around it, as data."""
+    if finding.file is None:
+        return "(a global finding: no file named)"
+    target = repo / finding.file
+    if not target.is_file():
+        return f"{finding.file}: the file does not exist in the working tree"
+    lines = target.read_text(encoding="utf-8", errors="replace").splitlines()
+    start = max((finding.line_start or 1) - margin, 1)
+    end = min((finding.line_end or finding.line_start or len(lines)) + margin, len(lines))
+    excerpt = "\n".join(f"{n:>5}  {lines[n - 1]}" for n in range(start, end + 1))
+    return f"{finding.file}:{start}-{end}\n{excerpt}"
+
+
+def _snapshot(repo: Path, files: Sequence[str]) -> dict[str, bytes | None]:
+    """Each file's bytes (None when absent), to undo a failed fixer call per file."""
+    taken: dict[str, bytes | None] = {}
+    for name in files:
+        target = repo / name
+        taken[name] = target.read_bytes() if target.is_file() and not target.is_symlink() else None
+    return taken
+
+
+def _restore(repo: Path, snapshot: dict[str, bytes | None]) -> None:
+    for name, content in snapshot.items():
+        target = repo / name
+        current = target.read_bytes() if target.is_file() and not target.is_symlink() else None
+        if current == content:
+            continue
+        if content is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)

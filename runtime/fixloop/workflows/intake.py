@@ -1,0 +1,111 @@
+"""Reading a findings file: schema-checked, paths confined to the repository, then filtered.
+
+Every finding is validated on its own, so an error names the finding (`finding 3: severity: …`);
+a finding's `file` must be a repository path (see `steps.paths.check_path`), and may not be a
+symbolic link that leads out of the repository either, because a fixer editing it would write
+outside. Nothing here touches the repository: bad input is refused before the loop starts.
+
+Seed 002's intake filter and pre-gate trigger are here too, as small named predicates.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.schemas.findings import Finding
+from fixloop.steps.paths import check_path
+
+IN_SCOPE_SEVERITIES = ("P0", "P1")
+UNVERIFIED_EVIDENCE_PREFIX = "Orchestrator-confirmed"
+
+
+def load_findings(path: Path, repo: Path) -> list[Finding]:
+    """All findings in `path` (a ReviewOutput envelope or a list), validated; else FixloopError."""
+    shown = display_path(path)
+
+    def refuse(message: str, line: int = 1, col: int = 1) -> FixloopError:
+        return FixloopError(Diagnostic(shown, line, col, "findings", message))
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise refuse(f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise refuse("not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise refuse(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    raw_findings = _raw_findings(data, refuse)
+    findings: list[Finding] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_findings, start=1):
+        name = _name(raw, index)
+        try:
+            finding = Finding.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            key = ".".join(str(part) for part in first["loc"]) or "(finding)"
+            message = str(first["msg"]).removeprefix("Value error, ")
+            raise refuse(f"{name}: {key}: {message}") from None
+        if str(finding.id) in seen:
+            raise refuse(f"{name}: id is used by an earlier finding")
+        seen.add(str(finding.id))
+        if finding.file is not None:
+            problem = path_problem(repo, finding.file)
+            if problem is not None:
+                raise refuse(f"{name}: file: {problem}")
+        findings.append(finding)
+    return findings
+
+
+def _raw_findings(data: Any, refuse: Any) -> list[Any]:
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict) and isinstance(data.get("findings"), list):
+        if data.get("schema_version") != "v1":
+            raise refuse("schema_version: expected 'v1' (a ReviewOutput envelope)")
+        unknown = sorted(set(data) - {"schema_version", "findings", "checks_run"})
+        if unknown:
+            raise refuse(f"{unknown[0]}: not a ReviewOutput key")
+        return list(data["findings"])
+    raise refuse("expected a ReviewOutput envelope or a JSON list of findings")
+
+
+def _name(raw: Any, index: int) -> str:
+    if isinstance(raw, dict) and isinstance(raw.get("id"), int | str):
+        return f"finding {raw['id']!r}" if isinstance(raw["id"], str) else f"finding {raw['id']}"
+    return f"finding #{index}"
+
+
+def path_problem(repo: Path, raw: str) -> str | None:
+    """Why `raw` may not be handed to a fixer as a file of `repo`, or None when it may."""
+    try:
+        clean = check_path(repo, raw)
+    except FixloopError as exc:
+        return exc.diagnostics[0].message
+    target = repo / clean
+    if target.is_symlink():
+        resolved = target.resolve()
+        root = repo.resolve()
+        if resolved != root and root not in resolved.parents:
+            return f"{raw!r}: a symbolic link that leads outside the repository"
+    return None
+
+
+def in_scope(finding: Finding) -> bool:
+    """Seed 002's intake filter: verdict confirmed AND severity P0/P1, whatever the source."""
+    return finding.verdict == "confirmed" and finding.severity in IN_SCOPE_SEVERITIES
+
+
+def needs_pre_gate(finding: Finding) -> bool:
+    """No independent verifier pass: evidence null/missing or `Orchestrator-confirmed…`.
+
+    Confidence does not trigger the pre-gate: it is an honest signal, not a lack of verification.
+    Blank evidence counts as missing: it vouches for nothing.
+    """
+    evidence = (finding.evidence or "").strip()
+    return not evidence or evidence.startswith(UNVERIFIED_EVIDENCE_PREFIX)

@@ -1,0 +1,102 @@
+"""The fix-findings document's git steps, called from Python with paths passed as data.
+
+Each method runs one step of `workflows/fix-findings.md` through the step runner: the paths go
+to bash as a NUL-separated file named by `FILES_LIST` (checked by `steps.paths`), diffs come back
+through files in the run folder, never through shell text. The git commands themselves live only
+in the document; this module decides nothing and only reads the results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fixloop.documents.pack import WorkflowDoc
+from fixloop.steps.paths import write_paths_file
+from fixloop.steps.run import Run
+from fixloop.steps.runner import StepResult, run_step
+
+
+class StepFailed(Exception):
+    """A git step failed; the message says which and why (the repository is as the step left
+    it: each step checks before it changes anything)."""
+
+    def __init__(self, result: StepResult) -> None:
+        self.result = result
+        super().__init__(result.describe_failure())
+
+
+@dataclass(frozen=True)
+class PrestagedDiffs:
+    staged: str  # the user's staged hunks in the fixed files (HEAD → index)
+    fix: str  # the fix's own edits (index → working tree)
+
+    @property
+    def found(self) -> bool:
+        return bool(self.staged.strip())
+
+
+@dataclass(frozen=True)
+class StagedSummary:
+    stat: str
+    added: int
+    removed: int
+
+
+class StagingSteps:
+    def __init__(self, workflow: WorkflowDoc, repo: Path, run: Run, scratch: Path) -> None:
+        self.workflow = workflow
+        self.repo = repo
+        self.run = run
+        self.scratch = scratch  # a folder outside the repository for lists, diffs and patches
+        scratch.mkdir(parents=True, exist_ok=True)
+
+    def _run(self, step: str, files: Sequence[str], **inputs: str) -> StepResult:
+        listing = write_paths_file(self.scratch / "files.list", self.repo, files)
+        values = {"FILES_LIST": str(listing), **inputs}
+        result = run_step(self.workflow, step, cwd=self.repo, inputs=values, run=self.run)
+        if not result.ok:
+            raise StepFailed(result)
+        return result
+
+    def prestaged(self, files: Sequence[str]) -> PrestagedDiffs:
+        staged, fix = self.scratch / "prestaged.diff", self.scratch / "fix.diff"
+        self._run("prestaged-check", files, DIFF_FILE=str(staged), FIX_DIFF_FILE=str(fix))
+        return PrestagedDiffs(_read(staged), _read(fix))
+
+    def commit_prestaged(self, files: Sequence[str], message: str) -> str:
+        result = self._run("commit-prestaged", files, COMMIT_MESSAGE=message)
+        return result.outputs["COMMIT"]
+
+    def set_aside_prestaged(self, files: Sequence[str], ref: str, patch: Path) -> str:
+        result = self._run("set-aside-prestaged", files, SAVED_REF=ref, PATCH_FILE=str(patch))
+        return result.outputs["SAVED_COMMIT"]
+
+    def stage(self, files: Sequence[str]) -> None:
+        self._run("stage", files)
+
+    def index_entries(self, files: Sequence[str]) -> dict[str, str]:
+        """path → "mode blob" of each file's index entry (files not in the index are absent)."""
+        target = self.scratch / "index.entries"
+        self._run("index-entries", files, INDEX_FILE=str(target))
+        entries: dict[str, str] = {}
+        for record in target.read_bytes().split(b"\0"):
+            if record:
+                meta, _, path = record.decode("utf-8", "surrogateescape").partition("\t")
+                mode, blob, _stage = meta.split(" ")
+                entries[path] = f"{mode} {blob}"
+        return entries
+
+    def staged_diff(self, files: Sequence[str]) -> str:
+        target = self.scratch / "staged.diff"
+        self._run("staged-diff", files, DIFF_FILE=str(target))
+        return _read(target)
+
+    def staged_summary(self, files: Sequence[str]) -> StagedSummary:
+        outputs = self._run("staged-summary", files).outputs
+        return StagedSummary(outputs["STAT"], int(outputs["ADDED"]), int(outputs["REMOVED"]))
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""

@@ -1,0 +1,338 @@
+"""fix-findings end to end: real git repositories, the real document steps, a scripted model.
+
+Every test starts from a repository holding the user's own work in progress: a staged hunk in
+`other.py`, an unstaged change in `notes.txt` and an untracked `scratch.txt`. Whatever the loop
+does, those must come out byte-identical and nothing may be committed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixloop.agents.scripted import ScriptedBackend
+from fixloop.documents.pack import Pack, default_pack_root, load_pack
+from fixloop.schemas.results import FixVerifyLoopOutput
+from fixloop.workflows.choices import ScriptedPrompter
+from fixloop.workflows.fix_findings import Policies
+from fixloop.workflows.fix_findings_session import Session, run_fix_findings
+
+SPARE = "\n\ndef spare():\n    return 1\n"
+BUGGY = "def mean(xs):\n    return sum(xs) / len(xs)\n" + SPARE
+FIXED = "def mean(xs):\n    return sum(xs) / len(xs) if xs else 0.0\n" + SPARE
+BETTER = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n" + SPARE
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@dataclass
+class UserWork:
+    """The user's uncommitted work, captured so a test can prove it survived untouched."""
+
+    head: str
+    staged_other: str
+    index_other: str
+    files: dict[str, bytes]
+
+    @classmethod
+    def capture(cls, repo: Path) -> UserWork:
+        return cls(
+            head=git(repo, "rev-parse", "HEAD"),
+            staged_other=git(repo, "diff", "--staged", "--", "other.py"),
+            index_other=git(repo, "ls-files", "--stage", "--", "other.py"),
+            files={n: (repo / n).read_bytes() for n in ("other.py", "notes.txt", "scratch.txt")},
+        )
+
+    def assert_intact(self, repo: Path, *, head_moved: bool = False) -> None:
+        if not head_moved:
+            assert git(repo, "rev-parse", "HEAD") == self.head, "something was committed"
+        assert git(repo, "ls-files", "--stage", "--", "other.py") == self.index_other
+        if not head_moved:
+            assert git(repo, "diff", "--staged", "--", "other.py") == self.staged_other
+        for name, content in self.files.items():
+            assert (repo / name).read_bytes() == content, f"{name} changed"
+        assert "scratch.txt" in git(repo, "ls-files", "--others", "--exclude-standard")
+
+
+@pytest.fixture(scope="module")
+def pack() -> Pack:
+    loaded, _ = load_pack(default_pack_root())
+    return loaded
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "calc.py").write_text(BUGGY, encoding="utf-8")
+    (root / "other.py").write_text("VALUE = 1\n", encoding="utf-8")
+    (root / "helper.py").write_text("def helper():\n    return None\n", encoding="utf-8")
+    (root / "notes.txt").write_text("notes\n", encoding="utf-8")
+    git(root, "add", "--", "calc.py", "other.py", "helper.py", "notes.txt")
+    git(root, "commit", "-q", "-m", "initial")
+    (root / "other.py").write_text("VALUE = 2\n", encoding="utf-8")
+    git(root, "add", "--", "other.py")
+    (root / "notes.txt").write_text("notes\nmore, unstaged\n", encoding="utf-8")
+    (root / "scratch.txt").write_text("untracked\n", encoding="utf-8")
+    return root
+
+
+def finding(number: int = 1, **changes: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "id": number,
+        "severity": "P1",
+        "title": "mean() divides by zero on an empty list",
+        "body": "calc.py:2 divides by len(xs) without a guard.",
+        "file": "calc.py",
+        "line_start": 2,
+        "line_end": 2,
+        "confidence": 0.9,
+        "criterion": "no crash on empty input",
+        "verdict": "confirmed",
+        "evidence": "Verifier: traced mean([]) to ZeroDivisionError.",
+    }
+    return base | changes
+
+
+def verdict(of: dict[str, Any], name: str, severity: str | None = None) -> dict[str, Any]:
+    judged = of | {"verdict": name, "evidence": f"verifier says {name}"}
+    if severity is not None:
+        judged["severity"] = severity
+    return {"schema_version": "v1", "findings": [judged], "checks_run": ["calc.py read"]}
+
+
+def fix(content: str = FIXED, files: tuple[str, ...] = ("calc.py",)) -> dict[str, Any]:
+    return {
+        "edits": [{"path": "calc.py", "content": content}],
+        "output": {"files_changed": list(files), "summary": "fixed: guard", "concerns": None},
+    }
+
+
+def run(
+    pack: Pack,
+    repo: Path,
+    findings: list[dict[str, Any]],
+    script: dict[str, Any],
+    *,
+    policies: Policies | None = None,
+    answers: list[str | None] | None = None,
+) -> tuple[Session, ScriptedBackend, ScriptedPrompter]:
+    path = repo.parent / "findings.json"
+    path.write_text(json.dumps(findings), encoding="utf-8")
+    backend = ScriptedBackend(script)
+    prompter = ScriptedPrompter(answers or [])
+    session = run_fix_findings(
+        pack=pack, backend=backend, findings=path, repo=repo,
+        policies=policies or Policies(), prompter=prompter,
+    )  # fmt: skip
+    return session, backend, prompter
+
+
+def keys(backend: ScriptedBackend) -> list[str]:
+    return [call.key for call in backend.calls]
+
+
+def staged(repo: Path, name: str = "calc.py") -> str:
+    return git(repo, "show", f":{name}")
+
+
+# -- seed 002's verdict → bucket table, every row -----------------------------------------------
+
+R1_RESOLVED = ["fixer/1/round-1", "verifier/1/round-1"]
+BOTH = [*R1_RESOLVED, "fixer/1/round-2", "verifier/1/round-2"]
+CRASH: dict[str, Any] = {"fail": "crash"}
+MALFORMED: dict[str, Any] = {"fail": "malformed", "raw": "The fix looks fine to me."}
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        pytest.param((("rejected", None), None, "resolved", R1_RESOLVED), id="R1 rejected"),
+        pytest.param((("demoted", "P2"), None, "demoted", R1_RESOLVED), id="R1 demoted P2"),
+        pytest.param((("demoted", "P3"), None, "demoted", R1_RESOLVED), id="R1 demoted P3"),
+        pytest.param((("confirmed", None), ("rejected", None), "resolved", BOTH), id="R2 rej"),
+        pytest.param((("demoted", "P0"), ("rejected", None), "resolved", BOTH), id="R1 dem P0"),
+        pytest.param((("confirmed", None), ("confirmed", None), "escalated", BOTH), id="R2 conf"),
+        pytest.param((("confirmed", None), ("demoted", "P1"), "escalated", BOTH), id="R2 dem P1"),
+        pytest.param((("confirmed", None), ("demoted", "P3"), "demoted", BOTH), id="R2 dem P3"),
+        pytest.param(("crash", ("rejected", None), "resolved", BOTH), id="R1 inconclusive"),
+        pytest.param((("confirmed", None), "malformed", "escalated", BOTH), id="R2 inconclusive"),
+    ],
+)
+def test_every_row_of_the_verdict_table(pack: Pack, repo: Path, row: Any) -> None:
+    round_1, round_2, bucket, calls = row
+    work = UserWork.capture(repo)
+    target = finding()
+
+    def reply(spec: Any) -> dict[str, Any]:
+        if spec == "crash":
+            return CRASH
+        if spec == "malformed":
+            return MALFORMED
+        return {"output": verdict(target, spec[0], spec[1])}
+
+    script = {"fixer/1/round-1": fix(), "verifier/1/round-1": reply(round_1)}
+    if round_2 is not None:
+        script |= {"fixer/1/round-2": fix(BETTER), "verifier/1/round-2": reply(round_2)}
+    session, backend, _ = run(pack, repo, [target], script)
+
+    assert keys(backend) == calls
+    assert backend.unplayed() == []
+    output = session.state.output()
+    assert session.state.records[0].bucket == bucket
+    if bucket == "resolved":
+        assert output.resolved == [1]
+    elif bucket == "demoted":
+        severity = (round_2 or round_1)[1]
+        assert [(d.id, d.new_severity) for d in output.demoted] == [(1, severity)]
+        assert output.demoted[0].evidence == "verifier says demoted"
+    else:
+        [escalated] = output.escalated
+        assert escalated.id == 1
+        assert len(escalated.attempts) == 2
+        assert escalated.evidence == (
+            None if round_2 == "malformed" else f"verifier says {round_2[0]}"
+        )
+        assert escalated.staged_summary == "R2's changes to calc.py, +2/-0 lines"
+    # The fix is staged, never committed; the user's work is untouched.
+    assert staged(repo) == (BETTER if round_2 is not None else FIXED)
+    work.assert_intact(repo)
+
+
+def test_round_two_gets_round_one_context_and_the_staged_diff_is_the_artifact(
+    pack: Pack, repo: Path
+) -> None:
+    target = finding()
+    script = {
+        "fixer/1/round-1": fix(),
+        "verifier/1/round-1": {"output": verdict(target, "confirmed")},
+        "fixer/1/round-2": fix(BETTER),
+        "verifier/1/round-2": {"output": verdict(target, "rejected")},
+    }
+    _, backend, _ = run(pack, repo, [target], script)
+    fixer_r2 = backend.calls[2]
+    assert "verifier says confirmed" in fixer_r2.system_prompt  # previous_attempts
+    assert "never run `git stash`" in fixer_r2.task
+    assert "git show HEAD:<path>" in fixer_r2.task
+    assert fixer_r2.writable == ("calc.py",)
+    verifier_r1 = backend.calls[1]
+    assert "is this finding resolved?" in verifier_r1.system_prompt
+    assert "+    return sum(xs) / len(xs) if xs else 0.0" in verifier_r1.system_prompt
+    assert "other.py" not in verifier_r1.system_prompt  # the diff is scoped to the fix's files
+    assert verifier_r1.writable == ()
+
+
+# -- intake and pre-gate ------------------------------------------------------------------------
+
+
+def test_intake_ignores_everything_but_confirmed_p0_p1(pack: Pack, repo: Path) -> None:
+    work = UserWork.capture(repo)
+    findings = [
+        finding(1, severity="P2"),
+        finding(2, verdict="rejected"),
+        finding(3, verdict=None),
+        finding(4, severity="P3", verdict="demoted"),
+    ]
+    session, backend, _ = run(pack, repo, findings, {})
+    assert backend.calls == []
+    assert session.state.ignored == [1, 2, 3, 4]
+    assert session.state.output() == FixVerifyLoopOutput()
+    work.assert_intact(repo)
+    assert git(repo, "diff", "--staged", "--", "calc.py") == ""
+
+
+@pytest.mark.parametrize(
+    ("evidence", "gated"),
+    [
+        (None, True),
+        ("", True),
+        ("Orchestrator-confirmed: no verifier pass", True),
+        ("Verifier traced it", False),
+    ],
+)
+def test_the_pre_gate_runs_only_without_independent_evidence(
+    pack: Pack, repo: Path, evidence: str | None, gated: bool
+) -> None:
+    target = finding(evidence=evidence, confidence=0.3)
+    script = {
+        "verifier/1/pre-gate": {"output": verdict(target, "confirmed")},
+        "fixer/1/round-1": fix(),
+        "verifier/1/round-1": {"output": verdict(target, "rejected")},
+    }
+    _, backend, _ = run(pack, repo, [target], script)
+    expected = (["verifier/1/pre-gate"] if gated else []) + R1_RESOLVED
+    assert keys(backend) == expected
+    if gated:
+        assert "is this finding real?" in backend.calls[0].system_prompt
+        assert "return sum(xs) / len(xs)" in backend.calls[0].system_prompt  # the file context
+
+
+def test_pre_gate_rejected_drops_the_finding_without_fixing(pack: Pack, repo: Path) -> None:
+    work = UserWork.capture(repo)
+    target = finding(evidence=None)
+    script = {"verifier/1/pre-gate": {"output": verdict(target, "rejected")}}
+    session, backend, _ = run(pack, repo, [target], script)
+    assert keys(backend) == ["verifier/1/pre-gate"]
+    output = session.state.output()
+    assert [(d.id, d.reason) for d in output.dropped] == [(1, "verifier says rejected")]
+    assert (repo / "calc.py").read_text(encoding="utf-8") == BUGGY
+    work.assert_intact(repo)
+
+
+@pytest.mark.parametrize("pre_gate", ["confirmed", "demoted"])
+def test_pre_gate_still_real_goes_to_round_one(pack: Pack, repo: Path, pre_gate: str) -> None:
+    target = finding(evidence=None)
+    script = {
+        "verifier/1/pre-gate": {"output": verdict(target, pre_gate, "P3")},
+        "fixer/1/round-1": fix(),
+        "verifier/1/round-1": {"output": verdict(target, "rejected")},
+    }
+    session, backend, _ = run(pack, repo, [target], script)
+    assert keys(backend) == ["verifier/1/pre-gate", *R1_RESOLVED]
+    assert session.state.output().resolved == [1]
+
+
+def test_inconclusive_pre_gate_consumes_an_attempt(pack: Pack, repo: Path) -> None:
+    target = finding(evidence="Orchestrator-confirmed")
+    script = {
+        "verifier/1/pre-gate": {"fail": "timeout"},
+        "fixer/1/round-1": fix(),
+        "verifier/1/round-1": {"output": verdict(target, "confirmed")},
+    }
+    session, backend, _ = run(pack, repo, [target], script)
+    # Round 1 ran (as the last round): no Round 2 after a failed pre-gate plus one failed round.
+    assert keys(backend) == ["verifier/1/pre-gate", *R1_RESOLVED]
+    [escalated] = session.state.output().escalated
+    assert escalated.attempts[0].startswith("pre-gate: verifier inconclusive")
+    assert escalated.attempts[1] == "R1: fixed: guard"
+    assert escalated.staged_summary == "R1's changes to calc.py, +1/-1 lines"
+
+
+def test_findings_are_processed_one_at_a_time_in_order(pack: Pack, repo: Path) -> None:
+    first, second = finding(1), finding(2, title="second", line_start=5, line_end=5)
+    script = {
+        "fixer/1/round-1": fix(),
+        "verifier/1/round-1": {"output": verdict(first, "rejected")},
+        "fixer/2/round-1": {
+            "edits": [{"path": "calc.py", "old": "return 1", "new": "return 2"}],
+            "output": {"files_changed": ["calc.py"], "summary": "fixed: spare", "concerns": None},
+        },
+        "verifier/2/round-1": {"output": verdict(second, "rejected")},
+    }
+    policies = Policies(on_prestaged="ask")
+    session, backend, prompter = run(pack, repo, [first, second], script, policies=policies)
+    assert keys(backend) == [*R1_RESOLVED, "fixer/2/round-1", "verifier/2/round-1"]
+    assert session.state.output().resolved == [1, 2]
+    # Finding 2's Round 1 finds finding 1's staged fix in calc.py: the run's own work, not the
+    # user's, so the pre-staged check does not ask.
+    assert prompter.asked == []
+    assert staged(repo) == FIXED.replace("return 1", "return 2")
