@@ -1,0 +1,126 @@
+"""`fixloop check` as a library call: collect documents, apply generic rules and contracts.
+
+A path may be a pack root (a folder with `agents/`, `commands/` or `workflows/`; with a
+`plugin.json` the pack validation runs too), any other folder (every Markdown file below it), a
+Markdown document, or a `<stem>.contracts.yaml` sidecar (its document is checked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fixloop.contracts.document import CheckedDocument, check_document, kind_of
+from fixloop.contracts.evaluate import Evaluator
+from fixloop.contracts.language import SIDECAR_SUFFIX, Contract
+from fixloop.contracts.rules import RULES, check_rules
+from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.documents.pack import MANIFEST
+from fixloop.documents.source import load_document
+from fixloop.documents.validate import validate_pack
+from fixloop.schemas import registry
+
+PACK_FOLDERS = ("workflows", "agents", "commands")
+_SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
+
+
+@dataclass
+class CheckResult:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    documents: list[CheckedDocument] = field(default_factory=list)
+    rule_help: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def contracts(self) -> list[tuple[CheckedDocument, Contract]]:
+        return [(d, c) for d in self.documents for c in d.contracts.contracts]
+
+
+class Library:
+    """Checked documents by path, loaded once, so briefs shared by workflows parse once."""
+
+    def __init__(self, base: Path | None) -> None:
+        self.base = base
+        self.cache: dict[Path, CheckedDocument | None] = {}
+        self.failures: list[Diagnostic] = []
+
+    def get(self, path: Path) -> CheckedDocument | None:
+        key = path.resolve()
+        if key not in self.cache:
+            if not key.is_file():
+                self.cache[key] = None
+            else:
+                try:
+                    source = load_document(path, self.base)
+                except FixloopError as exc:
+                    self.failures += exc.diagnostics
+                    self.cache[key] = None
+                else:
+                    self.cache[key] = check_document(source, kind_of(path), self.base)
+        return self.cache[key]
+
+
+def is_pack(path: Path) -> bool:
+    return path.is_dir() and any((path / folder).is_dir() for folder in PACK_FOLDERS)
+
+
+def _documents(path: Path) -> Iterator[Path]:
+    if is_pack(path):
+        for folder in PACK_FOLDERS:
+            yield from sorted((path / folder).glob("*.md"))
+    elif path.is_dir():
+        for found in sorted(path.rglob("*.md")):
+            if not _SKIP_DIRS & set(found.relative_to(path).parts):
+                yield found
+    elif path.name.endswith(SIDECAR_SUFFIX):
+        yield path.with_name(path.name.removesuffix(SIDECAR_SUFFIX) + ".md")
+    else:
+        yield path
+
+
+def contract_diagnostics(document: CheckedDocument, contract: Contract, library: Library
+                         ) -> list[Diagnostic]:  # fmt: skip
+    return Evaluator(document, library.get).check(contract)
+
+
+def check_paths(paths: Sequence[Path], base: Path | None = None) -> CheckResult:
+    """Check every document under `paths`; raise FixloopError (exit 2) for a path that is not there."""
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        raise FixloopError([Diagnostic(display_path(p, base), 1, 1, "usage", "no such file or "
+                                       "directory") for p in missing])  # fmt: skip
+    library = Library(base)
+    result = CheckResult(rule_help=dict(RULES))
+    seen: set[Path] = set()
+    for path in paths:
+        if is_pack(path) and (path / MANIFEST).is_file():
+            _, found = validate_pack(path, base, known_outputs=registry.is_known)
+            result.diagnostics += found
+        for document_path in _documents(path):
+            if document_path.resolve() in seen:
+                continue
+            seen.add(document_path.resolve())
+            if not document_path.is_file():
+                result.diagnostics.append(Diagnostic(display_path(document_path, base), 1, 1,
+                                                     "usage", "no such document"))  # fmt: skip
+                continue
+            document = library.get(document_path)
+            if document is None:
+                continue
+            result.documents.append(document)
+            result.diagnostics += check_document_rules(document, library)
+    result.diagnostics += library.failures
+    for document, contract in result.contracts:
+        result.rule_help[contract.id] = contract.spec.why or f"{contract.kind} contract"
+    result.diagnostics = sorted(set(result.diagnostics))
+    return result
+
+
+def check_document_rules(document: CheckedDocument, library: Library) -> list[Diagnostic]:
+    """Generic rules plus every contract of one document."""
+    checker = document.contracts.checker
+    strict = document.kind in ("workflow", "document") or bool(checker.inputs or checker.env)
+    found = list(document.diagnostics) + check_rules(document, strict)
+    for contract in document.contracts.contracts:
+        found += contract_diagnostics(document, contract, library)
+    return found

@@ -1,0 +1,132 @@
+"""A document under check: its bash blocks parsed, placed in steps, and turned into events.
+
+Which blocks are bash, how steps are marked (`## Title {#id}` or `<step name="id">`), and which
+steps or labelled sections are "finally" (run on every path) come from the document's `checker:`
+declaration, so packs in other house styles are read without changing the checker. A bold label
+right before a fence (`**Cleanup tail:**`) names the block, and `checker.finally.labels` can make
+such a block a finally section.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fixloop.contracts.events import CommandEvent, extract
+from fixloop.contracts.language import Contracts, load_contracts
+from fixloop.contracts.syntax import Pos, Script, parse_bash
+from fixloop.diagnostics import Diagnostic
+from fixloop.documents.blocks import FencedBlock, MarkdownDocument, StepStyle, parse_markdown
+from fixloop.documents.source import SourceDocument
+
+_BOLD_LABEL = re.compile(r"^\s*(?:[-*]\s+|\d+\.\s+)?\*\*(?P<label>[^*]+?)\s*:?\s*\*\*")
+_ids = itertools.count(1)
+
+
+@dataclass
+class Unit:
+    block: FencedBlock
+    script: Script
+    step: str | None
+    label: str | None
+    finally_: bool
+    events: list[CommandEvent]
+    by_node: dict[int, list[CommandEvent]]
+
+
+@dataclass
+class CheckedDocument:
+    source: SourceDocument
+    kind: str  # workflow | agent | command | document
+    contracts: Contracts
+    markdown: MarkdownDocument
+    units: list[Unit] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def display(self) -> str:
+        return self.source.display
+
+    @property
+    def events(self) -> list[CommandEvent]:
+        return [e for u in self.units for e in u.events]
+
+    @property
+    def step_names(self) -> list[str]:
+        return [s.name for s in self.markdown.steps]
+
+    def step_line(self, name: str) -> int:
+        step = self.markdown.step(name)
+        return step.line if step else 1
+
+    @property
+    def inputs(self) -> set[str]:
+        declared = self.source.metadata.get("inputs")
+        names = set(declared) if isinstance(declared, dict) else set()
+        return names | set(self.contracts.checker.inputs)
+
+    @property
+    def outputs(self) -> set[str]:
+        declared = self.source.metadata.get("outputs")
+        return set(declared) if isinstance(declared, dict) else set()
+
+    @property
+    def agents(self) -> list[str]:
+        declared: Any = self.source.metadata.get("agents")
+        if self.kind == "command":
+            declared = (self.source.metadata.get("fixloop") or {}).get("agents")
+        return [str(a) for a in declared] if isinstance(declared, list) else []
+
+
+def _label_before(source: SourceDocument, block: FencedBlock) -> str | None:
+    lines = source.text.splitlines()
+    index = block.fence_line - 2
+    while index >= 0 and not lines[index].strip():
+        index -= 1
+    if index < 0:
+        return None
+    match = _BOLD_LABEL.match(lines[index])
+    return match["label"].strip() if match else None
+
+
+def _origin(source: SourceDocument, block: FencedBlock) -> Pos:
+    lines = source.text.splitlines()
+    row = block.content_line - 1
+    first = block.content.split("\n", 1)[0]
+    indent = 0
+    if row < len(lines) and first and lines[row].endswith(first):
+        indent = len(lines[row]) - len(first)
+    return Pos(row, indent)
+
+
+def kind_of(path: Path) -> str:
+    folder = path.parent.name
+    return {"agents": "agent", "commands": "command", "workflows": "workflow"}.get(
+        folder, "document"
+    )
+
+
+def check_document(source: SourceDocument, kind: str, base: Path | None = None
+                   ) -> CheckedDocument:  # fmt: skip
+    contracts, diagnostics = load_contracts(source, base)
+    checker = contracts.checker
+    markdown = parse_markdown(source, StepStyle(checker.steps), checker.step_tag)
+    document = CheckedDocument(source, kind, contracts, markdown, diagnostics=diagnostics)
+    shells = {s.lower() for s in checker.shell}
+    finally_steps = set(checker.finally_.steps)
+    finally_labels = {label.lower() for label in checker.finally_.labels}
+    for index, block in enumerate(markdown.blocks):
+        if block.lang not in shells and not ("" in shells and not block.info.strip()):
+            continue
+        script = parse_bash(block.content, _origin(source, block))
+        label = _label_before(source, block)
+        finally_ = block.step in finally_steps or (
+            label is not None and label.lower().rstrip(":") in finally_labels
+        )
+        events, by_node = extract(script.body, source.display, block.step, index, finally_,
+                                  next(_ids) * 100_000)  # fmt: skip
+        document.units.append(Unit(block, script, block.step, label, finally_, events, by_node))
+    return document

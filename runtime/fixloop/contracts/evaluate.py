@@ -1,0 +1,307 @@
+"""Judging contracts: select the events in scope, run the path analysis, report violations.
+
+A violation is reported where a reader has to act: at the command that runs too early or outside
+its guard, at the command whose path can end without its cleanup, at the surplus occurrence; and
+for a command that is missing, at the heading of the step that should hold it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from fixloop.contracts.document import CheckedDocument, Unit
+from fixloop.contracts.events import CommandEvent
+from fixloop.contracts.flow import Flow, FlowResult, World
+from fixloop.contracts.flow import Unit as FlowUnit
+from fixloop.contracts.language import Contract, Operand, ScopeSpec
+from fixloop.contracts.patterns import Pattern, matches
+from fixloop.diagnostics import Diagnostic
+
+Lookup = Callable[[Path], CheckedDocument | None]
+_VAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@dataclass
+class Scope:
+    parts: list[tuple[CheckedDocument, list[Unit]]]
+    anchor: tuple[str, int]
+    what: str
+
+    @property
+    def events(self) -> list[CommandEvent]:
+        return [e for _, units in self.parts for u in units for e in u.events]
+
+
+def static_values(document: CheckedDocument) -> dict[str, str]:
+    """Variables assigned one value, once or always the same, without command substitution."""
+    seen: dict[str, set[str]] = {}
+    for unit in document.units:
+        for event in unit.events:
+            for assign in event.command.assigns:
+                if assign.value is not None:
+                    seen.setdefault(assign.name, set()).add(assign.value.shape)
+        for node in _assign_only(unit):
+            for assign in node:
+                seen.setdefault(assign[0], set()).add(assign[1])
+    return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1 and "$(" not in next(iter(v))}
+
+
+def _assign_only(unit: Unit) -> list[list[tuple[str, str]]]:
+    from fixloop.contracts.events import iter_commands
+
+    found = []
+    for command in iter_commands(unit.script.body):
+        if not command.words:
+            found.append([(a.name, a.value.shape) for a in command.assigns if a.value is not None])
+    return found
+
+
+def forms_for(document: CheckedDocument) -> Callable[[str], Sequence[str]]:
+    values = static_values(document)
+
+    @cache
+    def forms(shape: str) -> tuple[str, ...]:
+        resolved = shape
+        for _ in range(4):
+            nxt = _VAR.sub(lambda m: values.get(m[1], m[0]), resolved)
+            if nxt == resolved:
+                break
+            resolved = nxt
+        return (shape,) if resolved == shape else (shape, resolved)
+
+    return forms
+
+
+class Evaluator:
+    def __init__(self, document: CheckedDocument, lookup: Lookup) -> None:
+        self.document = document
+        self.lookup = lookup
+        self.forms = {id(document): forms_for(document)}
+
+    def _forms(self, document: CheckedDocument) -> Callable[[str], Sequence[str]]:
+        if id(document) not in self.forms:
+            self.forms[id(document)] = forms_for(document)
+        return self.forms[id(document)]
+
+    def matching(self, contract: Contract, operand: Operand, scope: Scope) -> list[CommandEvent]:
+        patterns = contract.patterns(operand)
+        found = []
+        for document, units in scope.parts:
+            forms = self._forms(document)
+            for unit in units:
+                for event in unit.events:
+                    if any(_matches(p, event, forms) for p in patterns):
+                        found.append(event)
+        return found
+
+    # -- scope --------------------------------------------------------------------------------
+
+    def scope(self, contract: Contract) -> tuple[Scope, list[Diagnostic]]:
+        doc = self.document
+        spec = contract.spec.scope
+        problems: list[Diagnostic] = []
+        if spec == "document":
+            return Scope([(doc, doc.units)], (doc.display, _first_line(doc)), "the document"), []
+        if spec == "briefs":
+            parts = [(doc, [u for u in doc.units if "brief" in u.block.info.split()])]
+            for path in self._brief_paths():
+                other = self.lookup(path)
+                if other is None:
+                    problems.append(self._problem(contract, f"brief document {path} not found"))
+                else:
+                    parts.append((other, other.units))
+            return Scope(parts, (doc.display, doc.source.line_of("agents")), "the briefs"), problems
+        assert isinstance(spec, ScopeSpec)
+        if spec.agents is not None:
+            parts = []
+            for name in spec.agents:
+                other = self.lookup(doc.source.path.parent.parent / "agents" / f"{name}.md")
+                if other is None:
+                    problems.append(self._problem(contract, f"no agent document {name!r}"))
+                else:
+                    parts.append((other, other.units))
+            return Scope(parts, (doc.display, 1), f"agents {', '.join(spec.agents)}"), problems
+        named = [spec.step] if spec.step else (spec.steps or spec.except_steps or [])
+        unknown = [n for n in named if n not in doc.step_names]
+        for name in unknown:
+            problems.append(self._problem(contract, f"no step {name!r} in {doc.display} "
+                                                    f"(steps: {', '.join(doc.step_names)})"))  # fmt: skip
+        if spec.except_steps is not None:
+            units = [u for u in doc.units if u.step not in spec.except_steps]
+            anchor = _first_line(doc)
+            what = f"the document except step(s) {', '.join(spec.except_steps)}"
+        else:
+            units = [u for u in doc.units if u.step in named]
+            anchor = doc.step_line(named[0]) if named and not unknown else 1
+            what = f"step {', '.join(named)}"
+        return Scope([(doc, units)], (doc.display, anchor), what), problems
+
+    def _brief_paths(self) -> list[Path]:
+        doc = self.document
+        agents_dir = doc.source.path.parent.parent / "agents"
+        paths = [agents_dir / f"{name}.md" for name in doc.agents]
+        paths += [(doc.source.path.parent / rel).resolve() for rel in doc.contracts.checker.briefs]
+        return paths
+
+    def _problem(self, contract: Contract, message: str) -> Diagnostic:
+        return Diagnostic(contract.origin, contract.line, 1, "contract-scope",
+                          f"{contract.id}: {message}")  # fmt: skip
+
+    # -- judging ------------------------------------------------------------------------------
+
+    def check(self, contract: Contract) -> list[Diagnostic]:
+        scope, problems = self.scope(contract)
+        if problems:
+            return problems
+        kind = contract.kind
+        judge = {
+            "forbidden": self._forbidden, "required": self._required, "count": self._count,
+            "order": self._order, "guarded": self._guarded, "cleanup": self._cleanup,
+        }[kind]  # fmt: skip
+        return sorted(set(judge(contract, scope)))
+
+    def _at(self, contract: Contract, event: CommandEvent, message: str) -> Diagnostic:
+        why = f" ({contract.spec.why})" if contract.spec.why else ""
+        return Diagnostic(event.path, event.line, event.col, contract.id, message + why)
+
+    def _missing(self, contract: Contract, scope: Scope, operand: Operand) -> Diagnostic:
+        path, line = scope.anchor
+        return Diagnostic(path, line, 1, contract.id,
+                          f"no `{contract.label(operand)}` in {scope.what} "
+                          f"(contract declared at {contract.origin}:{contract.line})")  # fmt: skip
+
+    def _forbidden(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
+        operand = contract.spec.forbidden
+        assert operand is not None
+        return [
+            self._at(contract, e, f"`{e.text()}` is forbidden in {scope.what}")
+            for e in self.matching(contract, operand, scope)
+        ]
+
+    def _required(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
+        operand = contract.spec.required
+        assert operand is not None
+        items = [operand] if isinstance(operand, str) else operand
+        return [
+            self._missing(contract, scope, item)
+            for item in items
+            if not self.matching(contract, item, scope)
+        ]
+
+    def _count(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
+        spec = contract.spec
+        assert spec.count is not None
+        found = self.matching(contract, spec.count, scope)
+        low = spec.exactly if spec.exactly is not None else (spec.at_least or 0)
+        high = spec.exactly if spec.exactly is not None else spec.at_most
+        label = contract.label(spec.count)
+        if len(found) < low:
+            if not found:
+                return [self._missing(contract, scope, spec.count)]
+            return [self._at(contract, found[-1], f"`{label}` appears {len(found)} time(s) in "
+                                                  f"{scope.what}; expected at least {low}")]  # fmt: skip
+        if high is not None and len(found) > high:
+            return [self._at(contract, e, f"`{label}` appears {len(found)} times in {scope.what};"
+                                          f" expected at most {high}") for e in found[high:]]  # fmt: skip
+        return []
+
+    def _flow(self, contract: Contract, scope: Scope, names: dict[str, Operand]
+              ) -> tuple[list[FlowResult], dict[str, list[CommandEvent]]]:  # fmt: skip
+        found = {name: self.matching(contract, operand, scope) for name, operand in names.items()}
+        labels: dict[int, list[str]] = {}
+        for name, events in found.items():
+            for event in events:
+                labels.setdefault(event.id, []).append(name)
+        results = []
+        for _document, units in scope.parts:
+            watched = {
+                node_id: [(e, labels.get(e.id, [])) for e in events]
+                for unit in units
+                for node_id, events in unit.by_node.items()
+                if any(e.id in labels for e in events)
+            }
+            flow = Flow(watched)
+            results.append(flow.run([FlowUnit(u.script.body, u.finally_) for u in units]))
+        return results, found
+
+    def _order(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
+        steps = contract.spec.order or []
+        problems: list[Diagnostic] = []
+        for first, then in zip(steps, steps[1:], strict=False):
+            results, found = self._flow(contract, scope, {"A": first, "B": then})
+            if not found["A"] or not found["B"]:
+                problems += [self._missing(contract, scope, op)
+                             for op, key in ((first, "A"), (then, "B")) if not found[key]]  # fmt: skip
+                continue
+            if not contract.spec.strict:
+                for event in found["A"]:
+                    if _any_world(results, event, lambda w: w.mark("B") is not None):
+                        problems.append(self._at(contract, event,
+                                                 f"`{event.text()}` can run after "
+                                                 f"`{contract.label(then)}`"))  # fmt: skip
+                continue
+            for event in found["B"]:
+                if _any_world(results, event, lambda w: w.mark("A") is None):
+                    problems.append(self._at(contract, event,
+                                             f"`{event.text()}` can run before "
+                                             f"`{contract.label(first)}`"))  # fmt: skip
+        return problems
+
+    def _guarded(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
+        spec = contract.spec
+        assert spec.guarded is not None and spec.by is not None
+        wanted = "fail" if spec.when == "failure" else "ok"
+        results, found = self._flow(contract, scope, {"A": spec.by, "B": spec.guarded})
+        if not found["B"]:
+            return [self._missing(contract, scope, spec.guarded)]
+        outcome = "failed" if wanted == "fail" else "succeeded"
+        problems = []
+        for event in found["B"]:
+            bad = _any_world(results, event, lambda w: (w.mark("A") or ("", "", 0))[1] != wanted)
+            if bad or not found["A"]:
+                problems.append(self._at(contract, event,
+                                         f"`{event.text()}` can run when `{contract.label(spec.by)}`"
+                                         f" has not {outcome}"))  # fmt: skip
+        return problems
+
+    def _cleanup(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
+        spec = contract.spec
+        assert spec.cleanup is not None and spec.after is not None
+        results, found = self._flow(contract, scope, {"A": spec.after, "E": spec.cleanup})
+        missing = [op for op, key in ((spec.after, "A"), (spec.cleanup, "E")) if not found[key]]
+        if missing:
+            return [self._missing(contract, scope, op) for op in missing]
+        when = {"success": "ok", "failure": "fail"}.get(spec.when or "always")
+
+        def pending(world: World) -> int | None:
+            mark = world.mark("A")
+            if mark is None or (when is not None and mark[1] != when):
+                return None
+            return None if world.ran_after("E", "A") else mark[2]
+
+        by_id = {e.id: e for e in found["A"]}
+        culprits: set[int] = set()
+        for result in results:
+            culprits |= {p for w in result.ends if (p := pending(w)) is not None}
+            for event in found["A"]:
+                culprits |= {p for w in result.before.get(event.id, ()) if (p := pending(w))}
+        label = contract.label(spec.cleanup)
+        return [self._at(contract, by_id[c], f"a path after `{by_id[c].text()}` ends without "
+                                             f"`{label}`") for c in culprits if c in by_id]  # fmt: skip
+
+
+def _matches(pattern: Pattern, event: CommandEvent, forms: Callable[[str], Sequence[str]]) -> bool:
+    return matches(pattern, event.shapes, forms)
+
+
+def _any_world(results: list[FlowResult], event: CommandEvent, test: Callable[[World], bool]
+               ) -> bool:  # fmt: skip
+    return any(test(w) for r in results for w in r.before.get(event.id, ()))
+
+
+def _first_line(document: CheckedDocument) -> int:
+    return document.source.body_line

@@ -1,0 +1,286 @@
+"""The contract language: what a document promises about the commands it runs, declared in YAML.
+
+Contracts live in the document's frontmatter (`contracts:` and `checker:`), in a sidecar file next
+to it (`<stem>.contracts.yaml`, with `checker:`, `commands:` and `contracts:`), or both; the two are
+merged. Each contract has an `id` and exactly one kind:
+
+    order:     [A, B, …]       every B runs only after A has run, on every path (and so on);
+                               `strict: false`: only "A never runs after B" (A may not run)
+    count:     A               with exactly / at_most / at_least: N  (occurrences in the text)
+    guarded:   B   by: A       B runs only when A succeeded (`when: failure`: only when it failed)
+    forbidden: [A, …]          none of these commands appears
+    required:  [A, …]          each of these commands appears
+    cleanup:   E   after: A    once A ran, E runs before the run ends, on every path
+                               (`when: success|failure` narrows it to A's outcome)
+
+`in:` narrows where a contract looks: `document` (default), `briefs` (the bash the document hands
+to the agents it dispatches), `{step: id}`, `{steps: [...]}`, `{except_steps: [...]}`,
+`{agents: [...]}`. A, B, E are command patterns (see patterns.py) or names defined under
+`commands:`; a list means "any of these". See docs/contracts.md.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from fixloop.contracts.patterns import Pattern, PatternError, parse_pattern
+from fixloop.diagnostics import Diagnostic, display_path
+from fixloop.documents.source import SourceDocument
+
+KINDS = ("order", "count", "guarded", "forbidden", "required", "cleanup")
+SIDECAR_SUFFIX = ".contracts.yaml"
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+Operand = str | list[str]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class ScopeSpec(_Strict):
+    step: str | None = None
+    steps: list[str] | None = None
+    except_steps: list[str] | None = None
+    agents: list[str] | None = None
+
+
+class FinallySpec(_Strict):
+    steps: list[str] = Field(default_factory=lambda: ["cleanup"])
+    labels: list[str] = Field(default_factory=list)
+
+
+class CheckerSpec(_Strict):
+    steps: Literal["heading", "xml"] = "heading"
+    step_tag: str = "step"
+    finally_: FinallySpec = Field(default_factory=FinallySpec, alias="finally")
+    inputs: list[str] = Field(default_factory=list)
+    env: list[str] = Field(default_factory=list)
+    briefs: list[str] = Field(default_factory=list)
+    shell: list[str] = Field(default_factory=lambda: ["bash", "sh", "shell", "zsh"])
+    commands: dict[str, Operand] = Field(default_factory=dict)
+
+
+class ContractSpec(_Strict):
+    id: Annotated[str, Field(min_length=1)]
+    why: str = ""
+    scope: Literal["document", "briefs"] | ScopeSpec = Field("document", alias="in")
+    order: list[Operand] | None = None
+    count: Operand | None = None
+    exactly: int | None = Field(default=None, ge=0)
+    at_most: int | None = Field(default=None, ge=0)
+    at_least: int | None = Field(default=None, ge=0)
+    guarded: Operand | None = None
+    by: Operand | None = None
+    when: Literal["always", "success", "failure"] | None = None
+    strict: bool = True  # order: B needs A to have run; False: only "A never runs after B"
+    forbidden: Operand | None = None
+    required: Operand | None = None
+    cleanup: Operand | None = None
+    after: Operand | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ContractSpec:
+        if not _ID.match(self.id):
+            raise ValueError("id must be kebab-case: lower-case letters, digits and '-'")
+        kinds = [k for k in KINDS if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            found = ", ".join(kinds) or "none"
+            raise ValueError(f"a contract has exactly one of {', '.join(KINDS)} (found: {found})")
+        kind = kinds[0]
+        bounds = [b for b in ("exactly", "at_most", "at_least") if getattr(self, b) is not None]
+        if (kind == "count") != bool(bounds):
+            raise ValueError("count takes exactly, at_most or at_least (and only count does)")
+        if (kind == "guarded") != (self.by is not None):
+            raise ValueError("guarded needs by: (and only guarded takes it)")
+        if (kind == "cleanup") != (self.after is not None):
+            raise ValueError("cleanup needs after: (and only cleanup takes it)")
+        if kind == "order" and self.order is not None and len(self.order) < 2:
+            raise ValueError("order needs at least two commands")
+        if not self.strict and kind != "order":
+            raise ValueError("strict: applies to order only")
+        if self.when is not None and kind not in ("guarded", "cleanup"):
+            raise ValueError("when: applies to guarded and cleanup only")
+        if kind == "guarded" and self.when == "always":
+            raise ValueError("guarded takes when: success or failure")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(k for k in KINDS if getattr(self, k) is not None)
+
+
+class ContractFile(_Strict):
+    checker: CheckerSpec = Field(default_factory=CheckerSpec)
+    commands: dict[str, Operand] = Field(default_factory=dict)
+    contracts: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Contract:
+    """A validated contract with where it was declared and its patterns resolved."""
+
+    def __init__(self, spec: ContractSpec, origin: str, line: int,
+                 commands: dict[str, Operand]) -> None:  # fmt: skip
+        self.spec = spec
+        self.origin = origin
+        self.line = line
+        self.commands = commands
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    def patterns(self, operand: Operand) -> list[Pattern]:
+        """An operand's patterns; a name defined under `commands:` expands to its patterns."""
+        items = [operand] if isinstance(operand, str) else operand
+        found: list[Pattern] = []
+        for item in items:
+            expanded = self.commands.get(item)
+            if expanded is not None:
+                found += self.patterns(expanded)
+            else:
+                found.append(parse_pattern(item))
+        return found
+
+    def label(self, operand: Operand) -> str:
+        items = [operand] if isinstance(operand, str) else operand
+        return " | ".join(items)
+
+
+class Contracts:
+    """Everything a document declares for the checker: how to read it, and what it promises."""
+
+    def __init__(self, checker: CheckerSpec, contracts: list[Contract], origins: list[str]):
+        self.checker = checker
+        self.contracts = contracts
+        self.origins = origins
+
+
+def sidecar_of(path: Path) -> Path:
+    return path.with_name(path.stem + SIDECAR_SUFFIX)
+
+
+def _key_lines(node: yaml.Node | None, prefix: tuple[Any, ...], out: dict[tuple[Any, ...], int]
+               ) -> None:  # fmt: skip
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            path = (*prefix, str(key.value))
+            out[path] = key.start_mark.line + 1
+            _key_lines(value, path, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            path = (*prefix, index)
+            out[path] = item.start_mark.line + 1
+            _key_lines(item, path, out)
+
+
+def _line(lines: dict[tuple[Any, ...], int], *keys: Any) -> int:
+    path = tuple(keys)
+    while path:
+        if path in lines:
+            return lines[path]
+        path = path[:-1]
+    return 1
+
+
+def _errors(exc: ValidationError, shown: str, lines: dict[tuple[Any, ...], int],
+            prefix: tuple[Any, ...]) -> list[Diagnostic]:  # fmt: skip
+    found = []
+    for error in exc.errors():
+        loc = (*prefix, *error["loc"])
+        where = ".".join(str(p) for p in loc) or "(top level)"
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        found.append(Diagnostic(shown, _line(lines, *loc), 1, "contract-spec",
+                                f"{where}: {message}"))  # fmt: skip
+    return found
+
+
+def load_contracts(source: SourceDocument, base: Path | None = None
+                   ) -> tuple[Contracts, list[Diagnostic]]:  # fmt: skip
+    """Merge the frontmatter and sidecar declarations of `source`; problems become diagnostics."""
+    diagnostics: list[Diagnostic] = []
+    layers: list[tuple[str, dict[str, Any], dict[tuple[Any, ...], int], tuple[Any, ...]]] = []
+    meta = source.metadata
+    front = {k: meta[k] for k in ("contracts", "checker") if k in meta}
+    if front:
+        front_lines = {k: v for k, v in source.key_lines.items()}
+        layers.append((source.display, front, front_lines, ()))
+    sidecar = sidecar_of(source.path)
+    if sidecar.is_file():
+        shown = display_path(sidecar, base)
+        text = sidecar.read_text(encoding="utf-8")
+        try:
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark else 1
+            diagnostics.append(Diagnostic(shown, line, 1, "contract-spec", f"invalid YAML: {exc}"))
+            data, node = {}, None
+        if not isinstance(data, dict):
+            diagnostics.append(Diagnostic(shown, 1, 1, "contract-spec", "expected a mapping"))
+            data = {}
+        lines: dict[tuple[Any, ...], int] = {}
+        _key_lines(node, (), lines)
+        layers.append((shown, data, lines, ()))
+    checker_data: dict[str, Any] = {}
+    commands: dict[str, Operand] = {}
+    raw: list[tuple[str, dict[tuple[Any, ...], int], int, Any]] = []
+    for shown, data, lines, prefix in layers:
+        try:
+            parsed = ContractFile.model_validate(data)
+        except ValidationError as exc:
+            diagnostics += _errors(exc, shown, lines, prefix)
+            continue
+        checker_data.update(data.get("checker") or {})
+        commands.update(parsed.commands)
+        commands.update(parsed.checker.commands)
+        raw += [(shown, lines, i, item) for i, item in enumerate(parsed.contracts)]
+    try:
+        checker = CheckerSpec.model_validate(checker_data)
+    except ValidationError as exc:
+        diagnostics += _errors(exc, layers[-1][0], layers[-1][2], ("checker",))
+        checker = CheckerSpec()
+    contracts: list[Contract] = []
+    seen: dict[str, str] = {}
+    for shown, lines, index, item in raw:
+        line = _line(lines, "contracts", index)
+        try:
+            spec = ContractSpec.model_validate(item)
+        except ValidationError as exc:
+            diagnostics += _errors(exc, shown, lines, ("contracts", index))
+            continue
+        if spec.id in seen:
+            diagnostics.append(Diagnostic(shown, line, 1, "contract-spec",
+                                          f"duplicate contract id {spec.id!r} "
+                                          f"(first in {seen[spec.id]})"))  # fmt: skip
+            continue
+        contract = Contract(spec, shown, line, commands)
+        try:
+            for operand in _operands(spec):
+                contract.patterns(operand)
+        except PatternError as exc:
+            diagnostics.append(Diagnostic(shown, line, 1, "contract-spec", str(exc)))
+            continue
+        seen[spec.id] = f"{shown}:{line}"
+        contracts.append(contract)
+    return Contracts(checker, contracts, [layer[0] for layer in layers]), diagnostics
+
+
+def _operands(spec: ContractSpec) -> list[Operand]:
+    found: list[Operand] = []
+    for key in ("count", "guarded", "by", "forbidden", "required", "cleanup", "after"):
+        value = getattr(spec, key)
+        if value is not None:
+            found.append(value)
+    found += spec.order or []
+    return found

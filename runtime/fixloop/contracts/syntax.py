@@ -1,0 +1,601 @@
+"""Bash source → a small syntax tree of commands and control structures, with exact positions.
+
+Why tree-sitter-bash and not bashlex: tree-sitter-bash covers the grammar the documents use
+(`if/elif/else`, `case`, `&&`/`||`, `!`, loops including `until` and C-style `for`, functions,
+subshells, `[[ … ]]`, `((…))`, heredocs with their bodies, `$(…)`, process substitution,
+redirections with file descriptors); it gives every node a (row, byte column) so a diagnostic can
+name the exact character; and it recovers from errors, so one broken line marks an ERROR node
+instead of losing the whole block. bashlex has no error recovery (one typo loses the block), no
+`case`/`select`/C-style `for` support, and reports only character offsets into the whole text.
+
+The tree built here is deliberately tiny: `Command` (argv words, prefix assignments, redirections,
+and the parsed handler of a `trap`), `Seq`, `AndOr`, `Not`, `Pipeline`, `If`, `Loop`, `Case`,
+`Function`, `Subshell`, `Arith` and `Broken`. Everything downstream (events, path analysis, generic
+rules) walks this tree, never tree-sitter nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+
+@dataclass(frozen=True)
+class Pos:
+    """0-based row and character column inside the parsed text."""
+
+    row: int
+    col: int
+
+
+@dataclass(frozen=True)
+class Read:
+    """A variable expansion: `$name`, `${name…}`."""
+
+    name: str
+    pos: Pos
+    quoted: bool
+    defaulted: bool  # `${x:-…}`, `${x:?…}`, `${x:=…}`: never silently empty
+    whole: bool  # the expansion is the entire word (`"$x"` or `$x`)
+
+
+@dataclass
+class Word:
+    text: str  # source text as written
+    shape: str  # quotes removed, `${x}` → `$x`, `$(…)` kept as `$(…)`
+    pos: Pos
+    reads: list[Read] = field(default_factory=list)
+    subs: list[Node_] = field(default_factory=list)  # command substitutions, parsed
+    literal: str | None = None  # the value when the word has no expansion at all
+    quoted: bool = False  # at least partly quoted
+    expands: bool = False  # contains any `$…` expansion or substitution
+
+
+@dataclass
+class Assign:
+    name: str
+    value: Word | None
+    pos: Pos
+    kind: str = "plain"  # plain | local | export | declare | readonly
+
+
+@dataclass
+class Redirect:
+    op: str  # `>`, `>>`, `<`, `<<`, `<<<`, `&>`, `>&` …
+    target: Word | None
+    fd: str | None
+    body: Word | None = None  # heredoc body; `reads` empty when the delimiter is quoted
+
+
+@dataclass
+class Node_:
+    pos: Pos
+    redirects: list[Redirect] = field(default_factory=list, kw_only=True)
+
+
+@dataclass
+class Command(Node_):
+    words: list[Word] = field(default_factory=list)
+    assigns: list[Assign] = field(default_factory=list)
+    exported: list[str] = field(default_factory=list)  # `export NAME` without a value
+    trap: Seq | None = None  # parsed handler of `trap '…' EXIT|ERR|…`
+    trap_signals: tuple[str, ...] = ()
+
+
+@dataclass
+class Seq(Node_):
+    items: list[Node_] = field(default_factory=list)
+
+
+@dataclass
+class AndOr(Node_):
+    left: Node_ | None = None
+    op: str = "&&"
+    right: Node_ | None = None
+
+
+@dataclass
+class Not(Node_):
+    body: Node_ | None = None
+
+
+@dataclass
+class Pipeline(Node_):
+    items: list[Node_] = field(default_factory=list)
+
+
+@dataclass
+class If(Node_):
+    clauses: list[tuple[Seq, Seq]] = field(default_factory=list)
+    orelse: Seq | None = None
+
+
+@dataclass
+class Loop(Node_):
+    kind: str = "for"  # for | while | until | select | cfor
+    var: str | None = None
+    words: list[Word] | None = None  # `for x in WORDS`; None means "$@"
+    cond: Seq | None = None
+    body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
+
+
+@dataclass
+class Case(Node_):
+    subject: Word | None = None
+    arms: list[Seq] = field(default_factory=list)
+
+
+@dataclass
+class Function(Node_):
+    name: str = ""
+    body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
+
+
+@dataclass
+class Subshell(Node_):
+    body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
+
+
+@dataclass
+class Arith(Node_):
+    """`(( … ))` as a command (not `$(( … ))`)."""
+
+    text: str = ""
+    increments: bool = False  # `n++` / `n--` / `++n`: status 1 when the value is 0
+    reads: list[Read] = field(default_factory=list)
+
+
+@dataclass
+class Broken(Node_):
+    """A stretch tree-sitter could not parse."""
+
+    text: str = ""
+    missing: str | None = None
+
+
+@dataclass
+class Script:
+    body: Seq
+    errors: list[Broken]
+
+
+@cache
+def _parser() -> Parser:
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+_DECLARATIONS = {"local", "export", "declare", "readonly", "typeset"}
+_STATEMENT_TYPES = {
+    "command", "pipeline", "list", "negated_command", "redirected_statement", "subshell",
+    "compound_statement", "if_statement", "while_statement", "for_statement",
+    "c_style_for_statement", "case_statement", "function_definition", "variable_assignment",
+    "variable_assignments", "declaration_command", "unset_command", "test_command", "ERROR",
+}  # fmt: skip
+
+
+class _Builder:
+    def __init__(self, source: bytes, origin: Pos) -> None:
+        self.source = source
+        self.lines = source.split(b"\n")
+        self.origin = origin
+        self.errors: list[Broken] = []
+
+    def pos(self, node: Node) -> Pos:
+        row, byte_col = node.start_point
+        line = self.lines[row] if row < len(self.lines) else b""
+        col = len(line[:byte_col].decode("utf-8", "replace"))
+        if row == 0:
+            return Pos(self.origin.row, self.origin.col + col)
+        return Pos(self.origin.row + row, col)
+
+    def text(self, node: Node) -> str:
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    # -- statements ---------------------------------------------------------------------------
+
+    def seq(self, nodes: list[Node], at: Node) -> Seq:
+        items = [self.statement(n) for n in nodes if n.is_named and n.type != "comment"]
+        return Seq(self.pos(at), items=[i for i in items if i is not None])
+
+    def statement(self, node: Node) -> Node_ | None:  # noqa: PLR0912
+        kind = node.type
+        at = self.pos(node)
+        if kind == "command":
+            return self.command(node)
+        if kind in ("variable_assignment", "variable_assignments"):
+            return Command(at, assigns=self.assignments(node, "plain"))
+        if kind in ("declaration_command", "unset_command"):
+            return self.declaration(node)
+        if kind == "test_command":
+            return self.test(node)
+        if kind == "redirected_statement":
+            return self.redirected(node)
+        if kind == "list":
+            return self.andor(node)
+        if kind == "negated_command":
+            inner = [c for c in node.named_children if c.type != "comment"]
+            return Not(at, body=self.statement(inner[0]) if inner else None)
+        if kind == "pipeline":
+            return Pipeline(at, items=self.flat_pipeline(node))
+        if kind == "subshell":
+            return Subshell(at, body=self.seq(list(node.named_children), node))
+        if kind == "compound_statement":
+            if node.children and node.children[0].type == "((":
+                return self.arith(node)
+            return self.seq(list(node.named_children), node)
+        if kind == "if_statement":
+            return self.if_(node)
+        if kind in ("while_statement", "for_statement", "c_style_for_statement"):
+            return self.loop(node)
+        if kind == "case_statement":
+            return self.case(node)
+        if kind == "function_definition":
+            name = node.child_by_field_name("name")
+            body = node.child_by_field_name("body")
+            return Function(
+                at,
+                name=self.text(name) if name else "",
+                body=self.as_seq(self.statement(body)) if body else Seq(at),
+            )
+        if kind == "ERROR":
+            # Error recovery: keep the statements tree-sitter still recognised inside the error.
+            return self.seq(list(node.named_children), node)
+        return None
+
+    @staticmethod
+    def as_seq(node: Node_ | None) -> Seq:
+        if isinstance(node, Seq):
+            return node
+        return Seq(node.pos if node else Pos(0, 0), items=[node] if node else [])
+
+    def flat_pipeline(self, node: Node) -> list[Node_]:
+        items: list[Node_] = []
+        for child in node.named_children:
+            if child.type == "pipeline":
+                items += self.flat_pipeline(child)
+            elif child.type != "comment":
+                built = self.statement(child)
+                if built is not None:
+                    items.append(built)
+        return items
+
+    def andor(self, node: Node) -> Node_:
+        left = node.child_by_field_name("left") or node.named_children[0]
+        right = node.child_by_field_name("right") or node.named_children[-1]
+        operator = next((c.type for c in node.children if c.type in ("&&", "||")), "&&")
+        return AndOr(
+            self.pos(node), left=self.statement(left), op=operator, right=self.statement(right)
+        )
+
+    def redirected(self, node: Node) -> Node_ | None:
+        body_node = node.child_by_field_name("body")
+        body = self.statement(body_node) if body_node else Command(self.pos(node))
+        if body is None:
+            return None
+        tail: tuple[str, Node_] | None = None
+        for child in node.children:
+            if child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                redirect, extra = self.redirect(child)
+                body.redirects.append(redirect)
+                tail = extra or tail
+        if tail is None:
+            return body
+        # `cat <<EOF | node …` and `cat <<EOF && x`: tree-sitter hangs the rest of the pipeline
+        # or list inside the heredoc redirect; put it back where bash runs it.
+        op, rest = tail
+        if op == "|":
+            more = rest.items if isinstance(rest, Pipeline) else [rest]
+            return Pipeline(body.pos, items=[body, *more])
+        return AndOr(body.pos, left=body, op=op, right=rest)
+
+    def redirect(self, node: Node) -> tuple[Redirect, tuple[str, Node_] | None]:
+        fd_node = node.child_by_field_name("descriptor")
+        fd = self.text(fd_node) if fd_node else None
+        if node.type == "heredoc_redirect":
+            start = next((c for c in node.children if c.type == "heredoc_start"), None)
+            body_node = next((c for c in node.children if c.type == "heredoc_body"), None)
+            delimiter = self.text(start) if start else ""
+            quoted = any(q in delimiter for q in "'\"\\")
+            body = None
+            if body_node is not None:
+                body = Word(self.text(body_node), self.text(body_node), self.pos(body_node))
+                if not quoted:
+                    self.collect(body_node, body, quoted=True)
+            extra: tuple[str, Node_] | None = None
+            for child in node.children:
+                if child.type in ("&&", "||"):
+                    right = node.child_by_field_name("right")
+                    built = self.statement(right) if right else None
+                    if built is not None:
+                        extra = (child.type, built)
+                elif child.type == "pipeline":
+                    extra = ("|", Pipeline(self.pos(child), items=self.flat_pipeline(child)))
+                elif child.type in _STATEMENT_TYPES and child.type != "ERROR":
+                    built = self.statement(child)
+                    if built is not None:
+                        extra = ("|", built)
+            op = next((c.type for c in node.children if c.type in ("<<", "<<-")), "<<")
+            return Redirect(op, None, fd, body), extra
+        op = next((c.type for c in node.children if not c.is_named), ">")
+        dest = node.child_by_field_name("destination")
+        target = self.word(dest) if dest else None
+        return Redirect(op, target, fd), None
+
+    def command(self, node: Node) -> Command:
+        command = Command(self.pos(node))
+        for child in node.children:
+            if child.type == "variable_assignment":
+                command.assigns += self.assignments(child, "plain")
+            elif child.type == "command_name":
+                command.words.append(self.word(child.named_children[0] if child.named_children
+                                               else child))  # fmt: skip
+            elif child.is_named and child.type not in ("comment", "file_redirect"):
+                if node.field_name_for_child(node.children.index(child)) == "argument":
+                    command.words.append(self.word(child))
+            elif child.type == "file_redirect":
+                command.redirects.append(self.redirect(child)[0])
+        self.parse_trap(command)
+        return command
+
+    def parse_trap(self, command: Command) -> None:
+        if not command.words or command.words[0].literal != "trap" or len(command.words) < 3:
+            return
+        handler = command.words[1]
+        if handler.literal is None or handler.literal.startswith("-"):
+            return
+        command.trap_signals = tuple(w.shape for w in command.words[2:])
+        inner_origin = Pos(handler.pos.row, handler.pos.col + (1 if handler.quoted else 0))
+        command.trap = parse_bash(handler.literal, inner_origin).body
+
+    def declaration(self, node: Node) -> Command:
+        keyword = node.children[0].type if node.children else "declare"
+        command = Command(self.pos(node), words=[Word(keyword, keyword, self.pos(node),
+                                                      literal=keyword)])  # fmt: skip
+        kind = keyword if keyword in _DECLARATIONS else "plain"
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                command.assigns += self.assignments(child, kind)
+            elif child.type == "variable_name":
+                name = self.text(child)
+                command.words.append(Word(name, name, self.pos(child), literal=name))
+                if keyword == "export":
+                    command.exported.append(name)
+                elif kind in _DECLARATIONS:
+                    command.assigns.append(Assign(name, None, self.pos(child), kind))
+            elif child.type != "comment":
+                command.words.append(self.word(child))
+        return command
+
+    def assignments(self, node: Node, kind: str) -> list[Assign]:
+        if node.type == "variable_assignments":
+            return [a for c in node.named_children for a in self.assignments(c, kind)]
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        name = self.text(name_node) if name_node else ""
+        if name_node is not None and name_node.type == "subscript":
+            inner = name_node.child_by_field_name("name")
+            name = self.text(inner) if inner else name
+        value = self.word(value_node) if value_node else None
+        return [Assign(name, value, self.pos(node), kind)]
+
+    def test(self, node: Node) -> Command:
+        opener = node.children[0] if node.children else node
+        command = Command(self.pos(node), words=[self.word(opener)])
+        for leaf in self.test_leaves(node):
+            command.words.append(self.word(leaf))
+        if node.children and node.children[-1].type in ("]", "]]"):
+            command.words.append(self.word(node.children[-1]))
+        return command
+
+    def test_leaves(self, node: Node) -> list[Node]:
+        leaves: list[Node] = []
+        for child in node.children:
+            if child.type in ("binary_expression", "unary_expression", "parenthesized_expression",
+                              "ternary_expression", "postfix_expression"):  # fmt: skip
+                leaves += self.test_leaves(child)
+            elif child.type in ("[", "[[", "]", "]]"):
+                continue
+            else:
+                leaves.append(child)
+        return leaves
+
+    def arith(self, node: Node) -> Arith:
+        arith = Arith(self.pos(node), text=self.text(node))
+        stack = list(node.children)
+        while stack:
+            child = stack.pop()
+            if child.type in ("postfix_expression", "unary_expression") and any(
+                c.type in ("++", "--") for c in child.children
+            ):
+                arith.increments = True
+            if child.type == "variable_name":
+                arith.reads.append(Read(self.text(child), self.pos(child), True, False, False))
+            stack += child.children
+        return arith
+
+    def if_(self, node: Node) -> If:
+        result = If(self.pos(node))
+        cond: list[Node] = []
+        body: list[Node] = []
+        branch = "cond"
+        for index, child in enumerate(node.children):
+            if node.field_name_for_child(index) == "condition":
+                cond.append(child)
+            elif child.type == "then":
+                branch = "body"
+            elif child.type in ("elif_clause", "else_clause"):
+                continue
+            elif child.is_named and branch == "body":
+                body.append(child)
+        result.clauses.append((self.seq(cond, node), self.seq(body, node)))
+        for child in node.named_children:
+            if child.type == "elif_clause":
+                cond, body, branch = [], [], "cond"
+                for sub in child.children:
+                    if sub.type == "then":
+                        branch = "body"
+                    elif sub.is_named:
+                        (cond if branch == "cond" else body).append(sub)
+                result.clauses.append((self.seq(cond, child), self.seq(body, child)))
+            elif child.type == "else_clause":
+                result.orelse = self.seq(list(child.named_children), child)
+        return result
+
+    def loop(self, node: Node) -> Loop:
+        at = self.pos(node)
+        body_node = node.child_by_field_name("body")
+        body = self.seq(list(body_node.named_children), body_node) if body_node else Seq(at)
+        if node.type == "for_statement":
+            var = node.child_by_field_name("variable")
+            values = [
+                self.word(c)
+                for i, c in enumerate(node.children)
+                if node.field_name_for_child(i) == "value"
+            ]
+            kind = "select" if node.children and node.children[0].type == "select" else "for"
+            has_in = any(c.type == "in" for c in node.children)
+            return Loop(at, kind=kind, var=self.text(var) if var else None,
+                        words=values if has_in else None, body=body)  # fmt: skip
+        if node.type == "c_style_for_statement":
+            return Loop(at, kind="cfor", body=body)
+        cond_nodes = [
+            c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "condition"
+        ]
+        kind = "until" if node.children and node.children[0].type == "until" else "while"
+        return Loop(at, kind=kind, cond=self.seq(cond_nodes, node), body=body)
+
+    def case(self, node: Node) -> Case:
+        value = node.child_by_field_name("value")
+        result = Case(self.pos(node), subject=self.word(value) if value else None)
+        for item in node.named_children:
+            if item.type != "case_item":
+                continue
+            stmts = [
+                c
+                for i, c in enumerate(item.children)
+                if c.is_named and item.field_name_for_child(i) != "value"
+            ]
+            result.arms.append(self.seq(stmts, item))
+        return result
+
+    # -- words --------------------------------------------------------------------------------
+
+    def word(self, node: Node) -> Word:
+        word = Word(self.text(node), "", self.pos(node))
+        word.shape = self.collect(node, word, quoted=False)
+        word.quoted = node.type in ("string", "raw_string", "ansi_c_string") or any(
+            c.type in ("string", "raw_string") for c in node.children
+        )
+        if not word.expands:
+            word.literal = word.shape
+        word.reads = [
+            Read(r.name, r.pos, r.quoted, r.defaulted, word.shape == f"${r.name}")
+            for r in word.reads
+        ]
+        return word
+
+    def collect(self, node: Node, word: Word, quoted: bool) -> str:
+        kind = node.type
+        if kind in ("simple_expansion", "expansion"):
+            word.expands = True
+            holder = next(
+                (c for c in node.named_children if c.type in ("variable_name", "subscript",
+                                                              "special_variable_name")),
+                None,
+            )  # fmt: skip
+            if holder is None:
+                return self.text(node)
+            name_node = holder
+            if holder.type == "subscript":
+                name_node = holder.child_by_field_name("name") or holder
+            name = self.text(name_node)
+            operator = node.child_by_field_name("operator")
+            op_text = self.text(operator) if operator is not None else ""
+            defaulted = op_text in (":-", ":?", ":=", "-", "?", "=")
+            length = any(c.type == "#" for c in node.children[:2])
+            if name_node.type != "special_variable_name" and not name.isdigit():
+                word.reads.append(
+                    Read(name, self.pos(name_node), quoted, defaulted or length, False)
+                )
+            for child in node.named_children:
+                if child is not holder:
+                    self.collect(child, word, quoted)
+            return f"${name}"
+        if kind in ("command_substitution", "process_substitution"):
+            word.expands = True
+            inner = [c for c in node.named_children if c.type != "comment"]
+            word.subs.append(self.seq(inner, node))
+            return "$(…)"
+        if kind == "string":
+            parts = [self.collect(c, word, True) for c in node.named_children]
+            return "".join(parts) if node.named_children else self.text(node)[1:-1]
+        if kind == "raw_string":
+            return self.text(node)[1:-1]
+        if kind == "ansi_c_string":
+            return self.text(node)[2:-1]
+        if kind == "string_content":
+            return self.text(node).replace('\\"', '"').replace("\\$", "$").replace("\\\\", "\\")
+        if kind == "arithmetic_expansion":
+            word.expands = True
+            for child in node.named_children:
+                self.collect(child, word, quoted)
+            return "$((…))"
+        if kind == "variable_name":
+            # inside $(( … )) a bare name is a read
+            word.reads.append(Read(self.text(node), self.pos(node), True, False, False))
+            return self.text(node)
+        if node.named_children and kind not in ("word", "number"):
+            return "".join(self.collect(c, word, quoted) for c in node.children if c.is_named)
+        text = self.text(node)
+        if kind == "word" and "\\" in text:
+            text = _unescape(text)
+        return text
+
+
+def _unescape(text: str) -> str:
+    out: list[str] = []
+    escaped = False
+    for char in text:
+        if escaped:
+            out.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def parse_bash(text: str, origin: Pos = Pos(0, 0)) -> Script:
+    """Parse `text`; positions are shifted so that row 0, column 0 of `text` is `origin`."""
+    source = text.encode("utf-8")
+    tree = _parser().parse(source)
+    builder = _Builder(source, origin)
+    body = builder.seq(list(tree.root_node.named_children), tree.root_node)
+    if tree.root_node.has_error:
+        _find_missing(tree.root_node, builder)
+    return Script(body, builder.errors)
+
+
+_SEPARATORS = {";", ";;", "&", "\n", "|", "&&", "||"}
+
+
+def _find_missing(node: Node, builder: _Builder) -> None:
+    if node.is_missing:
+        builder.errors.append(Broken(builder.pos(node), text="", missing=node.type))
+        return
+    if node.type == "ERROR":
+        # Point at the first token the parser could not place, not at the start of the stretch.
+        culprit = next(
+            (c for c in node.children if not c.is_named and c.type not in _SEPARATORS), None
+        )
+        if culprit is None and not any(c.type == "ERROR" for c in node.children):
+            culprit = node
+        if culprit is not None:
+            builder.errors.append(Broken(builder.pos(culprit), text=builder.text(culprit)[:80]))
+    for child in node.children:
+        if child.has_error or child.is_missing:
+            _find_missing(child, builder)
