@@ -11,6 +11,7 @@ import pytest
 
 from fixloop.testing.messages_server import (
     STRUCTURED_OUTPUT_TOOL,
+    Conversations,
     MessagesServer,
     RecordedRequest,
     error,
@@ -252,3 +253,40 @@ def test_the_server_listens_on_loopback_only_while_open() -> None:
         assert server.base_url.startswith("http://127.0.0.1:")
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def test_conversations_script_each_agent_call_by_key() -> None:
+    def role(request: RecordedRequest) -> str:
+        return "fixer" if "You fix." in request.system else "verifier"
+
+    script = Conversations(
+        {
+            "fixer": [[tool_use("Read", {"file_path": "a.py"}), text("fixed")]],
+            "verifier": [[text("real")], [text("resolved")]],
+        },
+        key=role,
+    )
+    asked = {"role": "user", "content": "go"}
+    answered = {"role": "assistant", "content": [{"type": "text", "text": "…"}]}
+    verify = {**conversation(asked), "system": "You verify."}
+    with MessagesServer(script) as server:
+        pre_gate = events(post(server, verify)[2])
+        first = events(post(server, conversation(asked))[2])
+        second = events(post(server, conversation(asked, answered, asked))[2])
+        after = events(post(server, verify)[2])
+        extra_status = post(server, verify)[0]
+
+    assert pre_gate[2][1]["delta"]["text"] == "real"
+    assert first[1][1]["content_block"]["name"] == "Read"
+    assert second[2][1]["delta"]["text"] == "fixed"
+    assert after[2][1]["delta"]["text"] == "resolved"
+    assert extra_status == 500, "a call nobody scripted is an error, not a guess"
+    assert script.unplayed == {}
+
+
+def test_conversations_report_calls_that_never_happened() -> None:
+    script = Conversations({"fixer": [[text("a")], [text("b")]]}, key=lambda _: "fixer")
+    with MessagesServer(script) as server:
+        post(server, conversation())
+
+    assert script.unplayed == {"fixer": 1}

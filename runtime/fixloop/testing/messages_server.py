@@ -179,6 +179,47 @@ class RecordedRequest:
 Responder = Callable[[RecordedRequest], Turn]
 
 
+class Conversations:
+    """A responder for runs that make several agent calls (a fixer, then a verifier, …).
+
+    `key(request)` names the script a request belongs to, typically the role read from the system
+    prompt. A request with no assistant turn yet starts that key's next conversation; later
+    requests of the same call get the conversation's next turn, counted by the assistant turns
+    already in the request. A call beyond its key's scripts gets an API error, so a run that
+    asks more than the test expected fails loudly.
+    """
+
+    def __init__(
+        self,
+        scripts: Mapping[str, Sequence[Sequence[Turn]]],
+        key: Callable[[RecordedRequest], str],
+    ) -> None:
+        self.scripts = {name: [list(turns) for turns in calls] for name, calls in scripts.items()}
+        self.key = key
+        self.started: dict[str, int] = {}
+
+    def __call__(self, request: RecordedRequest) -> Turn:
+        name = self.key(request)
+        calls = self.scripts.get(name, [])
+        answered = sum(1 for message in request.messages if message.get("role") == "assistant")
+        if answered == 0:
+            self.started[name] = self.started.get(name, 0) + 1
+        index = self.started.get(name, 0) - 1
+        if not 0 <= index < len(calls) or answered >= len(calls[index]):
+            where = f"call {index + 1}, turn {answered + 1}"
+            return error(500, "api_error", f"fixloop Conversations: no turn for {name!r} ({where})")
+        return calls[index][answered]
+
+    @property
+    def unplayed(self) -> dict[str, int]:
+        """Scripted calls per key that never started (a finished test usually expects none)."""
+        return {
+            name: len(calls) - self.started.get(name, 0)
+            for name, calls in self.scripts.items()
+            if len(calls) > self.started.get(name, 0)
+        }
+
+
 def _is_conversation(body: JsonObject) -> bool:
     """The calls a script answers: the agent loop sends its tools; side calls send none."""
     return bool(body.get("tools"))
@@ -437,6 +478,7 @@ def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:
 
 __all__ = [
     "STRUCTURED_OUTPUT_TOOL",
+    "Conversations",
     "MessagesServer",
     "RecordedRequest",
     "Responder",
