@@ -15,13 +15,20 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from fixloop import __version__
-from fixloop.cli import check_command, fix_findings_command, pack_commands, step_commands
+from fixloop.cli import (
+    check_command,
+    fix_findings_command,
+    pack_commands,
+    review_fix_command,
+    step_commands,
+)
 from fixloop.diagnostics import FixloopError
 
 COMMAND_MODULES: tuple[ModuleType, ...] = (
     pack_commands,
     step_commands,
     fix_findings_command,
+    review_fix_command,
     check_command,
 )
 

@@ -1,0 +1,109 @@
+"""`fixloop review-fix REVIEW.md --repo PATH`: seed 004's code fixer, headless.
+
+Exit codes: 0 every finding in scope was fixed (or the review was clean or skipped); 1 some were
+skipped, the report could not be committed, or the user's branch could not be fast-forwarded (the
+fixes are then kept on a branch); 2 bad input (a REVIEW.md that does not parse, a finding without a
+File line, a path outside the repository, a bad script), with nothing in the repository changed.
+Progress goes to stderr; with `--json` stdout holds only the result object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TypeAlias
+
+from fixloop.agents.backend import Backend
+from fixloop.agents.scripted import ScriptedBackend
+from fixloop.cli.pack_commands import load_valid_pack
+from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.reviews.model import FixScope
+from fixloop.workflows.review_fix import (
+    ReviewFixEvent,
+    ReviewFixOptions,
+    ReviewFixResult,
+    run_review_fix,
+)
+
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "review-fix",
+        help="fix a REVIEW.md's findings: one verified commit per finding, REVIEW-FIX.md",
+        description=(
+            "Fix the findings of a GSD-format REVIEW.md (seed 004) in an isolated worktree: "
+            "one verified, atomic commit per finding, per-file rollback on failure, REVIEW-FIX.md "
+            "committed once, and your branch fast-forwarded at the end."
+        ),
+    )
+    parser.add_argument("review", type=Path, help="the REVIEW.md (inside the repository)")
+    parser.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
+    parser.add_argument(
+        "--all", action="store_true", help="also fix info (IN-) findings; default: CR-/BL-/WR-"
+    )
+    parser.add_argument(
+        "--auto", action="store_true",
+        help="re-review and fix again until the review is clean, at most 3 iterations",
+    )  # fmt: skip
+    parser.add_argument(
+        "--backend", choices=("scripted", "claude"),
+        help="who plays the agents (default: scripted with --script, else claude)",
+    )  # fmt: skip
+    parser.add_argument("--script", type=Path, help="the scripted model's script (YAML or JSON)")
+    parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(handler=run)
+
+
+def _backend(args: argparse.Namespace) -> Backend:
+    kind = args.backend or ("scripted" if args.script else "claude")
+    if kind == "scripted":
+        if args.script is None:
+            problem = "--backend scripted needs --script FILE (the scripted model's replies)"
+            raise FixloopError(Diagnostic("review-fix", 1, 1, "usage", problem))
+        return ScriptedBackend.from_file(args.script)
+    from fixloop.agents.claude import ClaudeBackend
+
+    return ClaudeBackend()
+
+
+def _say(event: ReviewFixEvent) -> None:
+    prefix = {"outcome": "  ->", "finding": "fixing", "warning": "WARN:"}.get(event.kind, "--")
+    print(f"{prefix} {event.message}", file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    pack = load_valid_pack(args.pack)
+    options = ReviewFixOptions(
+        review=args.review,
+        repo=args.repo,
+        scope=FixScope.ALL if args.all else FixScope.CRITICAL_WARNING,
+        auto=args.auto,
+    )
+    result = run_review_fix(options, pack, _backend(args), progress=_say)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(summary(result))
+    return result.exit_code
+
+
+def summary(result: ReviewFixResult) -> str:
+    if result.review_status in ("clean", "skipped"):
+        return f"{result.review_path}: status {result.review_status}; no issues to fix"
+    lines = [
+        f"review-fix run {result.run_id}: {len(result.outcomes)} finding(s) in scope, "
+        f"{len(result.fixed)} fixed, {len(result.skipped)} skipped "
+        f"({result.iterations} iteration(s))",
+    ]
+    for outcome in result.outcomes:
+        commit = f" [{outcome.commit}]" if outcome.commit else ""
+        lines.append(f"  {outcome.finding.id}: {outcome.status}{commit}")
+    if result.report_path:
+        lines.append(f"Report: {result.report_path} ({result.report_status})")
+    lines += [f"Warning: {warning}" for warning in result.warnings]
+    return "\n".join(lines)
