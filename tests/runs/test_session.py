@@ -1,0 +1,238 @@
+"""The git protocol document, driven through git_session against real repositories."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from tests.helpers.gitrepo import UserRepo, git
+
+from fixloop.diagnostics import FixloopError
+from fixloop.runs.session import GitSession, StepFailed, git_session, load_protocol
+from fixloop.steps.run import Run
+from fixloop.steps.runner import run_step
+
+
+def _clean(repo: UserRepo) -> None:
+    """No worktree, temp branch, tag or sentinel of ours is left."""
+    assert repo.worktrees() == [str(repo.path)]
+    assert repo.branches() == ["main"]
+    assert repo.git("tag", "--list", "fixloop/*") == ""
+    sentinels = repo.path / ".git" / "fixloop" / "sentinels"
+    assert not sentinels.exists() or not any(sentinels.iterdir())
+
+
+def _changed(repo: Path, commit: str) -> list[str]:
+    lines = git(repo, "diff-tree", "--no-commit-id", "-r", "--name-status", commit).splitlines()
+    return sorted(lines)
+
+
+def test_a_run_fast_forwards_and_leaves_the_users_work_alone(user_repo: UserRepo) -> None:
+    before, old_tip = user_repo.user_work(), user_repo.head()
+    run = Run.start(user_repo.path, "demo")
+    with git_session(run) as session:
+        worktree = session.worktree
+        assert worktree.parent == user_repo.path / ".git" / "fixloop" / "worktrees"
+        assert session.branch == "main" and session.base == old_tip
+        assert session.temp_branch == f"fixloop/run/{run.id}"
+        assert (user_repo.path / ".git" / "fixloop" / "sentinels" / run.id).is_file()
+        (worktree / "src" / "app.py").write_text("def add(a, b):\n    return a + b\n")
+        first = session.commit(["src/app.py"], "fix(01): CR-01 add adds")
+        (worktree / "src" / "util.py").write_text("def name():\n    return 'utility'\n")
+        second = session.commit(["src/util.py"], "fix(01): WR-02 better name")
+    assert session.outcome is not None and session.outcome.fast_forwarded
+    assert user_repo.head() == second
+    assert user_repo.git("rev-list", f"{old_tip}..main").split() == [second, first]
+    assert user_repo.user_work() == before
+    assert (user_repo.path / "src" / "app.py").read_text().endswith("a + b\n")
+    assert not worktree.exists()
+    _clean(user_repo)
+    run.finish("finished")
+
+
+def test_a_detached_head_is_refused_before_anything_is_made(user_repo: UserRepo) -> None:
+    user_repo.git("checkout", "--quiet", "--detach")
+    run = Run.start(user_repo.path, "demo")
+    with pytest.raises(StepFailed) as caught, git_session(run):
+        pytest.fail("the session must not start")
+    assert "HEAD is detached" in caught.value.result.stderr
+    assert caught.value.result.step == "preflight"
+    assert user_repo.worktrees() == [str(user_repo.path)]
+    assert user_repo.branches() == ["main"]
+    assert not (user_repo.path / ".git" / "fixloop" / "sentinels").exists()
+    protocol = load_protocol()
+    direct = run_step(protocol, "setup-worktree", cwd=user_repo.path, inputs={"RUN_ID": "r1"})
+    assert direct.exit_code == 1 and "HEAD is detached" in direct.stderr
+    assert direct.commands[-1] == "exit 1"
+    assert not any("worktree add" in command for command in direct.commands)
+    assert user_repo.worktrees() == [str(user_repo.path)]
+
+
+def test_commit_takes_exactly_the_listed_paths(user_repo: UserRepo) -> None:
+    run = Run.start(user_repo.path, "demo")
+    with git_session(run) as session:
+        wt = session.worktree
+        (wt / "src" / "util.py").write_text("staged by someone else\n")
+        git(wt, "add", "src/util.py")
+        (wt / "src" / "app.py").write_text("fixed\n")
+        commit = session.commit(["src/app.py"], "fix: only app")
+        assert commit is not None
+        assert _changed(wt, commit) == ["M\tsrc/app.py"]
+        assert git(wt, "diff", "--cached", "--name-only").split() == ["src/util.py"]
+        assert git(wt, "status", "--porcelain", "--", "src/app.py") == ""
+        session.rollback(["src/util.py"])
+    run.finish("finished")
+
+
+def test_commit_records_new_deleted_binary_and_mode_changes(user_repo: UserRepo) -> None:
+    run = Run.start(user_repo.path, "demo")
+    with git_session(run) as session:
+        wt = session.worktree
+        (wt / "new dir").mkdir()
+        (wt / "new dir" / "$(touch pwned) 'q'.txt").write_text("new\n")
+        (wt / "old.txt").unlink()
+        (wt / "assets" / "logo.bin").write_bytes(bytes(reversed(range(256))))
+        (wt / "tools" / "run.sh").chmod(0o755)
+        paths = ["new dir/$(touch pwned) 'q'.txt", "old.txt", "assets/logo.bin", "tools/run.sh"]
+        message = 'fix: $(touch pwned) `id` "quoted"\n\nbody line'
+        commit = session.commit(paths, message)
+        assert commit is not None
+        assert _changed(wt, commit) == [
+            "A\tnew dir/$(touch pwned) 'q'.txt", "D\told.txt", "M\tassets/logo.bin",
+            "M\ttools/run.sh",
+        ]  # fmt: skip
+        assert git(wt, "log", "-1", "--format=%B", commit).rstrip("\n") == message
+        assert session.commit(paths, "nothing changed since") is None
+    assert not list(user_repo.path.rglob("pwned"))
+    assert (user_repo.path / "tools" / "run.sh").stat().st_mode & 0o111
+    run.finish("finished")
+
+
+def test_rollback_is_per_file_to_head_or_to_a_tag(user_repo: UserRepo) -> None:
+    run = Run.start(user_repo.path, "demo")
+    with git_session(run) as session:
+        wt = session.worktree
+        (wt / "src" / "app.py").write_text("committed fix\n")
+        session.commit(["src/app.py"], "fix: one")
+        session.tag("after-one")
+        (wt / "src" / "app.py").write_text("bad second attempt\n")
+        (wt / "src" / "util.py").write_text("unrelated work in progress\n")
+        (wt / "src" / "created.py").write_text("created by the failed attempt\n")
+        git(wt, "add", "src/created.py")
+        session.rollback(["src/app.py", "src/created.py"])
+        assert (wt / "src" / "app.py").read_text() == "committed fix\n"
+        assert not (wt / "src" / "created.py").exists()
+        assert (wt / "src" / "util.py").read_text() == "unrelated work in progress\n"
+        assert git(wt, "status", "--porcelain").splitlines() == [" M src/util.py"]
+        session.rollback(["src/app.py"], to="baseline")
+        assert (wt / "src" / "app.py").read_text() == "def add(a, b):\n    return a - b\n"
+        session.rollback(["src/app.py"], to="after-one")
+        assert (wt / "src" / "app.py").read_text() == "committed fix\n"
+        session.rollback(["src/util.py"])
+    run.finish("finished")
+
+
+def test_exported_patch_reproduces_the_worktree(user_repo: UserRepo, tmp_path: Path) -> None:
+    run = Run.start(user_repo.path, "demo")
+    patch = tmp_path / "fix.patch"
+    with git_session(run) as session:
+        wt = session.worktree
+        (wt / "src" / "app.py").write_text("committed\n")
+        session.commit(["src/app.py"], "fix: committed part")
+        (wt / "old.txt").unlink()
+        (wt / "assets" / "logo.bin").write_bytes(b"\0\1\2binary\xff" * 100)
+        (wt / "tools" / "run.sh").chmod(0o755)
+        (wt / "brand new.txt").write_text("untracked, not staged\n")
+        index_before = git(wt, "ls-files", "-s")
+        status_before = git(wt, "status", "--porcelain")
+        assert session.export_patch(patch) == 5
+        assert git(wt, "ls-files", "-s") == index_before
+        assert git(wt, "status", "--porcelain") == status_before
+        expected = {
+            name: (wt / name).read_bytes()
+            for name in ["src/app.py", "assets/logo.bin", "tools/run.sh", "brand new.txt"]
+        }
+        session.rollback(["old.txt", "assets/logo.bin", "tools/run.sh", "brand new.txt"])
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(user_repo.path), str(clone)], check=True)
+    git(clone, "checkout", "--quiet", session.base)
+    git(clone, "apply", "--index", str(patch))
+    for name, data in expected.items():
+        assert (clone / name).read_bytes() == data, name
+    assert not (clone / "old.txt").exists()
+    assert (clone / "tools" / "run.sh").stat().st_mode & 0o111
+    run.finish("finished")
+
+
+@pytest.mark.parametrize("bad", ["../outside.txt", "/etc/passwd", ".git/config", "ln/x.txt"])
+def test_unsafe_paths_are_refused_by_python_and_by_the_document(
+    user_repo: UserRepo, tmp_path: Path, bad: str
+) -> None:
+    run = Run.start(user_repo.path, "demo")
+    with git_session(run) as session:
+        (session.worktree / "ln").symlink_to(tmp_path)
+        with pytest.raises(FixloopError) as caught:
+            session.commit([bad], "fix")
+        assert "unsafe-path" in caught.value.diagnostics[0].format()
+        raw = tmp_path / "raw-paths"
+        raw.write_bytes(b"src/app.py\0" + bad.encode() + b"\0")
+        for step in ("commit-paths", "rollback-files"):
+            inputs = {
+                "RUN_ID": run.id, "WORKTREE": str(session.worktree),
+                "PATHS_FILE": str(raw), "MESSAGE": "m",
+            }  # fmt: skip
+            if step == "commit-paths":
+                del inputs["RUN_ID"]
+            result = run_step(session.protocol, step, cwd=session.worktree, inputs=inputs)
+            assert result.exit_code == 1, step
+            assert "fixloop: refusing a path" in result.stderr
+        (session.worktree / "ln").unlink()
+    assert user_repo.head() == session.base
+    run.finish("finished")
+
+
+def test_a_failed_fast_forward_keeps_the_branch_and_says_so(user_repo: UserRepo) -> None:
+    run = Run.start(user_repo.path, "demo")
+    with git_session(run) as session:
+        (session.worktree / "src" / "app.py").write_text("fix\n")
+        fix = session.commit(["src/app.py"], "fix: diverges")
+        (user_repo.path / "src" / "util.py").write_text("the user commits meanwhile\n")
+        user_repo.git("commit", "--quiet", "-m", "user work", "--", "src/util.py")
+        user_tip = user_repo.head()
+    outcome = session.outcome
+    assert outcome is not None and not outcome.fast_forwarded
+    assert outcome.kept_branch == session.temp_branch and outcome.unmerged == "1"
+    assert "kept fixloop/run/" in outcome.describe()
+    assert user_repo.head() == user_tip
+    assert user_repo.head(session.temp_branch) == fix
+    assert user_repo.worktrees() == [str(user_repo.path)]
+    assert not (user_repo.path / ".git" / "fixloop" / "sentinels" / run.id).exists()
+    run.finish("kept-branch")
+
+
+def test_the_users_own_changes_block_the_fast_forward(user_repo: UserRepo) -> None:
+    before = user_repo.user_work()
+    run = Run.start(user_repo.path, "demo")
+    with git_session(run) as session:
+        (session.worktree / "README.md").write_text("# fixed readme\n")
+        session.commit(["README.md"], "fix: readme the user is editing")
+    assert session.outcome is not None and not session.outcome.fast_forwarded
+    assert user_repo.user_work() == before
+    assert user_repo.head() == session.base
+    run.finish("kept-branch")
+
+
+def test_cleanup_runs_when_the_workflow_fails(user_repo: UserRepo) -> None:
+    run = Run.start(user_repo.path, "demo")
+    captured: list[GitSession] = []
+    with pytest.raises(RuntimeError), git_session(run) as session:
+        captured.append(session)
+        (session.worktree / "src" / "app.py").write_text("fixed before the failure\n")
+        session.commit(["src/app.py"], "fix: lands even though a later finding failed")
+        raise RuntimeError("a later finding blew up")
+    [session] = captured
+    assert session.outcome is not None and session.outcome.fast_forwarded
+    assert (user_repo.path / "src" / "app.py").read_text() == "fixed before the failure\n"
+    _clean(user_repo)
+    run.finish("failed")
