@@ -336,3 +336,234 @@ def test_findings_are_processed_one_at_a_time_in_order(pack: Pack, repo: Path) -
     # user's, so the pre-staged check does not ask.
     assert prompter.asked == []
     assert staged(repo) == FIXED.replace("return 1", "return 2")
+
+
+# -- the pre-staged hunk check (Round 1 only) --------------------------------------------------
+
+USER_HUNK = BUGGY.replace("return 1", "return 1  # the user's own edit")
+
+
+@pytest.fixture
+def user_staged_calc(repo: Path) -> Path:
+    """The user staged a hunk of their own in calc.py, far from the fix's line."""
+    (repo / "calc.py").write_text(USER_HUNK, encoding="utf-8")
+    git(repo, "add", "--", "calc.py")
+    return repo
+
+
+def resolved_in_round_1(target: dict[str, Any]) -> dict[str, Any]:
+    edit = {"path": "calc.py", "old": "return sum(xs) / len(xs)\n", "new": "return 0.0\n"}
+    return {
+        "fixer/1/round-1": {
+            "edits": [edit],
+            "output": {"files_changed": ["calc.py"], "summary": "fixed: guard", "concerns": None},
+        },
+        "verifier/1/round-1": {"output": verdict(target, "rejected")},
+    }
+
+
+def test_prestaged_commit_first_commits_only_the_users_hunks(
+    pack: Pack, user_staged_calc: Path
+) -> None:
+    repo = user_staged_calc
+    work = UserWork.capture(repo)
+    target = finding()
+    answer = "Commit pre-existing first"
+    session, _, prompter = run(pack, repo, [target], resolved_in_round_1(target), answers=[answer])
+    [asked] = prompter.asked
+    assert asked.options[0] == answer  # the recommendation comes first
+    assert asked.text == "1 hunk in calc.py totaling 2 lines, no overlap with fix's edits"
+    # One new commit on top of the old HEAD, holding exactly the user's staged calc.py.
+    assert git(repo, "rev-parse", "HEAD~1").strip() == work.head.strip()
+    assert git(repo, "show", "HEAD:calc.py") == USER_HUNK
+    assert git(repo, "diff", "--name-only", "HEAD~1", "HEAD").split() == ["calc.py"]
+    # The fix is staged on top of it, not committed; the user's other staged hunk is still staged.
+    assert staged(repo) == USER_HUNK.replace("return sum(xs) / len(xs)\n", "return 0.0\n")
+    assert git(repo, "diff", "--staged", "--", "other.py") == work.staged_other
+    work.assert_intact(repo, head_moved=True)
+    assert session.state.output().resolved == [1]
+
+
+def test_prestaged_stash_sets_the_users_hunks_aside_without_losing_them(
+    pack: Pack, user_staged_calc: Path
+) -> None:
+    repo = user_staged_calc
+    work = UserWork.capture(repo)
+    target = finding()
+    policies = Policies(on_prestaged="stash")
+    session, _, prompter = run(pack, repo, [target], resolved_in_round_1(target), policies=policies)
+    assert prompter.asked == []
+    fixed_only = BUGGY.replace("return sum(xs) / len(xs)\n", "return 0.0\n")
+    assert staged(repo) == fixed_only
+    assert (repo / "calc.py").read_text(encoding="utf-8") == fixed_only
+    # The user's version is kept twice: a private ref and a patch.
+    ref = f"refs/fixloop/prestaged/{session.run_id}/1"
+    assert git(repo, "show", f"{ref}:calc.py") == USER_HUNK
+    patch = session.run_dir / "prestaged-1.patch"
+    assert "+    return 1  # the user's own edit" in patch.read_text(encoding="utf-8")
+    assert any(ref in note for note in session.state.records[0].notes)
+    work.assert_intact(repo)
+    # And it comes back: the patch applies on top of the staged fix.
+    git(repo, "apply", "--index", str(patch))
+    assert staged(repo) == USER_HUNK.replace("return sum(xs) / len(xs)\n", "return 0.0\n")
+
+
+def test_prestaged_proceed_stages_them_with_the_fix(pack: Pack, user_staged_calc: Path) -> None:
+    repo = user_staged_calc
+    work = UserWork.capture(repo)
+    target = finding()
+    answers: list[str | None] = ["Proceed (treat as part of this fix)"]
+    _, backend, _ = run(pack, repo, [target], resolved_in_round_1(target), answers=answers)
+    both = USER_HUNK.replace("return sum(xs) / len(xs)\n", "return 0.0\n")
+    assert staged(repo) == both
+    assert "+    return 1  # the user's own edit" in backend.calls[1].system_prompt
+    work.assert_intact(repo)
+
+
+def test_prestaged_ask_without_a_terminal_touches_nothing(
+    pack: Pack, user_staged_calc: Path
+) -> None:
+    repo = user_staged_calc
+    work = UserWork.capture(repo)
+    index_before = git(repo, "ls-files", "--stage", "--", "calc.py")
+    target = finding()
+    session, backend, _ = run(pack, repo, [target], resolved_in_round_1(target), answers=[None])
+    assert keys(backend) == ["fixer/1/round-1"]  # never verified: nothing was staged
+    assert git(repo, "ls-files", "--stage", "--", "calc.py") == index_before
+    [escalated] = session.state.output().escalated
+    assert escalated.staged_summary == "nothing staged: the fix is left unstaged"
+    assert "need your decision" in escalated.attempts[0]
+    work.assert_intact(repo)
+
+
+def test_overlapping_hunks_recommend_stash_and_the_check_only_asks_once(
+    pack: Pack, repo: Path
+) -> None:
+    (repo / "calc.py").write_text(BUGGY.replace("len(xs)", "max(len(xs), 1)"), encoding="utf-8")
+    git(repo, "add", "--", "calc.py")
+    target = finding()
+    script = {
+        "fixer/1/round-1": {
+            "edits": [{"path": "calc.py", "old": "max(len(xs), 1)", "new": "(len(xs) or 1)"}],
+            "output": {"files_changed": ["calc.py"], "summary": "fixed: r1", "concerns": None},
+        },
+        "verifier/1/round-1": {"output": verdict(target, "confirmed")},
+        "fixer/1/round-2": fix(BETTER),
+        "verifier/1/round-2": {"output": verdict(target, "rejected")},
+    }
+    answers: list[str | None] = ["Proceed (treat as part of this fix)"]
+    session, _, prompter = run(pack, repo, [target], script, answers=answers)
+    [asked] = prompter.asked  # Round 1 only: Round 2's staged content is Round 1's
+    assert asked.options[0] == "Stash pre-existing"
+    assert "overlapping the fix's edits" in asked.text
+    assert session.state.output().resolved == [1]
+    assert staged(repo) == BETTER
+
+
+# -- scope expansion ---------------------------------------------------------------------------
+
+SCOPE_REQUEST = {
+    "output": {
+        "needs_scope_expansion": True,
+        "additional_files": ["helper.py"],
+        "justification": "mean() should call helper() for the empty case",
+    }
+}
+WIDE_FIX = {
+    "edits": [
+        {"path": "calc.py", "content": FIXED},
+        {"path": "helper.py", "content": "def helper():\n    return 0.0\n"},
+    ],
+    "output": {
+        "files_changed": ["calc.py", "helper.py"],
+        "summary": "fixed: both",
+        "concerns": None,
+    },
+}
+
+
+def test_scope_expansion_approved_redispatches_and_verifies_the_new_files(
+    pack: Pack, repo: Path
+) -> None:
+    work = UserWork.capture(repo)
+    target = finding()
+    script = {
+        "fixer/1/round-1": SCOPE_REQUEST,
+        "fixer/1/round-1/expanded": WIDE_FIX,
+        "verifier/1/round-1": {"output": verdict(target, "rejected")},
+    }
+    answers: list[str | None] = ["Approve expanded scope"]
+    session, backend, prompter = run(pack, repo, [target], script, answers=answers)
+    [asked] = prompter.asked
+    assert asked.options == (
+        "Approve expanded scope",
+        "Reject — fix within original scope only",
+        "Defer this finding",
+    )
+    assert "helper.py" in asked.text and "helper() for the empty case" in asked.text
+    assert keys(backend) == ["fixer/1/round-1", "fixer/1/round-1/expanded", "verifier/1/round-1"]
+    assert backend.calls[0].writable == ("calc.py",)
+    assert backend.calls[1].writable == ("calc.py", "helper.py")
+    assert "+    return 0.0" in backend.calls[2].system_prompt  # helper.py's diff is verified
+    assert staged(repo, "helper.py") == "def helper():\n    return 0.0\n"
+    assert session.state.output().resolved == [1]
+    work.assert_intact(repo)
+
+
+def test_scope_expansion_rejected_keeps_the_original_scope(pack: Pack, repo: Path) -> None:
+    work = UserWork.capture(repo)
+    target = finding()
+    script = {
+        "fixer/1/round-1": SCOPE_REQUEST,
+        "fixer/1/round-1/original-scope": WIDE_FIX,  # it tries helper.py anyway
+        "fixer/1/round-2": fix(),
+        "verifier/1/round-2": {"output": verdict(target, "rejected")},
+    }
+    policies = Policies(on_scope_expansion="reject")
+    session, backend, _ = run(pack, repo, [target], script, policies=policies)
+    second = backend.calls[1]
+    assert second.writable == ("calc.py",)
+    assert "rejected expanding the scope" in second.task
+    # Its helper.py edit was refused; it then claimed helper.py: a failed attempt, nothing staged,
+    # and its calc.py edit undone.
+    assert (repo / "helper.py").read_text(encoding="utf-8") == "def helper():\n    return None\n"
+    record = session.state.records[0]
+    assert "outside its scope" in record.rounds[0].summary
+    assert keys(backend)[2:] == ["fixer/1/round-2", "verifier/1/round-2"]
+    assert session.state.output().resolved == [1]
+    assert git(repo, "diff", "--staged", "--name-only", "--", "helper.py") == ""
+    work.assert_intact(repo)
+
+
+def test_scope_expansion_deferred_escalates_with_nothing_staged(pack: Pack, repo: Path) -> None:
+    work = UserWork.capture(repo)
+    target = finding()
+    session, backend, _ = run(pack, repo, [target], {"fixer/1/round-1": SCOPE_REQUEST})
+    assert keys(backend) == ["fixer/1/round-1"]  # headless `ask`: nobody to ask, so defer
+    [escalated] = session.state.output().escalated
+    assert escalated.staged_summary == "nothing staged"
+    assert "scope expansion deferred" in escalated.attempts[0]
+    assert (repo / "calc.py").read_text(encoding="utf-8") == BUGGY
+    work.assert_intact(repo)
+
+
+# -- fixer failures ----------------------------------------------------------------------------
+
+
+def test_a_crashed_fixer_leaves_no_half_edit_and_counts_as_an_attempt(
+    pack: Pack, repo: Path
+) -> None:
+    work = UserWork.capture(repo)
+    target = finding()
+    script = {
+        "fixer/1/round-1": {"edits": [{"path": "calc.py", "content": "half"}], "fail": "crash"},
+        "fixer/1/round-2": {"fail": "malformed"},
+    }
+    session, backend, _ = run(pack, repo, [target], script)
+    assert keys(backend) == ["fixer/1/round-1", "fixer/1/round-2"]
+    assert (repo / "calc.py").read_text(encoding="utf-8") == BUGGY
+    [escalated] = session.state.output().escalated
+    assert escalated.evidence is None
+    assert [a.split(":")[0] for a in escalated.attempts] == ["R1", "R2"]
+    assert "fixer inconclusive (crash)" in escalated.attempts[0]
+    work.assert_intact(repo)

@@ -45,14 +45,12 @@ _LABELS = {
 
 @dataclass(frozen=True)
 class Hunk:
-    file: str
-    start: int  # first index line the hunk covers
-    length: int  # index lines it covers (0 for a pure insertion/deletion point)
-    changed: int  # `+` and `-` lines in it
+    """The changed lines of one diff hunk, as a range of index lines (context lines excluded)."""
 
-    @property
-    def end(self) -> int:
-        return self.start + max(self.length, 1) - 1
+    file: str
+    start: int
+    end: int
+    changed: int  # `+` and `-` lines in it
 
     def distance(self, other: Hunk) -> int | None:
         """Lines between the two ranges (0 when they overlap); None for different files."""
@@ -64,30 +62,53 @@ class Hunk:
 
 
 def parse_hunks(diff: str, *, index_side: str) -> list[Hunk]:
-    """Hunks of a unified diff; `index_side` is "+" (HEAD→index) or "-" (index→worktree)."""
+    """Hunks of a unified diff; `index_side` is "+" (HEAD→index) or "-" (index→worktree).
+
+    Each changed line is placed at its index line: on the index side, the line itself; on the
+    other side, the index line where it was removed or inserted.
+    """
     hunks: list[Hunk] = []
     file = ""
-    current: list[int] | None = None  # [start, length, changed]
+    old = new = 0
+    positions: list[int] = []
+    in_hunk = False
+    previous = " "
     for line in diff.splitlines():
         header = _FILE.match(line)
-        hunk = _HUNK.match(line)
         if header is not None:
-            _close(hunks, file, current)
-            current = None
-            file = header["b"]
-        elif hunk is not None:
-            _close(hunks, file, current)
-            start, count = (hunk["b"], hunk["bn"]) if index_side == "+" else (hunk["a"], hunk["an"])
-            current = [int(start), 1 if count is None else int(count), 0]
-        elif current is not None and line[:1] in {"+", "-"} and not line.startswith(("+++", "---")):
-            current[2] += 1
-    _close(hunks, file, current)
+            _close(hunks, file, positions)
+            positions, file, in_hunk = [], header["b"], False
+            continue
+        hunk = _HUNK.match(line)
+        if hunk is not None:
+            _close(hunks, file, positions)
+            positions, in_hunk, previous = [], True, " "
+            old, new = int(hunk["a"]), int(hunk["b"])
+            continue
+        if not in_hunk or line[:1] not in {" ", "+", "-"}:
+            continue  # file headers (`---`, `+++`, `index …`) and `\ No newline` markers
+        kind = line[0]
+        if kind == " ":
+            old, new = old + 1, new + 1
+        elif kind == index_side:
+            positions.append(new if kind == "+" else old)
+        else:
+            # A line of the other side sits where the index line before it was replaced, or
+            # before the next index line when it is a pure insertion/deletion.
+            here = new if index_side == "+" else old
+            positions.append(here - 1 if previous == index_side else here)
+        if kind == "+":
+            new += 1
+        elif kind == "-":
+            old += 1
+        previous = kind
+    _close(hunks, file, positions)
     return hunks
 
 
-def _close(hunks: list[Hunk], file: str, current: list[int] | None) -> None:
-    if current is not None:
-        hunks.append(Hunk(file, current[0], current[1], current[2]))
+def _close(hunks: list[Hunk], file: str, positions: list[int]) -> None:
+    if positions:
+        hunks.append(Hunk(file, min(positions), max(positions), len(positions)))
 
 
 @dataclass(frozen=True)
