@@ -1,0 +1,150 @@
+"""Recovery of runs that died: what it removes, what it keeps and says, what it leaves alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.helpers.gitrepo import UserRepo, git
+
+from fixloop.cli.main import main
+from fixloop.documents.pack import WorkflowDoc
+from fixloop.runs.recovery import leftover_run_ids, recover
+from fixloop.runs.session import load_protocol
+from fixloop.steps.run import Run, read_run
+from fixloop.steps.runner import run_step
+
+
+@pytest.fixture(scope="module")
+def protocol() -> WorkflowDoc:
+    return load_protocol()
+
+
+def _abandoned_run(repo: UserRepo, protocol: WorkflowDoc, commits: int = 0) -> tuple[str, Path]:
+    """A run that set up its worktree, made `commits` fix commits, and died (lock released)."""
+    run = Run.start(repo.path, "demo")
+    setup = run_step(protocol, "setup-worktree", cwd=repo.path, inputs={"RUN_ID": run.id}, run=run)
+    assert setup.ok, setup.describe_failure()
+    worktree = Path(setup.outputs["WORKTREE"])
+    run_step(protocol, "tag", cwd=repo.path, inputs={"RUN_ID": run.id, "WORKTREE": str(worktree)})
+    for number in range(commits):
+        (worktree / "src" / "app.py").write_text(f"fix {number}\n")
+        git(worktree, "commit", "--quiet", "-am", f"fix {number}")
+    run.close()  # the process "dies": its lock is released, run.json still says running
+    return run.id, worktree
+
+
+def test_a_dead_run_without_commits_is_removed_entirely(
+    user_repo: UserRepo, protocol: WorkflowDoc
+) -> None:
+    before = user_repo.user_work()
+    run_id, worktree = _abandoned_run(user_repo, protocol)
+    report = recover(user_repo.path, protocol)
+    [item] = report.recovered
+    assert item.run_id == run_id and item.had_sentinel
+    assert item.worktree_removed and item.branch_deleted and item.kept_branch is None
+    assert item.worktree == str(worktree)
+    assert user_repo.worktrees() == [str(user_repo.path)]
+    assert user_repo.branches() == ["main"]
+    assert user_repo.git("tag", "--list", "fixloop/*") == ""
+    assert leftover_run_ids(user_repo.path, user_repo.path / ".git" / "fixloop") == set()
+    assert user_repo.user_work() == before
+    info = read_run(user_repo.path / ".git" / "fixloop" / "runs" / run_id)
+    assert info["state"] == "crashed" and "recovered_at" in info
+    assert recover(user_repo.path, protocol).lines() == ["nothing to recover"]
+
+
+def test_a_temp_branch_holding_fix_commits_is_kept_and_reported(
+    user_repo: UserRepo, protocol: WorkflowDoc
+) -> None:
+    old_tip = user_repo.head()
+    run_id, _ = _abandoned_run(user_repo, protocol, commits=2)
+    fix_tip = user_repo.head(f"fixloop/run/{run_id}")
+    report = recover(user_repo.path, protocol)
+    [item] = report.recovered
+    assert item.worktree_removed and not item.branch_deleted
+    assert item.kept_branch == f"fixloop/run/{run_id}" and item.unmerged == 2
+    assert item.branch == "main"
+    line = item.describe()
+    assert "KEPT branch fixloop/run/" in line and "2 commit(s) not on main" in line
+    assert f"git merge --ff-only fixloop/run/{run_id}" in line
+    assert user_repo.head() == old_tip
+    assert user_repo.head(f"fixloop/run/{run_id}") == fix_tip
+    assert user_repo.worktrees() == [str(user_repo.path)]
+    # Later recoveries keep reporting it (the sentinel is gone; no other branch holds the commits).
+    [again] = recover(user_repo.path, protocol).recovered
+    assert again.kept_branch == item.kept_branch and again.unmerged == 2 and again.branch is None
+
+
+def test_a_live_run_is_left_alone(user_repo: UserRepo, protocol: WorkflowDoc) -> None:
+    live = Run.start(user_repo.path, "demo")
+    setup = run_step(protocol, "setup-worktree", cwd=user_repo.path, inputs={"RUN_ID": live.id})
+    assert setup.ok
+    report = recover(user_repo.path, protocol)
+    assert report.recovered == [] and report.live == [live.id]
+    assert f"run {live.id}: still running; left alone" in report.lines()
+    assert Path(setup.outputs["WORKTREE"]).is_dir()
+    live.close()
+    [item] = recover(user_repo.path, protocol).recovered
+    assert item.run_id == live.id and item.worktree_removed
+
+
+def test_an_orphan_worktree_without_sentinel_is_found_by_its_place(
+    user_repo: UserRepo, protocol: WorkflowDoc
+) -> None:
+    run_id, worktree = _abandoned_run(user_repo, protocol)
+    (user_repo.path / ".git" / "fixloop" / "sentinels" / run_id).unlink()
+    [item] = recover(user_repo.path, protocol).recovered
+    assert not item.had_sentinel and item.worktree_removed and item.branch_deleted
+    assert not worktree.exists()
+    assert user_repo.branches() == ["main"]
+
+
+def test_a_recovery_that_is_itself_killed_can_run_again(
+    user_repo: UserRepo, protocol: WorkflowDoc
+) -> None:
+    run_id, _ = _abandoned_run(user_repo, protocol, commits=1)
+    # Recovery died after removing the worktree, before touching branch and sentinel.
+    user_repo.git("worktree", "remove", "--force", f".git/fixloop/worktrees/{run_id}")
+    [item] = recover(user_repo.path, protocol).recovered
+    assert not item.worktree_removed and item.kept_branch == f"fixloop/run/{run_id}"
+    assert not (user_repo.path / ".git" / "fixloop" / "sentinels" / run_id).exists()
+
+
+def test_fixloop_recover_says_what_it_removed_and_kept(
+    user_repo: UserRepo, protocol: WorkflowDoc, capsys: pytest.CaptureFixture[str]
+) -> None:
+    removed, _ = _abandoned_run(user_repo, protocol)
+    kept, _ = _abandoned_run(user_repo, protocol, commits=1)
+    assert main(["recover", "--repo", str(user_repo.path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert sorted(lines) == sorted(
+        [
+            f"run {removed}: removed worktree {user_repo.path}/.git/fixloop/worktrees/{removed}; "
+            f"deleted branch fixloop/run/{removed}; removed sentinel",
+            f"run {kept}: removed worktree {user_repo.path}/.git/fixloop/worktrees/{kept}; "
+            f"removed sentinel; KEPT branch fixloop/run/{kept}: 1 commit(s) not on main; "
+            f"merge it (git merge --ff-only fixloop/run/{kept}) or delete it "
+            f"(git branch -D fixloop/run/{kept})",
+        ]
+    )
+    assert main(["recover", "--repo", str(user_repo.path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] is True and data["live"] == []
+    [again] = data["recovered"]
+    assert again["kept_branch"] == f"fixloop/run/{kept}" and again["unmerged"] == 1
+
+
+def test_fixloop_runs_list_shows_states(
+    user_repo: UserRepo, protocol: WorkflowDoc, capsys: pytest.CaptureFixture[str]
+) -> None:
+    crashed, _ = _abandoned_run(user_repo, protocol)
+    done = Run.start(user_repo.path, "review-fix")
+    done.finish("finished")
+    assert main(["runs", "list", "--repo", str(user_repo.path), "--json"]) == 0
+    states = {r["id"]: r["state"] for r in json.loads(capsys.readouterr().out)}
+    assert states == {crashed: "crashed", done.id: "finished"}
+    assert main(["runs", "list", "--repo", str(user_repo.path)]) == 0
+    text = capsys.readouterr().out
+    assert f"{done.id}  review-fix" in text and "crashed" in text
