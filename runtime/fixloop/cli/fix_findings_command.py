@@ -13,11 +13,8 @@ import sys
 from pathlib import Path
 from typing import TypeAlias
 
-from fixloop.agents.backend import Backend
-from fixloop.agents.budget import RunBudget
-from fixloop.agents.scripted import ScriptedBackend
+from fixloop.cli.backend_option import add_backend_arguments, backend_from_args, budget_from_args
 from fixloop.cli.pack_commands import load_valid_pack
-from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.workflows.choices import TerminalPrompter
 from fixloop.workflows.fix_findings import Policies, escalation_text
 from fixloop.workflows.fix_findings_session import LATEST, Session, run_fix_findings
@@ -49,36 +46,27 @@ def register(subparsers: Subparsers) -> None:
         "--on-scope-expansion", choices=("ask", "approve", "reject", "defer"), default="ask",
         help="the fixer needs more files: ask (headless: defer), approve, reject, or defer",
     )  # fmt: skip
-    parser.add_argument("--backend", choices=("scripted",), default="scripted")
-    parser.add_argument("--script", type=Path, help="the scripted model's script (YAML or JSON)")
+    add_backend_arguments(parser)
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     parser.add_argument(
         "--resume", nargs="?", const=LATEST, metavar="RUN_ID",
         help="continue a stopped run of the same findings file (default: the latest)",
     )  # fmt: skip
-    parser.add_argument("--max-cost-usd", type=float, help="run budget: no new call once spent")
     parser.set_defaults(handler=run)
-
-
-def _backend(args: argparse.Namespace) -> Backend:
-    if args.script is None:
-        problem = "--backend scripted needs --script FILE (the scripted model's replies)"
-        raise FixloopError(Diagnostic("fix-findings", 1, 1, "usage", problem))
-    return ScriptedBackend.from_file(args.script)
 
 
 def run(args: argparse.Namespace) -> int:
     pack = load_valid_pack(args.pack)
     session = run_fix_findings(
         pack=pack,
-        backend=_backend(args),
+        backend=backend_from_args(args, "fix-findings"),
         findings=args.findings,
         repo=args.repo,
         policies=Policies(args.on_prestaged, args.on_scope_expansion),
         prompter=TerminalPrompter(),
         say=lambda line: print(line, file=sys.stderr, flush=True),
         resume=args.resume,
-        budget=RunBudget(max_cost_usd=args.max_cost_usd) if args.max_cost_usd else None,
+        budget=budget_from_args(args),
     )
     output = session.state.output()
     if args.json:
