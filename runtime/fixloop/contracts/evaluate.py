@@ -19,6 +19,7 @@ from fixloop.contracts.flow import Flow, FlowResult, World
 from fixloop.contracts.flow import Unit as FlowUnit
 from fixloop.contracts.language import Contract, Operand, ScopeSpec
 from fixloop.contracts.patterns import Pattern, matches
+from fixloop.contracts.syntax import Seq
 from fixloop.diagnostics import Diagnostic
 
 Lookup = Callable[[Path], CheckedDocument | None]
@@ -225,7 +226,7 @@ class Evaluator:
                 if any(e.id in labels for e in events)
             }
             flow = Flow(watched)
-            results.append(flow.run([FlowUnit(u.script.body, u.finally_) for u in units]))
+            results.append(flow.run(shell_runs(_document, units)))
         return results, found
 
     def _order(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
@@ -292,6 +293,26 @@ class Evaluator:
         label = contract.label(spec.cleanup)
         return [self._at(contract, by_id[c], f"a path after `{by_id[c].text()}` ends without "
                                              f"`{label}`") for c in culprits if c in by_id]  # fmt: skip
+
+
+def shell_runs(document: CheckedDocument, units: list[Unit]) -> list[FlowUnit]:
+    """The shell processes the units run in: per step (fixloop's runner) or per block."""
+    checker = document.contracts.checker
+    workflow = document.kind == "workflow"
+    errexit = workflow if checker.errexit is None else checker.errexit
+    per_step = workflow if checker.one_shell_per_step is None else checker.one_shell_per_step
+    runs: list[FlowUnit] = []
+    previous: Unit | None = None
+    for unit in units:
+        if per_step and previous is not None and unit.step is not None and (
+            unit.step == previous.step
+        ):
+            runs[-1].body.items.extend(unit.script.body.items)
+        else:
+            body = Seq(unit.script.body.pos, items=list(unit.script.body.items))
+            runs.append(FlowUnit(body, unit.finally_, errexit))
+        previous = unit
+    return runs
 
 
 def _matches(pattern: Pattern, event: CommandEvent, forms: Callable[[str], Sequence[str]]) -> bool:

@@ -8,8 +8,9 @@ sets of worlds: `if`/`elif`/`else`, `&&`/`||`/`!`, loops (to a fixed point), `ca
 (inlined at their call), subshells, `exit`/`return`/`break`/`continue`, `set -e` (an unchecked
 failure leaves the block), and `trap … EXIT` (its handler runs wherever the block ends).
 
-A document is a sequence of bash blocks in step order; each is a new shell, so flags, traps and
-`set -e` reset between blocks while the record of watched commands carries over. A block that
+A document is a sequence of shell runs in step order (fixloop's runner runs a step's blocks in
+one shell, under `set -e`; an assistant runs each block on its own): flags, traps and `set -e`
+reset between runs while the record of watched commands carries over. A block that
 fails stops the run: later blocks are skipped, except blocks of a "finally" step or section,
 which run on every path at the end.
 
@@ -101,6 +102,7 @@ class Outcome:
 class Unit:
     body: Seq
     finally_: bool
+    errexit: bool = False  # the runner starts the shell under `set -e`
 
 
 @dataclass
@@ -137,18 +139,18 @@ class Flow:
         worlds: set[World] = {World()}
         for unit in [u for u in units if not u.finally_]:
             running = {w for w in worlds if not w.failed}
-            worlds = {w for w in worlds if w.failed} | self.block(unit.body, running)
+            worlds = {w for w in worlds if w.failed} | self.block(unit, running)
         for unit in [u for u in units if u.finally_]:
-            worlds = self.block(unit.body, {replace(w, failed=False) for w in worlds})
+            worlds = self.block(unit, {replace(w, failed=False) for w in worlds})
         self.result.ends |= worlds
         return self.result
 
-    def block(self, body: Seq, worlds: set[World]) -> set[World]:
+    def block(self, unit: Unit, worlds: set[World]) -> set[World]:
         self.functions = {}
         self.flag_names = set()
-        self._prescan(body)
-        start = {replace(w, status=0, flags=(), traps=(), errexit=False) for w in worlds}
-        out = self.node(body, start, cond=False)
+        self._prescan(unit.body)
+        start = {replace(w, status=0, flags=(), traps=(), errexit=unit.errexit) for w in worlds}
+        out = self.node(unit.body, start, cond=False)
         ended: set[World] = set()
         for world in out.normal | out.breaks | out.continues:
             ended.add(world)
@@ -175,7 +177,8 @@ class Flow:
             self.functions[node.name] = node
         if isinstance(node, Command):
             for assign in node.assigns:
-                if assign.value is not None and assign.value.shape == "$?":
+                shape = assign.value.shape if assign.value is not None else ""
+                if shape == "$?" or shape.isdigit():
                     self.flag_names.add(assign.name)
         for child in children(node):
             self._prescan(child)

@@ -63,6 +63,10 @@ class CheckerSpec(_Strict):
     env: list[str] = Field(default_factory=list)
     briefs: list[str] = Field(default_factory=list)
     shell: list[str] = Field(default_factory=lambda: ["bash", "sh", "shell", "zsh"])
+    # How the blocks run: None = fixloop's runner for workflows (a step's blocks in one shell
+    # under `set -euo pipefail`), each block on its own without `set -e` for other documents.
+    errexit: bool | None = None
+    one_shell_per_step: bool | None = None
     commands: dict[str, Operand] = Field(default_factory=dict)
 
 

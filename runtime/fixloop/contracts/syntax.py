@@ -182,6 +182,7 @@ class _Builder:
         self.lines = source.split(b"\n")
         self.origin = origin
         self.errors: list[Broken] = []
+        self.splits: list[int] = []  # byte offsets where a statement should have ended
 
     def pos(self, node: Node) -> Pos:
         row, byte_col = node.start_point
@@ -326,6 +327,15 @@ class _Builder:
 
     def command(self, node: Node) -> Command:
         command = Command(self.pos(node))
+        name = node.child_by_field_name("name")
+        assigns = [c for c in node.children if c.type == "variable_assignment"]
+        if name is not None and assigns and assigns[-1].end_point[0] < name.start_point[0]:
+            # tree-sitter-bash joins `a=1 b=2` and the command on the NEXT line into one command
+            # (`a=1 b=2⏎while …` becomes a command named `while`); bash ends the statement at the
+            # newline. Remember where, so the block is parsed again with a `;` there.
+            between = self.source[assigns[-1].end_byte : name.start_byte]
+            if b"\\\n" not in between:
+                self.splits.append(assigns[-1].end_byte)
         for child in node.children:
             if child.type == "variable_assignment":
                 command.assigns += self.assignments(child, "plain")
@@ -575,6 +585,13 @@ def parse_bash(text: str, origin: Pos = Pos(0, 0)) -> Script:
     tree = _parser().parse(source)
     builder = _Builder(source, origin)
     body = builder.seq(list(tree.root_node.named_children), tree.root_node)
+    if builder.splits:
+        # A `;` at the end of a line moves no other character: positions stay exact.
+        for offset in sorted(builder.splits, reverse=True):
+            source = source[:offset] + b";" + source[offset:]
+        tree = _parser().parse(source)
+        builder = _Builder(source, origin)
+        body = builder.seq(list(tree.root_node.named_children), tree.root_node)
     if tree.root_node.has_error:
         _find_missing(tree.root_node, builder)
     return Script(body, builder.errors)
