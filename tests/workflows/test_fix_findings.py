@@ -567,3 +567,16 @@ def test_a_crashed_fixer_leaves_no_half_edit_and_counts_as_an_attempt(
     assert [a.split(":")[0] for a in escalated.attempts] == ["R1", "R2"]
     assert "fixer inconclusive (crash)" in escalated.attempts[0]
     work.assert_intact(repo)
+
+
+def test_paths_are_compared_in_their_clean_form(pack: Pack, repo: Path) -> None:
+    target = finding(file="./calc.py")
+    script = {
+        "fixer/1/round-1": fix(files=("./calc.py",)),
+        "verifier/1/round-1": {"output": verdict(target, "rejected")},
+    }
+    session, backend, _ = run(pack, repo, [target], script)
+    assert backend.calls[0].writable == ("calc.py",)
+    assert session.state.records[0].rounds[0].files_changed == ["calc.py"]
+    assert session.state.output().resolved == [1]
+    assert staged(repo) == FIXED

@@ -29,6 +29,7 @@ from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.schemas.findings import Finding
 from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
+from fixloop.steps.paths import check_path
 from fixloop.steps.run import Run
 from fixloop.workflows import fix_findings_state as store
 from fixloop.workflows.choices import Prompter, question
@@ -178,7 +179,8 @@ class FixFindingsLoop:
                 self.save()
                 return
             if answer == APPROVE:
-                added = [f for f in result.additional_files if f not in record.scope]
+                wanted = [check_path(self.repo, f) for f in result.additional_files]
+                added = [f for f in dict.fromkeys(wanted) if f not in record.scope]
                 record.scope += added
                 record.approved_files += added
                 snapshot |= _snapshot(self.repo, added)
@@ -199,7 +201,7 @@ class FixFindingsLoop:
             )  # fmt: skip
         else:
             assert isinstance(result, FixReport)
-            files = [path.removeprefix("./") for path in result.files_changed]
+            files = list(dict.fromkeys(check_path(self.repo, p) for p in result.files_changed))
             record.rounds.append(
                 RoundRecord(
                     number=number, phase="fixed", summary=result.summary, files_changed=files
@@ -219,7 +221,7 @@ class FixFindingsLoop:
             problem = path_problem(self.repo, path)
             if problem is not None:
                 return f"fixer reported an unsafe path, nothing staged: {problem}"
-            if path.removeprefix("./") not in record.scope:
+            if check_path(self.repo, path) not in record.scope:
                 return f"fixer changed {path!r} outside its scope {record.scope}; nothing staged"
         return None
 

@@ -19,6 +19,7 @@ from fixloop.agents.budget import RunBudget
 from fixloop.agents.dispatch import Dispatcher
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.pack import Pack
+from fixloop.steps.paths import check_path
 from fixloop.steps.run import RUN_ID_PATTERN, Run, list_runs, read_run, state_dir_of
 from fixloop.workflows import fix_findings_state as store
 from fixloop.workflows.choices import Prompter
@@ -50,7 +51,9 @@ def repository_root(repo: Path) -> Path:
 def new_state(findings_path: Path, repo: Path) -> LoopState:
     findings = load_findings(findings_path, repo)
     records = [
-        FindingRecord(finding=f, scope=[f.file] if f.file else []) for f in findings if in_scope(f)
+        FindingRecord(finding=f, scope=[check_path(repo, f.file)] if f.file else [])
+        for f in findings
+        if in_scope(f)
     ]
     return LoopState(
         findings_digest=store.digest(findings_path),
