@@ -255,7 +255,8 @@ def _run_in_worktree(
     progress: Progress,
 ) -> None:
     git_protocol = pack.workflow("git-protocol")
-    resumed = resume_interrupted(run, git_protocol, plan.review_rel, plan.review_text)
+    flow = pack.workflow("review-fix")
+    resumed = resume_interrupted(run, flow, git_protocol, plan.inputs, plan.review_text)
     for note in resumed.notes:
         progress(ReviewFixEvent("recovered", note))
     recovered: list[RecoveryReport] = []
@@ -268,9 +269,7 @@ def _run_in_worktree(
             progress(ReviewFixEvent("worktree", f"worktree on {session.temp_branch}"))
             dispatcher = Dispatcher(pack, backend, trace_path=run.dir / "agents.jsonl")
             state = ResumeState(run.dir / STATE_FILE, plan.review_rel, plan.review_text, resumed)
-            work = Session(
-                pack.workflow("review-fix"), session, dispatcher, plan.inputs, plan.padded_phase
-            )
+            work = Session(flow, session, dispatcher, plan.inputs, plan.padded_phase)
             _Loop(work, plan, result, state, progress).run()
     finally:
         outcome = session.outcome if session is not None else None

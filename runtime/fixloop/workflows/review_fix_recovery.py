@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fixloop.documents.pack import WorkflowDoc
+from fixloop.reviews.fix_report import HUMAN_VERIFICATION
 from fixloop.reviews.model import ReviewFinding
 from fixloop.steps.run import Run, is_live, list_runs, mark_recovered
 from fixloop.steps.runner import run_step
-from fixloop.workflows.review_fix_finding import FindingOutcome
+from fixloop.workflows.review_fix_finding import FindingOutcome, is_logic_finding
 
 STATE_FILE = "review-fix.json"
 
@@ -47,11 +50,30 @@ def _read_state(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _fix_commits(listing: bytes) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(commit, subject, files) entries of an `interrupted-fixes` list file."""
+    entries: list[tuple[str, str, tuple[str, ...]]] = []
+    fields = [os.fsdecode(part) for part in listing.split(b"\0")]
+    index = 0
+    while index + 1 < len(fields) and fields[index]:
+        commit, subject = fields[index], fields[index + 1]
+        index += 2
+        files: list[str] = []
+        while index < len(fields) and fields[index]:
+            files.append(fields[index])
+            index += 1
+        index += 1  # the empty field that ends the entry
+        entries.append((commit, subject, tuple(files)))
+    return entries
+
+
 def resume_interrupted(
-    run: Run, git_protocol: WorkflowDoc, review_rel: str, review_text: bytes
+    run: Run, flow: WorkflowDoc, git_protocol: WorkflowDoc, inputs: dict[str, str], text: bytes
 ) -> Resumed:
+    """Fast-forward the fixes of killed runs of this same review; say which findings they fixed."""
     resumed = Resumed()
-    header = {"review_path": review_rel, "review_sha256": _digest(review_text)}
+    header = {"review_path": inputs["REVIEW_PATH"], "review_sha256": _digest(text)}
+    fix_subject = re.compile(rf"^fix\({re.escape(inputs['PADDED_PHASE'])}\): (?P<id>\S+) ")
     for info in list_runs(run.state_dir):
         dead = str(info.get("id", ""))
         run_dir = run.state_dir / "runs" / dead
@@ -64,7 +86,10 @@ def resume_interrupted(
             continue
         state = _read_state(run_dir / STATE_FILE)
         if {key: state.get(key) for key in header} != header:
-            continue  # another review: generic recovery keeps its commits on a branch
+            continue  # another review: the generic recovery keeps its commits on a branch
+        listing = run.dir / f"interrupted-{dead}"
+        values = {**inputs, "DEAD_RUN": dead, "LIST_FILE": str(listing)}
+        listed = run_step(flow, "interrupted-fixes", cwd=run.repo, inputs=values, run=run)
         step = run_step(git_protocol, "cleanup", cwd=run.repo, inputs={"RUN_ID": dead}, run=run)
         if not step.ok:
             resumed.notes.append(f"could not resume interrupted run {dead}: "
@@ -75,9 +100,24 @@ def resume_interrupted(
             kept = step.outputs.get("KEPT_BRANCH", "")
             resumed.notes.append(f"interrupted run {dead}: its fixes are kept on {kept}")
             continue
-        for entry in state.get("outcomes", []):
-            if entry.get("iteration") == 1 and str(entry.get("status", "")).startswith("fixed"):
-                resumed.carried[str(entry["id"])] = entry
+        if not listed.ok:
+            resumed.notes.append(
+                f"interrupted run {dead}: its fixes are on your branch, but listing them failed "
+                f"({listed.describe_failure()}); its findings are checked again"
+            )
+            continue
+        recorded = {str(entry.get("id")): entry for entry in state.get("outcomes", [])}
+        for commit, subject, files in _fix_commits(listing.read_bytes()):
+            match = fix_subject.match(subject)
+            if match is None:
+                continue
+            entry = recorded.get(match["id"], {})
+            resumed.carried[match["id"]] = {
+                "status": entry.get("status"),
+                "summary": entry.get("summary") or subject,
+                "files": list(files),
+                "commit": commit[:7],
+            }
         resumed.from_run = dead
         resumed.notes.append(
             f"resumed interrupted run {dead}: {len(resumed.carried)} fix(es) it committed "
@@ -100,10 +140,13 @@ class ResumeState:
         entry = self.resumed.carried.get(finding.id) if iteration == 1 else None
         if entry is None:
             return None
+        status = entry.get("status") or (
+            HUMAN_VERIFICATION if is_logic_finding(finding) else "fixed"
+        )
         return FindingOutcome(
             finding,
             iteration,
-            str(entry["status"]),
+            str(status),
             tuple(str(path) for path in entry.get("files", [])),
             str(entry.get("commit", "")),
             str(entry.get("summary", "")),

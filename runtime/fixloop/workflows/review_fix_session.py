@@ -89,6 +89,8 @@ class Session:
             commit = self.git.commit(paths, message)
         except StepFailed as exc:
             return CommitResult(error=exc.result.describe_failure())
+        except FixloopError as exc:  # a path the protocol refuses to commit
+            return CommitResult(error=str(exc))
         if not commit:
             return CommitResult(error="the listed files had no change to commit")
         return CommitResult(commit=commit)
