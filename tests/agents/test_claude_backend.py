@@ -441,3 +441,38 @@ def test_each_role_is_sent_its_rendered_document(
     record_property("system_prompt_chars", len(sent))
     print(f"{role}: role prompt {len(request.system_prompt)} chars, sent {len(sent)} chars")
     assert not outcome.ok, "a role with a schema that answers in prose is not a pass"
+
+
+@pytest.mark.cli
+def test_a_worktree_under_a_claude_folder_is_still_editable_within_scope(
+    pack: Pack, tmp_path: Path
+) -> None:
+    """The CLI asks before any write under `.claude/`, where workflows keep their worktrees;
+    headless, the permission callback answers: granted tool, in scope, so allowed."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (repo / "other.py").write_text("VALUE = 1\n")
+    git(repo, "add", "calc.py", "other.py")
+    git(repo, "commit", "-q", "-m", "initial")
+    tree = repo / ".claude" / "worktrees" / "rf-01"
+    git(repo, "worktree", "add", "-q", "-b", "fixloop/rf-01", str(tree))
+    request = AgentRequest(
+        role="fixer", system_prompt="You fix.", task="fix", tools=("Read", "Edit"),
+        model="sonnet", output_schema="FixerResult", cwd=tree, writable=("calc.py",),
+    )  # fmt: skip
+    script = [
+        tool_use("Read", {"file_path": "calc.py"}),
+        tool_use("Read", {"file_path": "other.py"}),
+        tool_use("Edit", {"file_path": "calc.py", "old_string": "a - b", "new_string": "a + b"}),
+        tool_use("Edit", {"file_path": "other.py", "old_string": "1", "new_string": "2"}),
+        structured({"output": {"files_changed": ["calc.py"], "summary": "fixed"}}),
+    ]
+
+    outcome, _ = run(script, request)
+
+    assert outcome.ok, outcome.detail
+    assert "a + b" in (tree / "calc.py").read_text()
+    assert (tree / "other.py").read_text() == "VALUE = 1\n"
+    assert [(d.tool, d.path) for d in outcome.denied] == [("Edit", "other.py")]

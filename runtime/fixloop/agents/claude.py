@@ -80,6 +80,8 @@ class _Call:
     """What one call produced while it ran."""
 
     scope: WriteScope
+    # Tools the role was given whole (`Edit`, not `Bash(git diff:*)`).
+    granted: frozenset[str] = frozenset()
     denied: list[DeniedWrite] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     result: ResultMessage | None = None
@@ -107,13 +109,17 @@ class _Call:
     async def can_use_tool(
         self, tool: str, tool_input: dict[str, Any], context: ToolPermissionContext
     ) -> PermissionResultAllow | PermissionResultDeny:
-        # Reached only by calls the role's tool list did not pre-approve (say, a Bash command
-        # outside its `Bash(git diff:*)` patterns). Headless: refuse instead of waiting.
+        # Reached by calls the tool list did not pre-approve: a Bash command outside the role's
+        # `Bash(git diff:*)` patterns, or a granted tool the CLI still asks about (it always asks
+        # before writing under a `.claude/` folder, where workflows keep their worktrees).
+        # Headless: decide now, never wait for a human.
         del context
         denial = self.scope.check(tool, tool_input)
         if denial is not None:
             self.denied.append(denial)
             return PermissionResultDeny(message=f"fixloop scope: {denial.reason}")
+        if tool in self.granted:
+            return PermissionResultAllow()
         self.refused.append(tool)
         return PermissionResultDeny(
             message=f"fixloop: {tool} with this input is not among the tools this role was given"
@@ -212,6 +218,11 @@ def _usage(result: ResultMessage | None, duration_s: float) -> Usage:
         cost_usd=float(result.total_cost_usd or 0.0),
         duration_s=duration_s,
     )
+
+
+def _granted(tools: tuple[str, ...]) -> frozenset[str]:
+    entries = [parse_tool(entry) for entry in tools]
+    return frozenset(e.name for e in entries if e is not None and e.pattern is None)
 
 
 def _inconclusive(reason: StopReason, detail: str, usage: Usage, call: _Call) -> AgentOutcome:
@@ -323,7 +334,7 @@ class ClaudeBackend:
         if not request.cwd.is_dir():
             detail = f"the worktree {request.cwd} does not exist"
             return AgentOutcome.inconclusive(StopReason.BACKEND_ERROR, detail)
-        call = _Call(WriteScope.create(request.cwd, request.writable))
+        call = _Call(WriteScope.create(request.cwd, request.writable), _granted(request.tools))
         started = time.monotonic()
         try:
             anyio.run(self._run, request, call)

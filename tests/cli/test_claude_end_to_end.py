@@ -1,0 +1,205 @@
+"""End to end through everything real but the model: `fixloop … --backend claude` as a subprocess,
+claude-agent-sdk, the Claude Code CLI bundled in its wheel, real tools in real git worktrees, and
+a scripted Messages API on loopback playing the model.
+
+The model's moves are the demo's scripted fixes (`fixloop.demo.example.REVIEW_FIX_SCRIPT`),
+replayed as the tool calls a model would make: Read the file, Edit it, look at `git diff`, and
+return the FixerResult through the StructuredOutput tool.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fixloop.demo.example import REVIEW_FIX_SCRIPT, REVIEW_PATH, build_example
+from fixloop.testing.messages_server import (
+    Conversations,
+    MessagesServer,
+    RecordedRequest,
+    Turn,
+    structured,
+    tool_use,
+)
+
+pytestmark = [pytest.mark.cli, pytest.mark.slow]
+
+REPORT_PATH = REVIEW_PATH.replace("-REVIEW.md", "-REVIEW-FIX.md")
+TASK = re.compile(r"Fix review finding (\S+) in this worktree")
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def fixer_turns(reply: dict[str, Any]) -> list[Turn]:
+    """A scripted-backend reply as a model's tool calls (paths relative to the worktree)."""
+    edits = reply.get("edits", [])
+    files = list(dict.fromkeys(edit["path"] for edit in edits)) or ["shelf/stock.py"]
+    turns = [tool_use("Read", {"file_path": path}) for path in files]
+    turns += [
+        tool_use("Edit", {"file_path": e["path"], "old_string": e["old"], "new_string": e["new"]})
+        for e in edits
+    ]
+    if edits:
+        turns.append(tool_use("Bash", {"command": "git diff --stat"}))
+    turns.append(structured({"output": reply["output"]}))
+    return turns
+
+
+def finding_of(request: RecordedRequest) -> str:
+    for said in request.user_texts():
+        match = TASK.search(said)
+        if match:
+            return match.group(1)
+    return "unknown"
+
+
+def run_fixloop(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    child = {key: value for key, value in os.environ.items() if key != "CLAUDECODE"}
+    child.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "fixloop", *args],
+        cwd=cwd, env=child, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+
+
+def frontmatter(path: Path) -> dict[str, Any]:
+    text = path.read_text(encoding="utf-8")
+    _, head, _ = text.split("---\n", 2)
+    loaded = yaml.safe_load(head)
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def demo_scripts(**replace: list[list[Turn]]) -> dict[str, list[list[Turn]]]:
+    scripts = {key.split("/")[1]: [fixer_turns(reply)] for key, reply in REVIEW_FIX_SCRIPT.items()}
+    return scripts | replace
+
+
+def test_review_fix_on_the_demo_repository_with_the_claude_backend(tmp_path: Path) -> None:
+    repo = tmp_path / "shelf"
+    build_example(repo)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    script = Conversations(demo_scripts(), key=finding_of)
+
+    with MessagesServer(script) as server:
+        done = run_fixloop(
+            "review-fix", REVIEW_PATH, "--repo", str(repo), "--backend", "claude", "--json",
+            env=server.env(), cwd=repo,
+        )  # fmt: skip
+
+    assert done.returncode == 1, done.stderr  # two findings skipped: partial
+    result = json.loads(done.stdout)
+    assert script.unplayed == {}
+    assert server.unscripted == 0
+    statuses = {o["id"]: o["status"] for o in result["findings"]}
+    assert statuses["CR-01"] == "fixed"
+    assert statuses["CR-02"].startswith("skipped: fix caused errors, rolled back")
+    assert statuses["WR-01"] == "fixed: requires human verification"
+    assert statuses["WR-02"] == "fixed"
+    assert statuses["WR-03"].startswith("skipped: finding not reproducible")
+
+    # Real commits, one per fixed finding, then the report; the user's branch fast-forwarded.
+    subjects = git(repo, "log", "--format=%s", f"{base}..HEAD").splitlines()
+    assert subjects[0] == "docs(01): add code review fix report"
+    assert sorted(s.split()[1] for s in subjects[1:]) == ["CR-01", "WR-01", "WR-02"]
+    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "worktree", "list").count("\n") == 1, "the temp worktree was removed"
+    stock = (repo / "shelf" / "stock.py").read_text()
+    assert "if not prices:\n        return 0.0" in stock
+    assert "return high" in stock
+    assert "count < 0" not in stock, "CR-02's broken edit was rolled back"
+    assert '"-".join(name.lower().split())' in (repo / "shelf" / "labels.py").read_text()
+
+    report = repo / REPORT_PATH
+    meta = frontmatter(report)
+    assert meta["status"] == "partial"
+    assert (meta["findings_in_scope"], meta["fixed"], meta["skipped"]) == (5, 3, 2)
+    assert meta["review_path"] == REVIEW_PATH
+    body = report.read_text()
+    assert "### CR-02: parse_count accepts negative counts" in body
+    assert "SyntaxError" in body
+
+    # What the model was sent: the fixer's rendered document, and the finding as data.
+    first = server.conversation[0]
+    assert "# Fixer" in first.system and "CR-01" in first.system
+    assert {"Read", "Edit", "Bash", "StructuredOutput"} <= set(first.tool_names)
+    hostile = next(r for r in server.conversation if finding_of(r) == "WR-02")
+    assert "$(touch /tmp/pwned)" in hostile.system, "the hostile title reached the model as text"
+    assert not Path("/tmp/pwned").exists() or Path("/tmp/pwned").stat().st_size == 0
+
+
+def test_an_out_of_scope_edit_is_denied_and_becomes_a_scope_request(tmp_path: Path) -> None:
+    repo = tmp_path / "shelf"
+    build_example(repo)
+    labels_before = (repo / "shelf" / "labels.py").read_text()
+    wants_labels = [
+        tool_use("Read", {"file_path": "shelf/stock.py"}),
+        tool_use(
+            "Edit",
+            {"file_path": "shelf/labels.py", "old_string": "def slug", "new_string": "def slug_"},
+        ),
+        structured(
+            {
+                "output": {
+                    "needs_scope_expansion": True,
+                    "additional_files": ["shelf/labels.py"],
+                    "justification": "the threshold helper lives next to the labels",
+                }
+            }
+        ),
+    ]
+    script = Conversations(demo_scripts(**{"WR-03": [wants_labels]}), key=finding_of)
+
+    with MessagesServer(script) as server:
+        done = run_fixloop(
+            "review-fix", REVIEW_PATH, "--repo", str(repo), "--backend", "claude", "--json",
+            env=server.env(), cwd=repo,
+        )  # fmt: skip
+
+    result = json.loads(done.stdout)
+    wr03 = next(o for o in result["findings"] if o["id"] == "WR-03")
+    assert wr03["status"] == "skipped: fix needs files outside the finding"
+    assert "shelf/labels.py" in json.dumps(wr03)
+    assert (repo / "shelf" / "labels.py").read_text() != labels_before, "WR-02 did fix labels"
+    assert "def slug_" not in (repo / "shelf" / "labels.py").read_text()
+    denied = [
+        r for r in server.conversation[-1].tool_results() if "fixloop scope" in str(r["content"])
+    ]
+    assert denied and denied[0].get("is_error")
+    calls = [
+        json.loads(line)
+        for path in (repo / ".git" / "fixloop").rglob("agents.jsonl")
+        for line in path.read_text().splitlines()
+    ]
+    agent_denials = [call for call in calls if call.get("denied")]
+    assert agent_denials and agent_denials[0]["denied"][0]["path"] == "shelf/labels.py"
+
+
+def test_malformed_structured_output_is_inconclusive_and_skipped(tmp_path: Path) -> None:
+    repo = tmp_path / "shelf"
+    build_example(repo)
+    malformed = [structured({"output": {"files_changed": "shelf/stock.py"}})] * 5
+    script = Conversations(demo_scripts(**{"CR-01": [malformed]}), key=finding_of)
+
+    with MessagesServer(script) as server:
+        done = run_fixloop(
+            "review-fix", REVIEW_PATH, "--repo", str(repo), "--backend", "claude", "--json",
+            env=server.env(), cwd=repo,
+        )  # fmt: skip
+
+    result = json.loads(done.stdout)
+    cr01 = next(o for o in result["findings"] if o["id"] == "CR-01")
+    assert cr01["status"] == "skipped: fixer result inconclusive (malformed_output)"
+    assert "if not prices" not in (repo / "shelf" / "stock.py").read_text()
+    assert frontmatter(repo / REPORT_PATH)["fixed"] == 2
