@@ -17,6 +17,7 @@ from types import ModuleType
 from fixloop import __version__
 from fixloop.cli import (
     check_command,
+    demo_command,
     fix_findings_command,
     pack_commands,
     review_fix_command,
@@ -30,6 +31,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     fix_findings_command,
     review_fix_command,
     check_command,
+    demo_command,
 )
 
 

@@ -3,22 +3,21 @@
 `shelf` is an inventory helper with four real bugs and one thing a reviewer wrongly calls a bug.
 Its tests (stdlib `unittest`, so the demo needs nothing installed) fail on the bugs. The review
 (`REVIEW.md`, GSD format) lists them, one finding with a title full of shell metacharacters, and
-one info finding that the default fix scope leaves alone. `REVIEW_FIX_SCRIPT` is what the scripted
-model does for each finding: some fixes are right, one breaks the syntax and is rolled back, one
-finding is recognised as a false positive.
+one info finding that the default fix scope leaves alone. What the scripted model does with them
+is in `demo/model.py`.
 """
 
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Any
 
 PHASE = "01"
 REVIEW_PATH = ".planning/phases/01-shelf/01-REVIEW.md"
 HOSTILE_TITLE = '$(touch /tmp/pwned) `id` "; rm -rf ~'
 
 FILES: dict[str, str] = {
+    ".gitignore": "__pycache__/\n",
     "README.md": "# shelf\n\nA tiny inventory helper: the fixloop demo's example repository.\n",
     "shelf/__init__.py": '"""shelf: stock levels, prices and labels for a small shop."""\n',
     "shelf/stock.py": '''\
@@ -97,6 +96,9 @@ class LabelTest(unittest.TestCase):
 
     def test_label(self):
         self.assertEqual(label("nails", 3), "nails: 3")
+
+    def test_label_keeps_fractional_quantities(self):
+        self.assertEqual(label("rope", 2.5), "rope: 2.5")
 """,
 }
 
@@ -161,69 +163,6 @@ if not prices:
 **Issue:** old-style formatting.
 **Fix:** Use an f-string.
 """
-
-
-def _fixed(path: str, summary: str) -> dict[str, Any]:
-    return {"files_changed": [path], "summary": summary, "concerns": None}
-
-
-REVIEW_FIX_SCRIPT: dict[str, Any] = {
-    "fixer/CR-01/iteration-1": {
-        "edits": [
-            {
-                "path": "shelf/stock.py",
-                "old": "    return sum(prices) / len(prices)\n",
-                "new": (
-                    "    if not prices:\n        return 0.0\n    return sum(prices) / len(prices)\n"
-                ),
-            }
-        ],
-        "output": _fixed("shelf/stock.py", "fixed: average_price returns 0.0 for no prices"),
-    },
-    # The fixer's edit does not parse: tier 2 catches it and the file is rolled back.
-    "fixer/CR-02/iteration-1": {
-        "edits": [
-            {
-                "path": "shelf/stock.py",
-                "old": "    return int(text)\n",
-                "new": "    count = int(text)\n    if count < 0\n        raise ValueError(text)\n"
-                "    return count\n",
-            }
-        ],
-        "output": _fixed("shelf/stock.py", "fixed: parse_count refuses negative numbers"),
-    },
-    "fixer/WR-01/iteration-1": {
-        "edits": [
-            {
-                "path": "shelf/stock.py",
-                "old": "    if quantity > high:\n        return low\n",
-                "new": "    if quantity > high:\n        return high\n",
-            }
-        ],
-        "output": _fixed(
-            "shelf/stock.py", "fixed: requires human verification: the upper branch returns high"
-        ),
-    },
-    "fixer/WR-02/iteration-1": {
-        "edits": [
-            {
-                "path": "shelf/labels.py",
-                "old": '    return name.lower().replace(" ", "-")\n',
-                "new": '    return "-".join(name.lower().split())\n',
-            }
-        ],
-        "output": _fixed("shelf/labels.py", "fixed: slug strips and joins the words of the name"),
-    },
-    # A false positive: the docstring says "below", and the test agrees. No edit.
-    "fixer/WR-03/iteration-1": {
-        "output": {
-            "files_changed": [],
-            "summary": "skipped: finding not reproducible: the docstring and tests define "
-            "'below' as strictly less than",
-            "concerns": None,
-        }
-    },
-}
 
 
 def _git(repo: Path, *args: str) -> None:

@@ -1,0 +1,219 @@
+"""`fixloop demo`: build the example repository, run review-fix and fix-findings on it, report.
+
+Everything is real except the model: the workflows, their document steps, git, worktrees, bash and
+the example's own tests (run before and after with `python -m unittest`). The model is the
+scripted backend playing `demo/model.py`; the scripts are written next to the repository so a
+user can read exactly what the "model" did. No network, no key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+
+from fixloop.agents.scripted import ScriptedBackend
+from fixloop.demo.example import REVIEW_PATH, build_example
+from fixloop.demo.model import FINDINGS, FIX_FINDINGS_SCRIPT, REVIEW_FIX_SCRIPT
+from fixloop.demo.progress import Display, display_for
+from fixloop.diagnostics import Diagnostic, FixloopError, Severity
+from fixloop.documents.pack import Pack, default_pack_root, load_pack
+from fixloop.reviews.model import FixScope
+from fixloop.schemas.results import FixVerifyLoopOutput
+from fixloop.workflows.choices import ScriptedPrompter
+from fixloop.workflows.fix_findings import Policies
+from fixloop.workflows.fix_findings_session import run_fix_findings
+from fixloop.workflows.review_fix import (
+    ReviewFixEvent,
+    ReviewFixOptions,
+    ReviewFixResult,
+    run_review_fix,
+)
+
+_RAN = re.compile(r"^Ran (\d+) tests?", re.MULTILINE)
+_FAILED = re.compile(r"(failures|errors)=(\d+)")
+_BUCKET_LINE = re.compile(r"^\[\d+/\d+\] finding (?P<id>\S+): (?P<rest>.*)$")
+_BUCKETS = ("resolved", "escalated", "dropped", "demoted")
+
+
+@dataclass(frozen=True)
+class TestTally:
+    ran: int
+    failed: int
+    problem: str = ""
+
+    @property
+    def passed(self) -> int:
+        return self.ran - self.failed
+
+    def describe(self) -> str:
+        return self.problem or f"{self.passed}/{self.ran} passed"
+
+
+def run_unit_tests(repo: Path) -> TestTally:
+    """The example's tests, really run, in a fresh interpreter."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "unittest", "discover", "-s", "tests", "-t", "."],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    ran = _RAN.search(done.stderr)
+    if ran is None:
+        return TestTally(0, 0, f"tests did not run: {done.stderr.strip()[-200:]}")
+    failed = sum(int(count) for _, count in _FAILED.findall(done.stderr))
+    return TestTally(int(ran.group(1)), failed)
+
+
+@dataclass
+class DemoResult:
+    directory: Path
+    repo: Path
+    base: str
+    tests_before: TestTally
+    tests_after: TestTally | None = None
+    review_fix: ReviewFixResult | None = None
+    fix_findings: FixVerifyLoopOutput | None = None
+    fix_findings_output: Path | None = None
+    commits: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _prepare(directory: Path | None) -> Path:
+    if directory is None:
+        return Path(tempfile.mkdtemp(prefix="fixloop-demo-"))
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise FixloopError(
+            Diagnostic(str(directory), 1, 1, "usage", "--dir must be a new or empty directory")
+        )
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory.resolve()
+
+
+def _pack() -> Pack:
+    pack, diagnostics = load_pack(default_pack_root())
+    errors = [d for d in diagnostics if d.severity is Severity.ERROR]
+    if errors:
+        raise FixloopError(errors)
+    return pack
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def _write_json(path: Path, data: object) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+class _ReviewFixProgress:
+    def __init__(self, display: Display) -> None:
+        self.display = display
+
+    def __call__(self, event: ReviewFixEvent) -> None:
+        finding = event.finding
+        if event.kind == "finding" and finding is not None:
+            self.display.row("review-fix", finding.id, finding.title, "fixing", done=False)
+        elif event.kind == "outcome" and finding is not None and event.outcome is not None:
+            self.display.row("review-fix", finding.id, finding.title, event.message, done=True)
+        elif event.kind in ("report", "cleanup", "warning", "recovered"):
+            self.display.note(event.message)
+
+
+class _FixFindingsProgress:
+    def __init__(self, display: Display) -> None:
+        self.display = display
+        self.titles = {str(f["id"]): str(f["title"]) for f in FINDINGS["findings"]}
+
+    def __call__(self, line: str) -> None:
+        match = _BUCKET_LINE.match(line.strip())
+        if match is None:
+            return
+        fid, rest = match["id"], match["rest"]
+        title = self.titles.get(fid, rest)
+        done = rest.split(" ", 1)[0] in _BUCKETS
+        self.display.row("fix-findings", fid, title, rest if done else "fix + verify", done)
+
+
+def run_demo(directory: Path | None, console: Console) -> DemoResult:
+    directory = _prepare(directory)
+    repo = directory / "shelf"
+    pack = _pack()
+    review_script = _write_json(directory / "model" / "review-fix.json", REVIEW_FIX_SCRIPT)
+    findings_script = _write_json(directory / "model" / "fix-findings.json", FIX_FINDINGS_SCRIPT)
+    findings = _write_json(directory / "findings.json", FINDINGS)
+    with display_for(console) as display:
+        display.stage("building the example repository")
+        build_example(repo)
+        base = _git(repo, "rev-parse", "HEAD").strip()
+        display.stage("running the example's tests (before)")
+        result = DemoResult(directory, repo, base, run_unit_tests(repo))
+        display.note(f"tests before: {result.tests_before.describe()}")
+        display.stage("review-fix: one verified commit per REVIEW.md finding, in a worktree")
+        result.review_fix = run_review_fix(
+            ReviewFixOptions(review=repo / REVIEW_PATH, repo=repo, scope=FixScope.CRITICAL_WARNING),
+            pack,
+            ScriptedBackend.from_file(review_script),
+            progress=_ReviewFixProgress(display),
+        )
+        display.stage("fix-findings: at most two fix + verify rounds per finding, staged")
+        session = run_fix_findings(
+            pack=pack,
+            backend=ScriptedBackend.from_file(findings_script),
+            findings=findings,
+            repo=repo,
+            policies=Policies(on_prestaged="proceed", on_scope_expansion="defer"),
+            prompter=ScriptedPrompter([]),
+            say=_FixFindingsProgress(display),
+        )
+        result.fix_findings = session.state.output()
+        result.fix_findings_output = _write_json(
+            directory / "fix-findings-output.json", result.fix_findings.model_dump(mode="json")
+        )
+        display.stage("running the example's tests (after)")
+        result.tests_after = run_unit_tests(repo)
+        display.note(f"tests after: {result.tests_after.describe()}")
+    result.commits = _git(repo, "log", "--reverse", "--format=%h %s", f"{base}..HEAD").splitlines()
+    result.problems = self_check(result)
+    return result
+
+
+def self_check(result: DemoResult) -> list[str]:
+    """The demo's promises, checked against the repository rather than taken on trust."""
+    problems: list[str] = []
+    review_fix = result.review_fix
+    if review_fix is None or not review_fix.report_path:
+        return ["review-fix did not commit REVIEW-FIX.md"]
+    subjects = [line.split(" ", 1)[1] for line in result.commits]
+    fix_commits = [s for s in subjects if s.startswith("fix(")]
+    if len(fix_commits) != len(review_fix.fixed):
+        problems.append(
+            f"{len(fix_commits)} fix commits for {len(review_fix.fixed)} fixed findings"
+        )
+    for outcome in review_fix.fixed:
+        if not any(s.startswith(f"fix(01): {outcome.finding.id} ") for s in fix_commits):
+            problems.append(f"no commit for fixed finding {outcome.finding.id}")
+    if sum(s.startswith("docs(") for s in subjects) != 1:
+        problems.append("REVIEW-FIX.md was not committed exactly once")
+    report = (result.repo / review_fix.report_path).read_text(encoding="utf-8")
+    if f"fixed: {len(review_fix.fixed)}\n" not in report:
+        problems.append("REVIEW-FIX.md's fixed count differs from the commits")
+    if f"skipped: {len(review_fix.skipped)}\n" not in report:
+        problems.append("REVIEW-FIX.md's skipped count differs from the run")
+    after = result.tests_after
+    if after is None or after.problem or after.passed <= result.tests_before.passed:
+        problems.append("the example's tests did not improve")
+    return problems

@@ -1,0 +1,57 @@
+"""The demo's closing summary: what happened, where to look, and that the model was scripted."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+
+from fixloop.demo.run import DemoResult
+from fixloop.reviews.fix_report import HUMAN_VERIFICATION
+
+SCRIPTED_NOTICE = (
+    "The model in this demo is SCRIPTED: every edit and verdict was written in advance and "
+    "played through the real workflows, real git, real worktrees and real bash. "
+    "No network, no API key."
+)
+
+
+def summary_lines(result: DemoResult) -> list[str]:
+    lines = [SCRIPTED_NOTICE, ""]
+    review_fix, findings = result.review_fix, result.fix_findings
+    if review_fix is not None:
+        human = sum(o.status == HUMAN_VERIFICATION for o in review_fix.fixed)
+        lines.append(
+            f"review-fix    {len(review_fix.fixed)} fixed ({human} need human verification), "
+            f"{len(review_fix.skipped)} skipped"
+        )
+        lines += [f"                {o.finding.id}: {o.status}" for o in review_fix.skipped]
+    if findings is not None:
+        lines.append(
+            f"fix-findings  {len(findings.resolved)} resolved (staged, not committed), "
+            f"{len(findings.escalated)} escalated, {len(findings.dropped)} dropped"
+        )
+    after = result.tests_after.describe() if result.tests_after else "not run"
+    lines += [
+        f"tests         before: {result.tests_before.describe()}    after: {after}",
+        f"commits       {len(result.commits)} on main since the example's first commit:",
+        *(f"                {line}" for line in result.commits),
+        "reports",
+    ]
+    if review_fix is not None and review_fix.report_path:
+        lines.append(f"                {result.repo / review_fix.report_path}")
+    if result.fix_findings_output is not None:
+        lines.append(f"                {result.fix_findings_output}")
+    lines += [
+        f"                {result.repo / '.git' / 'fixloop' / 'runs'} (every step and agent call)",
+        f"the model     {result.directory / 'model'}",
+        f"look          cd {result.repo} && git log --stat && git diff --staged",
+    ]
+    lines += [f"PROBLEM: {problem}" for problem in result.problems]
+    return lines
+
+
+def print_summary(result: DemoResult, console: Console) -> None:
+    console.print()
+    for line in summary_lines(result):
+        style = "bold red" if line.startswith("PROBLEM") else None
+        console.print(escape(line), style=style, highlight=False, soft_wrap=True)
