@@ -78,17 +78,22 @@ def _documents(path: Path) -> Iterator[Path]:
         yield path
 
 
-def contract_diagnostics(document: CheckedDocument, contract: Contract, library: Library
-                         ) -> list[Diagnostic]:  # fmt: skip
+def contract_diagnostics(
+    document: CheckedDocument, contract: Contract, library: Library
+) -> list[Diagnostic]:
     return Evaluator(document, library.get).check(contract)
 
 
 def check_paths(paths: Sequence[Path], base: Path | None = None) -> CheckResult:
-    """Check every document under `paths`; raise FixloopError (exit 2) for a path that is not there."""
+    """Check every document under `paths`; a path that is not there is a FixloopError (exit 2)."""
     missing = [p for p in paths if not p.exists()]
     if missing:
-        raise FixloopError([Diagnostic(display_path(p, base), 1, 1, "usage", "no such file or "
-                                       "directory") for p in missing])  # fmt: skip
+        raise FixloopError(
+            [
+                Diagnostic(display_path(p, base), 1, 1, "usage", "no such file or directory")
+                for p in missing
+            ]
+        )
     library = Library(base)
     result = CheckResult(rule_help=dict(RULES))
     seen: set[Path] = set()
@@ -101,8 +106,9 @@ def check_paths(paths: Sequence[Path], base: Path | None = None) -> CheckResult:
                 continue
             seen.add(document_path.resolve())
             if not document_path.is_file():
-                result.diagnostics.append(Diagnostic(display_path(document_path, base), 1, 1,
-                                                     "usage", "no such document"))  # fmt: skip
+                result.diagnostics.append(
+                    Diagnostic(display_path(document_path, base), 1, 1, "usage", "no such document")
+                )
                 continue
             document = library.get(document_path)
             if document is None:
@@ -110,7 +116,7 @@ def check_paths(paths: Sequence[Path], base: Path | None = None) -> CheckResult:
             result.documents.append(document)
             result.diagnostics += check_document_rules(document, library)
     result.diagnostics += library.failures
-    for document, contract in result.contracts:
+    for _document, contract in result.contracts:
         result.rule_help[contract.id] = contract.spec.why or f"{contract.kind} contract"
     result.diagnostics = sorted(set(result.diagnostics))
     return result

@@ -17,7 +17,8 @@ from typing import Any
 
 from fixloop.contracts.events import CommandEvent, extract
 from fixloop.contracts.language import Contracts, load_contracts
-from fixloop.contracts.syntax import Pos, Script, parse_bash
+from fixloop.contracts.syntax import parse_bash
+from fixloop.contracts.tree import Pos, Script
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.blocks import FencedBlock, MarkdownDocument, StepStyle, parse_markdown
 from fixloop.documents.source import SourceDocument
@@ -109,8 +110,7 @@ def kind_of(path: Path) -> str:
     )
 
 
-def check_document(source: SourceDocument, kind: str, base: Path | None = None
-                   ) -> CheckedDocument:  # fmt: skip
+def check_document(source: SourceDocument, kind: str, base: Path | None = None) -> CheckedDocument:
     contracts, diagnostics = load_contracts(source, base)
     checker = contracts.checker
     markdown = parse_markdown(source, StepStyle(checker.steps), checker.step_tag)
@@ -126,7 +126,13 @@ def check_document(source: SourceDocument, kind: str, base: Path | None = None
         finally_ = block.step in finally_steps or (
             label is not None and label.lower().rstrip(":") in finally_labels
         )
-        events, by_node = extract(script.body, source.display, block.step, index, finally_,
-                                  next(_ids) * 100_000)  # fmt: skip
+        events, by_node = extract(
+            script.body,
+            source.display,
+            block.step,
+            block=index,
+            finally_=finally_,
+            first_id=next(_ids) * 100_000,
+        )
         document.units.append(Unit(block, script, block.step, label, finally_, events, by_node))
     return document

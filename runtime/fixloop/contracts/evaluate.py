@@ -7,6 +7,7 @@ for a command that is missing, at the heading of the step that should hold it.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -15,11 +16,12 @@ from pathlib import Path
 
 from fixloop.contracts.document import CheckedDocument, Unit
 from fixloop.contracts.events import CommandEvent
-from fixloop.contracts.flow import Flow, FlowResult, World
-from fixloop.contracts.flow import Unit as FlowUnit
+from fixloop.contracts.flow import Flow
 from fixloop.contracts.language import Contract, Operand, ScopeSpec
 from fixloop.contracts.patterns import Pattern, matches
-from fixloop.contracts.syntax import Seq
+from fixloop.contracts.tree import Seq
+from fixloop.contracts.worlds import FlowResult, World
+from fixloop.contracts.worlds import Unit as FlowUnit
 from fixloop.diagnostics import Diagnostic
 
 Lookup = Callable[[Path], CheckedDocument | None]
@@ -45,9 +47,9 @@ def static_values(document: CheckedDocument) -> dict[str, str]:
             for assign in event.command.assigns:
                 if assign.value is not None:
                     seen.setdefault(assign.name, set()).add(assign.value.shape)
-        for node in _assign_only(unit):
-            for assign in node:
-                seen.setdefault(assign[0], set()).add(assign[1])
+        for pairs in _assign_only(unit):
+            for name, shape in pairs:
+                seen.setdefault(name, set()).add(shape)
     return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1 and "$(" not in next(iter(v))}
 
 
@@ -129,8 +131,12 @@ class Evaluator:
         named = [spec.step] if spec.step else (spec.steps or spec.except_steps or [])
         unknown = [n for n in named if n not in doc.step_names]
         for name in unknown:
-            problems.append(self._problem(contract, f"no step {name!r} in {doc.display} "
-                                                    f"(steps: {', '.join(doc.step_names)})"))  # fmt: skip
+            problems.append(
+                self._problem(
+                    contract,
+                    f"no step {name!r} in {doc.display} (steps: {', '.join(doc.step_names)})",
+                )
+            )
         if spec.except_steps is not None:
             units = [u for u in doc.units if u.step not in spec.except_steps]
             anchor = _first_line(doc)
@@ -149,8 +155,9 @@ class Evaluator:
         return paths
 
     def _problem(self, contract: Contract, message: str) -> Diagnostic:
-        return Diagnostic(contract.origin, contract.line, 1, "contract-scope",
-                          f"{contract.id}: {message}")  # fmt: skip
+        return Diagnostic(
+            contract.origin, contract.line, 1, "contract-scope", f"{contract.id}: {message}"
+        )
 
     # -- judging ------------------------------------------------------------------------------
 
@@ -160,9 +167,13 @@ class Evaluator:
             return problems
         kind = contract.kind
         judge = {
-            "forbidden": self._forbidden, "required": self._required, "count": self._count,
-            "order": self._order, "guarded": self._guarded, "cleanup": self._cleanup,
-        }[kind]  # fmt: skip
+            "forbidden": self._forbidden,
+            "required": self._required,
+            "count": self._count,
+            "order": self._order,
+            "guarded": self._guarded,
+            "cleanup": self._cleanup,
+        }[kind]
         return sorted(set(judge(contract, scope)))
 
     def _at(self, contract: Contract, event: CommandEvent, message: str) -> Diagnostic:
@@ -171,9 +182,14 @@ class Evaluator:
 
     def _missing(self, contract: Contract, scope: Scope, operand: Operand) -> Diagnostic:
         path, line = scope.anchor
-        return Diagnostic(path, line, 1, contract.id,
-                          f"no `{contract.label(operand)}` in {scope.what} "
-                          f"(contract declared at {contract.origin}:{contract.line})")  # fmt: skip
+        return Diagnostic(
+            path,
+            line,
+            1,
+            contract.id,
+            f"no `{contract.label(operand)}` in {scope.what} "
+            f"(contract declared at {contract.origin}:{contract.line})",
+        )
 
     def _forbidden(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
         operand = contract.spec.forbidden
@@ -203,15 +219,29 @@ class Evaluator:
         if len(found) < low:
             if not found:
                 return [self._missing(contract, scope, spec.count)]
-            return [self._at(contract, found[-1], f"`{label}` appears {len(found)} time(s) in "
-                                                  f"{scope.what}; expected at least {low}")]  # fmt: skip
+            return [
+                self._at(
+                    contract,
+                    found[-1],
+                    f"`{label}` appears {len(found)} time(s) in "
+                    f"{scope.what}; expected at least {low}",
+                )
+            ]
         if high is not None and len(found) > high:
-            return [self._at(contract, e, f"`{label}` appears {len(found)} times in {scope.what};"
-                                          f" expected at most {high}") for e in found[high:]]  # fmt: skip
+            return [
+                self._at(
+                    contract,
+                    e,
+                    f"`{label}` appears {len(found)} times in {scope.what};"
+                    f" expected at most {high}",
+                )
+                for e in found[high:]
+            ]
         return []
 
-    def _flow(self, contract: Contract, scope: Scope, names: dict[str, Operand]
-              ) -> tuple[list[FlowResult], dict[str, list[CommandEvent]]]:  # fmt: skip
+    def _flow(
+        self, contract: Contract, scope: Scope, names: dict[str, Operand]
+    ) -> tuple[list[FlowResult], dict[str, list[CommandEvent]]]:
         found = {name: self.matching(contract, operand, scope) for name, operand in names.items()}
         labels: dict[int, list[str]] = {}
         for name, events in found.items():
@@ -232,24 +262,35 @@ class Evaluator:
     def _order(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
         steps = contract.spec.order or []
         problems: list[Diagnostic] = []
-        for first, then in zip(steps, steps[1:], strict=False):
+        for first, then in itertools.pairwise(steps):
             results, found = self._flow(contract, scope, {"A": first, "B": then})
             if not found["A"] or not found["B"]:
-                problems += [self._missing(contract, scope, op)
-                             for op, key in ((first, "A"), (then, "B")) if not found[key]]  # fmt: skip
+                problems += [
+                    self._missing(contract, scope, op)
+                    for op, key in ((first, "A"), (then, "B"))
+                    if not found[key]
+                ]
                 continue
             if not contract.spec.strict:
                 for event in found["A"]:
                     if _any_world(results, event, lambda w: w.mark("B") is not None):
-                        problems.append(self._at(contract, event,
-                                                 f"`{event.text()}` can run after "
-                                                 f"`{contract.label(then)}`"))  # fmt: skip
+                        problems.append(
+                            self._at(
+                                contract,
+                                event,
+                                f"`{event.text()}` can run after `{contract.label(then)}`",
+                            )
+                        )
                 continue
             for event in found["B"]:
                 if _any_world(results, event, lambda w: w.mark("A") is None):
-                    problems.append(self._at(contract, event,
-                                             f"`{event.text()}` can run before "
-                                             f"`{contract.label(first)}`"))  # fmt: skip
+                    problems.append(
+                        self._at(
+                            contract,
+                            event,
+                            f"`{event.text()}` can run before `{contract.label(first)}`",
+                        )
+                    )
         return problems
 
     def _guarded(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
@@ -264,9 +305,14 @@ class Evaluator:
         for event in found["B"]:
             bad = _any_world(results, event, lambda w: (w.mark("A") or ("", "", 0))[1] != wanted)
             if bad or not found["A"]:
-                problems.append(self._at(contract, event,
-                                         f"`{event.text()}` can run when `{contract.label(spec.by)}`"
-                                         f" has not {outcome}"))  # fmt: skip
+                problems.append(
+                    self._at(
+                        contract,
+                        event,
+                        f"`{event.text()}` can run when `{contract.label(spec.by)}`"
+                        f" has not {outcome}",
+                    )
+                )
         return problems
 
     def _cleanup(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
@@ -291,8 +337,11 @@ class Evaluator:
             for event in found["A"]:
                 culprits |= {p for w in result.before.get(event.id, ()) if (p := pending(w))}
         label = contract.label(spec.cleanup)
-        return [self._at(contract, by_id[c], f"a path after `{by_id[c].text()}` ends without "
-                                             f"`{label}`") for c in culprits if c in by_id]  # fmt: skip
+        return [
+            self._at(contract, by_id[c], f"a path after `{by_id[c].text()}` ends without `{label}`")
+            for c in culprits
+            if c in by_id
+        ]
 
 
 def shell_runs(document: CheckedDocument, units: list[Unit]) -> list[FlowUnit]:
@@ -304,8 +353,11 @@ def shell_runs(document: CheckedDocument, units: list[Unit]) -> list[FlowUnit]:
     runs: list[FlowUnit] = []
     previous: Unit | None = None
     for unit in units:
-        if per_step and previous is not None and unit.step is not None and (
-            unit.step == previous.step
+        if (
+            per_step
+            and previous is not None
+            and unit.step is not None
+            and (unit.step == previous.step)
         ):
             runs[-1].body.items.extend(unit.script.body.items)
         else:
@@ -319,8 +371,9 @@ def _matches(pattern: Pattern, event: CommandEvent, forms: Callable[[str], Seque
     return matches(pattern, event.shapes, forms)
 
 
-def _any_world(results: list[FlowResult], event: CommandEvent, test: Callable[[World], bool]
-               ) -> bool:  # fmt: skip
+def _any_world(
+    results: list[FlowResult], event: CommandEvent, test: Callable[[World], bool]
+) -> bool:
     return any(test(w) for r in results for w in r.before.get(event.id, ()))
 
 

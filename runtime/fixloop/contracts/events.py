@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from fixloop.contracts.patterns import WRITE
-from fixloop.contracts.syntax import (
+from fixloop.contracts.tree import (
     AndOr,
     Arith,
     Case,
@@ -60,10 +60,15 @@ class CommandEvent:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "path": self.path, "line": self.line, "col": self.col, "step": self.step,
-            "argv": [w.text for w in self.argv], "shapes": self.shapes,
-            "context": list(self.context), "wrappers": list(self.wrappers),
-        }  # fmt: skip
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "step": self.step,
+            "argv": [w.text for w in self.argv],
+            "shapes": self.shapes,
+            "context": list(self.context),
+            "wrappers": list(self.wrappers),
+        }
 
 
 def unwrap(words: list[Word]) -> tuple[list[Word], tuple[str, ...]]:
@@ -105,14 +110,31 @@ class _Walk:
     events: list[CommandEvent] = field(default_factory=list)
     by_command: dict[int, list[CommandEvent]] = field(default_factory=dict)
 
-    def add(self, command: Command, argv: list[Word], wrappers: tuple[str, ...],
-            context: tuple[str, ...], pos_word: Word | None = None,
-            owner: Node_ | None = None) -> None:  # fmt: skip
+    def add(
+        self,
+        command: Command,
+        argv: list[Word],
+        wrappers: tuple[str, ...],
+        context: tuple[str, ...],
+        *,
+        pos_word: Word | None = None,
+        owner: Node_ | None = None,
+    ) -> None:
         at = pos_word.pos if pos_word is not None else command.pos
         event = CommandEvent(
-            self.next_id, argv, self.path, at.row + 1, at.col + 1, self.step, self.block,
-            context, command, wrappers, self.finally_, [w.shape for w in argv],
-        )  # fmt: skip
+            self.next_id,
+            argv,
+            self.path,
+            at.row + 1,
+            at.col + 1,
+            self.step,
+            self.block,
+            context,
+            command,
+            wrappers,
+            self.finally_,
+            [w.shape for w in argv],
+        )
         self.next_id += 1
         self.events.append(event)
         self.by_command.setdefault(id(owner or command), []).append(event)
@@ -133,18 +155,19 @@ class _Walk:
         for redirect in command.redirects:
             if redirect.target is not None:
                 self.words([redirect.target], context)
-            if redirect.op in _OUTPUT_OPS and redirect.target is not None:
-                if (
-                    redirect.target.literal not in ("/dev/null", "-")
-                    and not (redirect.target.literal or "x").isdigit()
-                ):
-                    marker = Word(redirect.op, WRITE, redirect.target.pos, literal=WRITE)
-                    self.add(command, [marker, redirect.target], (), context, redirect.target)
+            if (
+                redirect.op in _OUTPUT_OPS
+                and redirect.target is not None
+                and redirect.target.literal not in ("/dev/null", "-")
+                and not (redirect.target.literal or "x").isdigit()
+            ):
+                marker = Word(redirect.op, WRITE, redirect.target.pos, literal=WRITE)
+                self.add(command, [marker, redirect.target], (), context, pos_word=redirect.target)
         if argv and argv[0].literal == "tee":
             for target in argv[1:]:
                 if not (target.literal or "").startswith("-"):
                     marker = Word("tee", WRITE, target.pos, literal=WRITE)
-                    self.add(command, [marker, target], ("tee",), context, target)
+                    self.add(command, [marker, target], ("tee",), context, pos_word=target)
         if command.trap is not None:
             signals = ",".join(command.trap_signals)
             self.node(command.trap, (*context, f"trap:{signals}"))
@@ -193,7 +216,14 @@ class _Walk:
             if redirect.op in _OUTPUT_OPS and redirect.target is not None:
                 marker = Word(redirect.op, WRITE, redirect.target.pos, literal=WRITE)
                 holder = Command(redirect.target.pos, words=[marker, redirect.target])
-                self.add(holder, [marker, redirect.target], (), context, redirect.target, node)
+                self.add(
+                    holder,
+                    [marker, redirect.target],
+                    (),
+                    context,
+                    pos_word=redirect.target,
+                    owner=node,
+                )
 
 
 def _summary(node: Node_ | None) -> str:
@@ -241,8 +271,60 @@ def children(node: Node_) -> list[Node_]:
 
 
 def extract(
-    body: Seq, path: str, step: str | None, block: int, finally_: bool, first_id: int
+    body: Seq, path: str, step: str | None, *, block: int, finally_: bool, first_id: int
 ) -> tuple[list[CommandEvent], dict[int, list[CommandEvent]]]:
     walk = _Walk(path, step, block, finally_, first_id)
     walk.node(body, ("finally",) if finally_ else ())
     return walk.events, walk.by_command
+
+
+def visit(node: Node_ | None, cond: bool = False) -> Iterator[tuple[Node_, bool]]:
+    """Every node with whether it runs in a condition context (where `set -e` does not apply)."""
+    if node is None:
+        return
+    yield node, cond
+    if isinstance(node, Command):
+        for word in command_words(node):
+            for sub in word.subs:
+                yield from visit(sub, True)
+        if node.trap is not None:
+            yield from visit(node.trap, cond)
+        return
+    if isinstance(node, If):
+        for test, body in node.clauses:
+            yield from visit(test, True)
+            yield from visit(body, cond)
+        yield from visit(node.orelse, cond)
+        return
+    if isinstance(node, AndOr):
+        yield from visit(node.left, True)
+        yield from visit(node.right, cond)
+        return
+    if isinstance(node, Not):
+        yield from visit(node.body, True)
+        return
+    if isinstance(node, Loop):
+        yield from visit(node.cond, True)
+        yield from visit(node.body, cond)
+        return
+    for child in children(node):
+        yield from visit(child, cond)
+
+
+def command_words(command: Command) -> list[Word]:
+    words = list(command.words)
+    words += [a.value for a in command.assigns if a.value is not None]
+    for redirect in command.redirects:
+        words += [w for w in (redirect.target, redirect.body) if w is not None]
+    return words
+
+
+def node_words(node: Node_) -> list[Word]:
+    if isinstance(node, Command):
+        return command_words(node)
+    words = [w for r in node.redirects for w in (r.target, r.body) if w is not None]
+    if isinstance(node, Loop) and node.words:
+        words += node.words
+    if isinstance(node, Case) and node.subject is not None:
+        words.append(node.subject)
+    return words

@@ -20,11 +20,10 @@ run ends: contracts are judged on these (see `evaluate.py`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from fixloop.contracts.events import CommandEvent, children
-from fixloop.contracts.syntax import (
+from fixloop.contracts.tree import (
     AndOr,
     Arith,
     Broken,
@@ -39,87 +38,26 @@ from fixloop.contracts.syntax import (
     Seq,
     Subshell,
 )
+from fixloop.contracts.worlds import FlowResult, Outcome, Status, Unit, World, split
 
-Status = int | None  # 0 success, 1 failure, None unknown
-Mark = tuple[str, str, int]  # watched name, "ok" | "fail", event id
-_ALWAYS_OK = {"echo", "printf", "true", ":", "local", "export", "declare", "readonly", "typeset",
-              "shift", "unset", "set", "trap", "wait"}  # fmt: skip
+_ALWAYS_OK = {
+    "echo",
+    "printf",
+    "true",
+    ":",
+    "local",
+    "export",
+    "declare",
+    "readonly",
+    "typeset",
+    "shift",
+    "unset",
+    "set",
+    "trap",
+    "wait",
+}
 _MAX_LOOP_ROUNDS = 8
 _MAX_CALL_DEPTH = 4
-
-
-@dataclass(frozen=True)
-class World:
-    marks: tuple[Mark, ...] = ()
-    status: Status = 0
-    flags: tuple[tuple[str, Status], ...] = ()
-    lists: tuple[tuple[str, bool], ...] = ()
-    traps: tuple[int, ...] = ()
-    errexit: bool = False
-    failed: bool = False
-
-    def mark(self, name: str) -> Mark | None:
-        return next((m for m in self.marks if m[0] == name), None)
-
-    def ran_after(self, later: str, earlier: str) -> bool:
-        names = [m[0] for m in self.marks]
-        return later in names and earlier in names and names.index(later) > names.index(earlier)
-
-    def with_mark(self, mark: Mark) -> World:
-        return replace(self, marks=(*(m for m in self.marks if m[0] != mark[0]), mark))
-
-    def flag(self, name: str) -> tuple[bool, Status]:
-        for key, value in self.flags:
-            if key == name:
-                return True, value
-        return False, None
-
-    def with_flag(self, name: str, value: Status) -> World:
-        return replace(self, flags=(*((k, v) for k, v in self.flags if k != name), (name, value)))
-
-
-Worlds = frozenset[World]
-
-
-@dataclass
-class Outcome:
-    normal: set[World] = field(default_factory=set)
-    exits: set[World] = field(default_factory=set)
-    returns: set[World] = field(default_factory=set)
-    breaks: set[World] = field(default_factory=set)
-    continues: set[World] = field(default_factory=set)
-
-    def absorb(self, other: Outcome, normal: bool = True) -> None:
-        if normal:
-            self.normal |= other.normal
-        self.exits |= other.exits
-        self.returns |= other.returns
-        self.breaks |= other.breaks
-        self.continues |= other.continues
-
-
-@dataclass
-class Unit:
-    body: Seq
-    finally_: bool
-    errexit: bool = False  # the runner starts the shell under `set -e`
-
-
-@dataclass
-class FlowResult:
-    before: dict[int, set[World]] = field(default_factory=dict)
-    ends: set[World] = field(default_factory=set)
-
-
-def _split(worlds: Iterable[World]) -> tuple[set[World], set[World]]:
-    ok: set[World] = set()
-    bad: set[World] = set()
-    for world in worlds:
-        if world.status in (0, None):
-            ok.add(replace(world, status=0))
-        if world.status != 0:
-            bad.add(replace(world, status=1))
-    return ok, bad
 
 
 class Flow:
@@ -204,8 +142,9 @@ class Flow:
             return self.andor(node, worlds, cond)
         if isinstance(node, Not):
             out = self.node(node.body, worlds, cond=True)
-            out.normal = {replace(w, status=None if w.status is None else 1 - w.status)
-                          for w in out.normal}  # fmt: skip
+            out.normal = {
+                replace(w, status=None if w.status is None else 1 - w.status) for w in out.normal
+            }
             return out
         if isinstance(node, Pipeline):
             return self.pipeline(node, worlds, cond)
@@ -240,7 +179,7 @@ class Flow:
 
     def andor(self, node: AndOr, worlds: set[World], cond: bool) -> Outcome:
         left = self.node(node.left, worlds, cond=True)
-        ok, bad = _split(left.normal)
+        ok, bad = split(left.normal)
         go, stay = (ok, bad) if node.op == "&&" else (bad, ok)
         right = self.node(node.right, go, cond)
         right.absorb(left, normal=False)
@@ -260,7 +199,7 @@ class Flow:
         for test, body in node.clauses:
             out = self.node(test, pending, cond=True)
             result.absorb(out, normal=False)
-            ok, bad = _split(out.normal)
+            ok, bad = split(out.normal)
             result.absorb(self.node(body, ok, cond))
             pending = bad
         if node.orelse is not None:
@@ -299,7 +238,7 @@ class Flow:
             if node.cond is not None:
                 test = self.node(node.cond, frontier, cond=True)
                 result.absorb(test, normal=False)
-                ok, bad = _split(test.normal)
+                ok, bad = split(test.normal)
                 body_in, leave = (ok, bad) if node.kind == "while" else (bad, ok)
                 result.normal |= {replace(w, status=0) for w in leave}
             out = self.node(node.body, body_in, cond=False)
@@ -366,19 +305,23 @@ class Flow:
         name = command.words[0].literal if command.words else None
         args = [w.literal for w in command.words[1:]]
         if name is None and command.words:
-            return self._errexit(self._mark(command, {replace(w, status=None) for w in worlds}),
-                                 cond)  # fmt: skip
+            return self._errexit(
+                self._mark(command, {replace(w, status=None) for w in worlds}), cond
+            )
         if name is None:
             return self._errexit(self._assign(command, worlds, prior, substituted), cond)
         if name in ("exit", "return"):
-            code = _code(command, worlds)
-            bucket = {replace(w, status=w.status if code == "keep" else code) for w in worlds}
+            keep, code = _code(command)
+            bucket = {replace(w, status=w.status if keep else code) for w in worlds}
             return Outcome(exits=bucket) if name == "exit" else Outcome(returns=bucket)
         if name in ("break", "continue"):
             return Outcome(breaks=worlds) if name == "break" else Outcome(continues=worlds)
         if name == "set":
-            return Outcome(normal={replace(w, status=0, errexit=_errexit_setting(args, w.errexit))
-                                   for w in worlds})  # fmt: skip
+            return Outcome(
+                normal={
+                    replace(w, status=0, errexit=_errexit_setting(args, w.errexit)) for w in worlds
+                }
+            )
         if name == "trap" and command.trap is not None:
             return Outcome(normal=self._trap(command, worlds))
         if name == "false":
@@ -398,8 +341,9 @@ class Flow:
             worlds = self._assign(command, worlds, prior, substituted)
         return self._errexit(self._mark(command, worlds), cond)
 
-    def _assign(self, command: Command, worlds: set[World], prior: dict[World, Status],
-                substituted: bool) -> set[World]:  # fmt: skip
+    def _assign(
+        self, command: Command, worlds: set[World], prior: dict[World, Status], substituted: bool
+    ) -> set[World]:
         out: set[World] = set()
         for world in worlds:
             before = prior.get(world, world.status)
@@ -428,8 +372,9 @@ class Flow:
         self.traps[key] = command.trap
         if handler in ("", "-"):
             return {replace(w, status=0, traps=()) for w in worlds}
-        return {replace(w, status=0, traps=(*(t for t in w.traps if t != key), key))
-                for w in worlds}  # fmt: skip
+        return {
+            replace(w, status=0, traps=(*(t for t in w.traps if t != key), key)) for w in worlds
+        }
 
     def _test(self, command: Command, world: World) -> World:
         shapes = [w.shape for w in command.words[1:] if w.shape not in ("]", "]]")]
@@ -445,15 +390,14 @@ class Flow:
         return replace(world, status=None)
 
 
-def _code(command: Command, worlds: set[World]) -> Status | str:
-    if len(command.words) < 2:
-        return "keep"
+def _code(command: Command) -> tuple[bool, Status]:
+    """The status `exit`/`return` leave with: (keep the last status?, else this one)."""
+    if len(command.words) < 2 or command.words[1].shape == "$?":
+        return True, None
     word = command.words[1]
-    if word.shape == "$?":
-        return "keep"
     if word.literal is not None and word.literal.isdigit():
-        return 0 if int(word.literal) == 0 else 1
-    return None
+        return False, 0 if int(word.literal) == 0 else 1
+    return False, None
 
 
 def _errexit_setting(args: list[str | None], current: bool) -> bool:

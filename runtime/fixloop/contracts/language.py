@@ -33,6 +33,20 @@ from fixloop.diagnostics import Diagnostic, display_path
 from fixloop.documents.source import SourceDocument
 
 KINDS = ("order", "count", "guarded", "forbidden", "required", "cleanup")
+# Rule ids of the generic rules and the checker itself; a contract id may not take one.
+RESERVED_IDS = frozenset(
+    {
+        "bash-syntax",
+        "undefined-variable",
+        "unquoted-input",
+        "rm-rf-empty-var",
+        "errexit-arithmetic",
+        "unclosed-fence",
+        "contract-spec",
+        "contract-scope",
+        "usage",
+    }
+)
 SIDECAR_SUFFIX = ".contracts.yaml"
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
@@ -128,8 +142,9 @@ class ContractFile(_Strict):
 class Contract:
     """A validated contract with where it was declared and its patterns resolved."""
 
-    def __init__(self, spec: ContractSpec, origin: str, line: int,
-                 commands: dict[str, Operand]) -> None:  # fmt: skip
+    def __init__(
+        self, spec: ContractSpec, origin: str, line: int, commands: dict[str, Operand]
+    ) -> None:
         self.spec = spec
         self.origin = origin
         self.line = line
@@ -143,16 +158,18 @@ class Contract:
     def kind(self) -> str:
         return self.spec.kind
 
-    def patterns(self, operand: Operand) -> list[Pattern]:
+    def patterns(self, operand: Operand, expanding: tuple[str, ...] = ()) -> list[Pattern]:
         """An operand's patterns; a name defined under `commands:` expands to its patterns."""
         items = [operand] if isinstance(operand, str) else operand
         found: list[Pattern] = []
         for item in items:
             expanded = self.commands.get(item)
-            if expanded is not None:
-                found += self.patterns(expanded)
-            else:
+            if expanded is None:
                 found.append(parse_pattern(item))
+            elif item in expanding:
+                raise PatternError(f"command name {item!r} is defined in terms of itself")
+            else:
+                found += self.patterns(expanded, (*expanding, item))
         return found
 
     def label(self, operand: Operand) -> str:
@@ -173,8 +190,9 @@ def sidecar_of(path: Path) -> Path:
     return path.with_name(path.stem + SIDECAR_SUFFIX)
 
 
-def _key_lines(node: yaml.Node | None, prefix: tuple[Any, ...], out: dict[tuple[Any, ...], int]
-               ) -> None:  # fmt: skip
+def _key_lines(
+    node: yaml.Node | None, prefix: tuple[Any, ...], out: dict[tuple[Any, ...], int]
+) -> None:
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             path = (*prefix, str(key.value))
@@ -196,87 +214,108 @@ def _line(lines: dict[tuple[Any, ...], int], *keys: Any) -> int:
     return 1
 
 
-def _errors(exc: ValidationError, shown: str, lines: dict[tuple[Any, ...], int],
-            prefix: tuple[Any, ...]) -> list[Diagnostic]:  # fmt: skip
+def _errors(
+    exc: ValidationError, shown: str, lines: dict[tuple[Any, ...], int], prefix: tuple[Any, ...]
+) -> list[Diagnostic]:
     found = []
     for error in exc.errors():
         loc = (*prefix, *error["loc"])
         where = ".".join(str(p) for p in loc) or "(top level)"
         message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
-        found.append(Diagnostic(shown, _line(lines, *loc), 1, "contract-spec",
-                                f"{where}: {message}"))  # fmt: skip
+        found.append(
+            Diagnostic(shown, _line(lines, *loc), 1, "contract-spec", f"{where}: {message}")
+        )
     return found
 
 
-def load_contracts(source: SourceDocument, base: Path | None = None
-                   ) -> tuple[Contracts, list[Diagnostic]]:  # fmt: skip
-    """Merge the frontmatter and sidecar declarations of `source`; problems become diagnostics."""
+Layer = tuple[str, dict[str, Any], dict[tuple[Any, ...], int]]
+RawContract = tuple[str, dict[tuple[Any, ...], int], int, Any]
+
+
+def _layers(source: SourceDocument, base: Path | None) -> tuple[list[Layer], list[Diagnostic]]:
+    """The declarations of `source`: its frontmatter, then its sidecar file when there is one."""
+    layers: list[Layer] = []
     diagnostics: list[Diagnostic] = []
-    layers: list[tuple[str, dict[str, Any], dict[tuple[Any, ...], int], tuple[Any, ...]]] = []
-    meta = source.metadata
-    front = {k: meta[k] for k in ("contracts", "checker") if k in meta}
+    front: dict[str, Any] = {
+        k: source.metadata[k] for k in ("contracts", "checker") if k in source.metadata
+    }
     if front:
-        front_lines = {k: v for k, v in source.key_lines.items()}
-        layers.append((source.display, front, front_lines, ()))
+        layers.append((source.display, front, dict(source.key_lines)))
     sidecar = sidecar_of(source.path)
-    if sidecar.is_file():
-        shown = display_path(sidecar, base)
-        text = sidecar.read_text(encoding="utf-8")
-        try:
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = mark.line + 1 if mark else 1
-            diagnostics.append(Diagnostic(shown, line, 1, "contract-spec", f"invalid YAML: {exc}"))
-            data, node = {}, None
-        if not isinstance(data, dict):
-            diagnostics.append(Diagnostic(shown, 1, 1, "contract-spec", "expected a mapping"))
-            data = {}
-        lines: dict[tuple[Any, ...], int] = {}
-        _key_lines(node, (), lines)
-        layers.append((shown, data, lines, ()))
+    if not sidecar.is_file():
+        return layers, diagnostics
+    shown = display_path(sidecar, base)
+    text = sidecar.read_text(encoding="utf-8")
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or "not YAML"
+        line = mark.line + 1 if mark else 1
+        diagnostics.append(Diagnostic(shown, line, 1, "contract-spec", f"invalid YAML: {problem}"))
+        return layers, diagnostics
+    if not isinstance(data, dict):
+        diagnostics.append(Diagnostic(shown, 1, 1, "contract-spec", "expected a mapping"))
+        return layers, diagnostics
+    lines: dict[tuple[Any, ...], int] = {}
+    _key_lines(node, (), lines)
+    layers.append((shown, data, lines))
+    return layers, diagnostics
+
+
+def _contract(
+    raw: RawContract, commands: dict[str, Operand], seen: dict[str, str]
+) -> Contract | Diagnostic:
+    shown, lines, index, item = raw
+    line = _line(lines, "contracts", index)
+    try:
+        spec = ContractSpec.model_validate(item)
+    except ValidationError as exc:
+        return _errors(exc, shown, lines, ("contracts", index))[0]
+    if spec.id in seen:
+        message = f"duplicate contract id {spec.id!r} (first in {seen[spec.id]})"
+        return Diagnostic(shown, line, 1, "contract-spec", message)
+    if spec.id in RESERVED_IDS:
+        message = f"contract id {spec.id!r} is the name of a generic rule; choose another"
+        return Diagnostic(shown, line, 1, "contract-spec", message)
+    contract = Contract(spec, shown, line, commands)
+    try:
+        for operand in _operands(spec):
+            contract.patterns(operand)
+    except PatternError as exc:
+        return Diagnostic(shown, line, 1, "contract-spec", str(exc))
+    seen[spec.id] = f"{shown}:{line}"
+    return contract
+
+
+def load_contracts(
+    source: SourceDocument, base: Path | None = None
+) -> tuple[Contracts, list[Diagnostic]]:
+    """Merge the frontmatter and sidecar declarations of `source`; problems become diagnostics."""
+    layers, diagnostics = _layers(source, base)
     checker_data: dict[str, Any] = {}
     commands: dict[str, Operand] = {}
-    raw: list[tuple[str, dict[tuple[Any, ...], int], int, Any]] = []
-    for shown, data, lines, prefix in layers:
+    raw: list[RawContract] = []
+    for shown, data, lines in layers:
         try:
             parsed = ContractFile.model_validate(data)
         except ValidationError as exc:
-            diagnostics += _errors(exc, shown, lines, prefix)
+            diagnostics += _errors(exc, shown, lines, ())
             continue
         checker_data.update(data.get("checker") or {})
         commands.update(parsed.commands)
         commands.update(parsed.checker.commands)
         raw += [(shown, lines, i, item) for i, item in enumerate(parsed.contracts)]
-    try:
-        checker = CheckerSpec.model_validate(checker_data)
-    except ValidationError as exc:
-        diagnostics += _errors(exc, layers[-1][0], layers[-1][2], ("checker",))
-        checker = CheckerSpec()
+    checker = CheckerSpec.model_validate(checker_data) if not diagnostics else CheckerSpec()
     contracts: list[Contract] = []
     seen: dict[str, str] = {}
-    for shown, lines, index, item in raw:
-        line = _line(lines, "contracts", index)
-        try:
-            spec = ContractSpec.model_validate(item)
-        except ValidationError as exc:
-            diagnostics += _errors(exc, shown, lines, ("contracts", index))
-            continue
-        if spec.id in seen:
-            diagnostics.append(Diagnostic(shown, line, 1, "contract-spec",
-                                          f"duplicate contract id {spec.id!r} "
-                                          f"(first in {seen[spec.id]})"))  # fmt: skip
-            continue
-        contract = Contract(spec, shown, line, commands)
-        try:
-            for operand in _operands(spec):
-                contract.patterns(operand)
-        except PatternError as exc:
-            diagnostics.append(Diagnostic(shown, line, 1, "contract-spec", str(exc)))
-            continue
-        seen[spec.id] = f"{shown}:{line}"
-        contracts.append(contract)
+    for item in raw:
+        made = _contract(item, commands, seen)
+        if isinstance(made, Diagnostic):
+            diagnostics.append(made)
+        else:
+            contracts.append(made)
     return Contracts(checker, contracts, [layer[0] for layer in layers]), diagnostics
 
 

@@ -82,15 +82,12 @@ def _basename(shape: str) -> str:
     return shape.rsplit("/", 1)[-1] if "/" in shape and not shape.startswith("$") else shape
 
 
-def matches(pattern: Pattern, argv: Sequence[str], forms: Forms) -> bool:
-    """Does a command whose words have these shapes (name first) match `pattern`?"""
-    if not argv or not word_matches(pattern.name, _basename(argv[0]), forms):
-        return False
-    rest = list(argv[1:])
-    used = [False] * len(rest)
+def _take_options(
+    words: tuple[str, ...], rest: list[str], used: list[bool], forms: Forms
+) -> list[str] | None:
+    """Mark the command words the pattern's options use; None when an option is missing."""
     positionals: list[str] = []
     index = 0
-    words = pattern.words
     while index < len(words):
         word = words[index]
         if not is_option(word):
@@ -98,26 +95,42 @@ def matches(pattern: Pattern, argv: Sequence[str], forms: Forms) -> bool:
             index += 1
             continue
         value = words[index + 1] if index + 1 < len(words) else None
-        paired = value is not None and not is_option(value)
-        found = False
-        if paired and value is not None:
-            for at in range(len(rest) - 1):
-                if (not used[at] and not used[at + 1] and _option_matches(word, rest[at])
-                        and word_matches(value, rest[at + 1], forms)):  # fmt: skip
-                    used[at] = used[at + 1] = True
-                    found = True
-                    break
-            if found:
+        if value is not None and not is_option(value):
+            pair = next(
+                (
+                    at
+                    for at in range(len(rest) - 1)
+                    if not used[at]
+                    and not used[at + 1]
+                    and _option_matches(word, rest[at])
+                    and word_matches(value, rest[at + 1], forms)
+                ),
+                None,
+            )
+            if pair is not None:
+                used[pair] = used[pair + 1] = True
                 index += 2
                 continue
-        for at, shape in enumerate(rest):
-            if not used[at] and _option_matches(word, shape):
-                used[at] = True
-                found = True
-                break
-        if not found:
-            return False
+        alone = next(
+            (at for at, shape in enumerate(rest) if not used[at] and _option_matches(word, shape)),
+            None,
+        )
+        if alone is None:
+            return None
+        used[alone] = True
         index += 1
+    return positionals
+
+
+def matches(pattern: Pattern, argv: Sequence[str], forms: Forms) -> bool:
+    """Does a command whose words have these shapes (name first) match `pattern`?"""
+    if not argv or not word_matches(pattern.name, _basename(argv[0]), forms):
+        return False
+    rest = list(argv[1:])
+    used = [False] * len(rest)
+    positionals = _take_options(pattern.words, rest, used, forms)
+    if positionals is None:
+        return False
     remaining = [shape for at, shape in enumerate(rest) if not used[at]]
     cursor = 0
     for wanted in positionals:

@@ -5,161 +5,47 @@ Why tree-sitter-bash and not bashlex: tree-sitter-bash covers the grammar the do
 subshells, `[[ … ]]`, `((…))`, heredocs with their bodies, `$(…)`, process substitution,
 redirections with file descriptors); it gives every node a (row, byte column) so a diagnostic can
 name the exact character; and it recovers from errors, so one broken line marks an ERROR node
-instead of losing the whole block. bashlex has no error recovery (one typo loses the block), no
-`case`/`select`/C-style `for` support, and reports only character offsets into the whole text.
+instead of losing the whole block. bashlex 0.18 (tried on the same constructs) raises on `case`
+arms, `select`, C-style `for`, `[[ -n $x ]]`, `$(( … ))`, `files+=(…)`, and on any syntax error
+(one typo loses the whole block), and reports only character offsets.
 
-The tree built here is deliberately tiny: `Command` (argv words, prefix assignments, redirections,
-and the parsed handler of a `trap`), `Seq`, `AndOr`, `Not`, `Pipeline`, `If`, `Loop`, `Case`,
-`Function`, `Subshell`, `Arith` and `Broken`. Everything downstream (events, path analysis, generic
-rules) walks this tree, never tree-sitter nodes.
+Known gaps of tree-sitter-bash 0.25, handled here: `a=1 b=2⏎cmd` is parsed as one command with
+prefix assignments (fixed by re-parsing with a `;` at the end of that line), and `cat <<EOF | cmd`
+hangs the pipeline inside the heredoc redirect (put back in order). Not handled: some quoted glob
+case patterns (`*"/.."/*)`), reported as a `bash-syntax` warning when `bash -n` accepts the block.
+
+It builds the small tree of `tree.py`; words are read by `words.py`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cache
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-
-@dataclass(frozen=True)
-class Pos:
-    """0-based row and character column inside the parsed text."""
-
-    row: int
-    col: int
-
-
-@dataclass(frozen=True)
-class Read:
-    """A variable expansion: `$name`, `${name…}`."""
-
-    name: str
-    pos: Pos
-    quoted: bool
-    defaulted: bool  # `${x:-…}`, `${x:?…}`, `${x:=…}`: never silently empty
-    whole: bool  # the expansion is the entire word (`"$x"` or `$x`)
-
-
-@dataclass
-class Word:
-    text: str  # source text as written
-    shape: str  # quotes removed, `${x}` → `$x`, `$(…)` kept as `$(…)`
-    pos: Pos
-    reads: list[Read] = field(default_factory=list)
-    subs: list[Node_] = field(default_factory=list)  # command substitutions, parsed
-    literal: str | None = None  # the value when the word has no expansion at all
-    quoted: bool = False  # at least partly quoted
-    expands: bool = False  # contains any `$…` expansion or substitution
-
-
-@dataclass
-class Assign:
-    name: str
-    value: Word | None
-    pos: Pos
-    kind: str = "plain"  # plain | local | export | declare | readonly
-
-
-@dataclass
-class Redirect:
-    op: str  # `>`, `>>`, `<`, `<<`, `<<<`, `&>`, `>&` …
-    target: Word | None
-    fd: str | None
-    body: Word | None = None  # heredoc body; `reads` empty when the delimiter is quoted
-
-
-@dataclass
-class Node_:
-    pos: Pos
-    redirects: list[Redirect] = field(default_factory=list, kw_only=True)
-
-
-@dataclass
-class Command(Node_):
-    words: list[Word] = field(default_factory=list)
-    assigns: list[Assign] = field(default_factory=list)
-    exported: list[str] = field(default_factory=list)  # `export NAME` without a value
-    trap: Seq | None = None  # parsed handler of `trap '…' EXIT|ERR|…`
-    trap_signals: tuple[str, ...] = ()
-
-
-@dataclass
-class Seq(Node_):
-    items: list[Node_] = field(default_factory=list)
-
-
-@dataclass
-class AndOr(Node_):
-    left: Node_ | None = None
-    op: str = "&&"
-    right: Node_ | None = None
-
-
-@dataclass
-class Not(Node_):
-    body: Node_ | None = None
-
-
-@dataclass
-class Pipeline(Node_):
-    items: list[Node_] = field(default_factory=list)
-
-
-@dataclass
-class If(Node_):
-    clauses: list[tuple[Seq, Seq]] = field(default_factory=list)
-    orelse: Seq | None = None
-
-
-@dataclass
-class Loop(Node_):
-    kind: str = "for"  # for | while | until | select | cfor
-    var: str | None = None
-    words: list[Word] | None = None  # `for x in WORDS`; None means "$@"
-    cond: Seq | None = None
-    body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
-
-
-@dataclass
-class Case(Node_):
-    subject: Word | None = None
-    arms: list[Seq] = field(default_factory=list)
-
-
-@dataclass
-class Function(Node_):
-    name: str = ""
-    body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
-
-
-@dataclass
-class Subshell(Node_):
-    body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
-
-
-@dataclass
-class Arith(Node_):
-    """`(( … ))` as a command (not `$(( … ))`)."""
-
-    text: str = ""
-    increments: bool = False  # `n++` / `n--` / `++n`: status 1 when the value is 0
-    reads: list[Read] = field(default_factory=list)
-
-
-@dataclass
-class Broken(Node_):
-    """A stretch tree-sitter could not parse."""
-
-    text: str = ""
-    missing: str | None = None
-
-
-@dataclass
-class Script:
-    body: Seq
-    errors: list[Broken]
+from fixloop.contracts.tree import (
+    AndOr,
+    Arith,
+    Assign,
+    Broken,
+    Case,
+    Command,
+    Function,
+    If,
+    Loop,
+    Node_,
+    Not,
+    Pipeline,
+    Pos,
+    Read,
+    Redirect,
+    Script,
+    Seq,
+    Subshell,
+    Word,
+)
+from fixloop.contracts.words import SourceReader
 
 
 @cache
@@ -169,34 +55,29 @@ def _parser() -> Parser:
 
 _DECLARATIONS = {"local", "export", "declare", "readonly", "typeset"}
 _STATEMENT_TYPES = {
-    "command", "pipeline", "list", "negated_command", "redirected_statement", "subshell",
-    "compound_statement", "if_statement", "while_statement", "for_statement",
-    "c_style_for_statement", "case_statement", "function_definition", "variable_assignment",
-    "variable_assignments", "declaration_command", "unset_command", "test_command", "ERROR",
-}  # fmt: skip
+    "command",
+    "pipeline",
+    "list",
+    "negated_command",
+    "redirected_statement",
+    "subshell",
+    "compound_statement",
+    "if_statement",
+    "while_statement",
+    "for_statement",
+    "c_style_for_statement",
+    "case_statement",
+    "function_definition",
+    "variable_assignment",
+    "variable_assignments",
+    "declaration_command",
+    "unset_command",
+    "test_command",
+    "ERROR",
+}
 
 
-class _Builder:
-    def __init__(self, source: bytes, origin: Pos) -> None:
-        self.source = source
-        self.lines = source.split(b"\n")
-        self.origin = origin
-        self.errors: list[Broken] = []
-        self.splits: list[int] = []  # byte offsets where a statement should have ended
-
-    def pos(self, node: Node) -> Pos:
-        row, byte_col = node.start_point
-        line = self.lines[row] if row < len(self.lines) else b""
-        col = len(line[:byte_col].decode("utf-8", "replace"))
-        if row == 0:
-            return Pos(self.origin.row, self.origin.col + col)
-        return Pos(self.origin.row + row, col)
-
-    def text(self, node: Node) -> str:
-        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
-
-    # -- statements ---------------------------------------------------------------------------
-
+class _Builder(SourceReader):
     def seq(self, nodes: list[Node], at: Node) -> Seq:
         items = [self.statement(n) for n in nodes if n.is_named and n.type != "comment"]
         return Seq(self.pos(at), items=[i for i in items if i is not None])
@@ -340,8 +221,9 @@ class _Builder:
             if child.type == "variable_assignment":
                 command.assigns += self.assignments(child, "plain")
             elif child.type == "command_name":
-                command.words.append(self.word(child.named_children[0] if child.named_children
-                                               else child))  # fmt: skip
+                command.words.append(
+                    self.word(child.named_children[0] if child.named_children else child)
+                )
             elif child.is_named and child.type not in ("comment", "file_redirect"):
                 if node.field_name_for_child(node.children.index(child)) == "argument":
                     command.words.append(self.word(child))
@@ -362,8 +244,9 @@ class _Builder:
 
     def declaration(self, node: Node) -> Command:
         keyword = node.children[0].type if node.children else "declare"
-        command = Command(self.pos(node), words=[Word(keyword, keyword, self.pos(node),
-                                                      literal=keyword)])  # fmt: skip
+        command = Command(
+            self.pos(node), words=[Word(keyword, keyword, self.pos(node), literal=keyword)]
+        )
         kind = keyword if keyword in _DECLARATIONS else "plain"
         for child in node.named_children:
             if child.type == "variable_assignment":
@@ -403,8 +286,13 @@ class _Builder:
     def test_leaves(self, node: Node) -> list[Node]:
         leaves: list[Node] = []
         for child in node.children:
-            if child.type in ("binary_expression", "unary_expression", "parenthesized_expression",
-                              "ternary_expression", "postfix_expression"):  # fmt: skip
+            if child.type in (
+                "binary_expression",
+                "unary_expression",
+                "parenthesized_expression",
+                "ternary_expression",
+                "postfix_expression",
+            ):
                 leaves += self.test_leaves(child)
             elif child.type in ("[", "[[", "]", "]]"):
                 continue
@@ -467,8 +355,13 @@ class _Builder:
             ]
             kind = "select" if node.children and node.children[0].type == "select" else "for"
             has_in = any(c.type == "in" for c in node.children)
-            return Loop(at, kind=kind, var=self.text(var) if var else None,
-                        words=values if has_in else None, body=body)  # fmt: skip
+            return Loop(
+                at,
+                kind=kind,
+                var=self.text(var) if var else None,
+                words=values if has_in else None,
+                body=body,
+            )
         if node.type == "c_style_for_statement":
             return Loop(at, kind="cfor", body=body)
         cond_nodes = [
@@ -493,93 +386,11 @@ class _Builder:
 
     # -- words --------------------------------------------------------------------------------
 
-    def word(self, node: Node) -> Word:
-        word = Word(self.text(node), "", self.pos(node))
-        word.shape = self.collect(node, word, quoted=False)
-        word.quoted = node.type in ("string", "raw_string", "ansi_c_string") or any(
-            c.type in ("string", "raw_string") for c in node.children
-        )
-        if not word.expands:
-            word.literal = word.shape
-        word.reads = [
-            Read(r.name, r.pos, r.quoted, r.defaulted, word.shape == f"${r.name}")
-            for r in word.reads
-        ]
-        return word
 
-    def collect(self, node: Node, word: Word, quoted: bool) -> str:
-        kind = node.type
-        if kind in ("simple_expansion", "expansion"):
-            word.expands = True
-            holder = next(
-                (c for c in node.named_children if c.type in ("variable_name", "subscript",
-                                                              "special_variable_name")),
-                None,
-            )  # fmt: skip
-            if holder is None:
-                return self.text(node)
-            name_node = holder
-            if holder.type == "subscript":
-                name_node = holder.child_by_field_name("name") or holder
-            name = self.text(name_node)
-            operator = node.child_by_field_name("operator")
-            op_text = self.text(operator) if operator is not None else ""
-            defaulted = op_text in (":-", ":?", ":=", "-", "?", "=")
-            length = any(c.type == "#" for c in node.children[:2])
-            if name_node.type != "special_variable_name" and not name.isdigit():
-                word.reads.append(
-                    Read(name, self.pos(name_node), quoted, defaulted or length, False)
-                )
-            for child in node.named_children:
-                if child is not holder:
-                    self.collect(child, word, quoted)
-            return f"${name}"
-        if kind in ("command_substitution", "process_substitution"):
-            word.expands = True
-            inner = [c for c in node.named_children if c.type != "comment"]
-            word.subs.append(self.seq(inner, node))
-            return "$(…)"
-        if kind == "string":
-            parts = [self.collect(c, word, True) for c in node.named_children]
-            return "".join(parts) if node.named_children else self.text(node)[1:-1]
-        if kind == "raw_string":
-            return self.text(node)[1:-1]
-        if kind == "ansi_c_string":
-            return self.text(node)[2:-1]
-        if kind == "string_content":
-            return self.text(node).replace('\\"', '"').replace("\\$", "$").replace("\\\\", "\\")
-        if kind == "arithmetic_expansion":
-            word.expands = True
-            for child in node.named_children:
-                self.collect(child, word, quoted)
-            return "$((…))"
-        if kind == "variable_name":
-            # inside $(( … )) a bare name is a read
-            word.reads.append(Read(self.text(node), self.pos(node), True, False, False))
-            return self.text(node)
-        if node.named_children and kind not in ("word", "number"):
-            return "".join(self.collect(c, word, quoted) for c in node.children if c.is_named)
-        text = self.text(node)
-        if kind == "word" and "\\" in text:
-            text = _unescape(text)
-        return text
+_START = Pos(0, 0)
 
 
-def _unescape(text: str) -> str:
-    out: list[str] = []
-    escaped = False
-    for char in text:
-        if escaped:
-            out.append(char)
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        else:
-            out.append(char)
-    return "".join(out)
-
-
-def parse_bash(text: str, origin: Pos = Pos(0, 0)) -> Script:
+def parse_bash(text: str, origin: Pos = _START) -> Script:
     """Parse `text`; positions are shifted so that row 0, column 0 of `text` is `origin`."""
     source = text.encode("utf-8")
     tree = _parser().parse(source)

@@ -1,0 +1,192 @@
+"""Variables: a read that nothing in scope sets, declares or exports (rule `undefined-variable`).
+
+In scope for a read are: the step's own assignments (a step's blocks run in one shell), `read`,
+`mapfile`, `getopts`, `printf -v` and `for` targets, the document's declared inputs and outputs,
+the names listed under `checker.env`, and the environment every shell has. An embedded `node -e`,
+`python -c` (or heredoc) script reads the *environment*: its `process.env.X` / `os.environ["X"]`
+needs X exported, a prefix assignment, or an input. This is the REVIEW_PATH / FIX_REPORT_PATH
+defect: a step that sets one name while its script reads another.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from fixloop.contracts.document import CheckedDocument, Unit
+from fixloop.contracts.events import node_words, unwrap, visit
+from fixloop.contracts.tree import Arith, Command, Loop, Read
+from fixloop.diagnostics import Diagnostic
+
+WELL_KNOWN = {
+    "HOME",
+    "PATH",
+    "PWD",
+    "OLDPWD",
+    "USER",
+    "SHELL",
+    "TMPDIR",
+    "LANG",
+    "LC_ALL",
+    "TERM",
+    "HOSTNAME",
+    "UID",
+    "EUID",
+    "PPID",
+    "RANDOM",
+    "SECONDS",
+    "LINENO",
+    "BASH",
+    "BASH_SOURCE",
+    "BASH_VERSION",
+    "BASHPID",
+    "BASH_REMATCH",
+    "FUNCNAME",
+    "IFS",
+    "OPTARG",
+    "OPTIND",
+    "PIPESTATUS",
+    "REPLY",
+    "CI",
+    "EDITOR",
+    "CLAUDE_PLUGIN_ROOT",
+    "CLAUDE_PROJECT_DIR",
+    "ARGUMENTS",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "NODE_OPTIONS",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+}
+_WELL_KNOWN_PREFIXES = ("FIXLOOP_", "GITHUB_", "RUNNER_", "LC_")
+_SCRIPT_RUNNERS = {"node", "python", "python3", "ruby", "perl", "deno", "bun"}
+_ENV_READ = re.compile(
+    r"process\.env(?:\.(?P<a>[A-Za-z_]\w*)|\[\s*['\"](?P<b>[A-Za-z_]\w*)['\"]\s*\])"
+    r"|os\.environ(?:\.get\(\s*|\[\s*)['\"](?P<c>[A-Za-z_]\w*)['\"]"
+    r"|os\.getenv\(\s*['\"](?P<d>[A-Za-z_]\w*)['\"]"
+    r"|ENV\[\s*['\"](?P<e>[A-Za-z_]\w*)['\"]\s*\]"
+)
+_DEFINING_COMMANDS = {"read", "mapfile", "readarray", "getopts"}
+
+
+@dataclass
+class _Scope:
+    defined: set[str]
+    exported: set[str]
+
+
+def _defined_in(units: list[Unit]) -> _Scope:
+    defined: set[str] = set()
+    exported: set[str] = set()
+    for unit in units:
+        for node, _ in visit(unit.script.body):
+            if isinstance(node, Command):
+                defined |= {a.name for a in node.assigns}
+                exported |= set(node.exported)
+                exported |= {a.name for a in node.assigns if a.kind == "export"}
+                defined |= _defined_by_command(node)
+            elif isinstance(node, Loop) and node.var:
+                defined.add(node.var)
+    return _Scope(defined | exported, exported)
+
+
+def _defined_by_command(command: Command) -> set[str]:
+    names: set[str] = set()
+    if not command.words:
+        return names
+    name = command.words[0].literal
+    args = [w.literal or "" for w in command.words[1:]]
+    if name in _DEFINING_COMMANDS:
+        names |= {a for a in args if re.fullmatch(r"[A-Za-z_]\w*", a)}
+        if name == "read" and not names:
+            names.add("REPLY")
+    if name == "printf" and "-v" in args and args.index("-v") + 1 < len(args):
+        names.add(args[args.index("-v") + 1])
+    if name == "declare" and any(a.startswith("-") and "x" in a for a in args):
+        names |= {a for a in args if not a.startswith("-")}
+    return names
+
+
+def _known(name: str, document: CheckedDocument) -> bool:
+    return (
+        name in WELL_KNOWN
+        or name.startswith(_WELL_KNOWN_PREFIXES)
+        or name in document.inputs
+        or name in document.outputs
+        or name in document.contracts.checker.env
+    )
+
+
+def undefined_variables(document: CheckedDocument) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    steps: dict[str | None, list[Unit]] = {}
+    for unit in document.units:
+        steps.setdefault(unit.step, []).append(unit)
+    for units in steps.values():
+        scope = _defined_in(units)
+        reported: set[str] = set()
+        for unit in units:
+            for node, _ in visit(unit.script.body):
+                reads: list[Read] = [r for w in node_words(node) for r in w.reads]
+                if isinstance(node, Arith):
+                    reads += node.reads
+                for read in reads:
+                    if (
+                        read.defaulted
+                        or read.name in scope.defined
+                        or read.name in reported
+                        or _known(read.name, document)
+                    ):
+                        continue
+                    reported.add(read.name)
+                    found.append(
+                        Diagnostic(
+                            document.display,
+                            read.pos.row + 1,
+                            read.pos.col + 1,
+                            "undefined-variable",
+                            f"${read.name} is read but nothing in this step sets it, and it is not "
+                            "a declared input, output or checker.env name",
+                        )
+                    )
+                if isinstance(node, Command):
+                    found += _env_reads(document, node, scope)
+    return found
+
+
+def _env_reads(document: CheckedDocument, command: Command, scope: _Scope) -> list[Diagnostic]:
+    argv, _ = unwrap(command.words)
+    runner = (argv[0].literal or "").rsplit("/", 1)[-1] if argv else ""
+    if runner not in _SCRIPT_RUNNERS and not runner.startswith("python"):
+        return []
+    prefixed = {a.name for a in command.assigns}
+    prefixed |= {
+        (w.literal or "").split("=", 1)[0] for w in command.words[: len(command.words) - len(argv)]
+    }
+    texts = [w for w in argv[1:] if w.literal is not None]
+    texts += [r.body for r in command.redirects if r.body is not None]
+    found = []
+    for word in texts:
+        for match in _ENV_READ.finditer(word.text):
+            name = next(g for g in match.groups() if g)
+            if name in scope.exported or name in prefixed or _known(name, document):
+                continue
+            before = word.text[: match.start()]
+            row = word.pos.row + before.count("\n")
+            col = (
+                (len(before) - before.rfind("\n") - 1)
+                if "\n" in before
+                else word.pos.col + len(before)
+            )
+            state = "assigned but not exported" if name in scope.defined else "nothing exports it"
+            found.append(
+                Diagnostic(
+                    document.display,
+                    row + 1,
+                    col + 1,
+                    "undefined-variable",
+                    f"the embedded `{runner}` script reads the environment "
+                    f"variable {name}, but {state}",
+                )
+            )
+    return found

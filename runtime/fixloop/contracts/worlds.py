@@ -1,0 +1,92 @@
+"""Worlds: classes of execution paths, as the path analysis of `flow.py` tracks them.
+
+A `World` records the watched commands that ran (in order, each with success or failure), the last
+exit status (0, 1 or unknown), the values of status flags (`rc=$?`, `ff_status=0`), what is known
+about loop word lists, the EXIT traps in force, whether `set -e` is on, and whether the run has
+already failed. An `Outcome` sorts the worlds leaving a construct by how they leave it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from fixloop.contracts.tree import Seq
+
+Status = int | None  # 0 success, 1 failure, None unknown
+Mark = tuple[str, str, int]  # watched name, "ok" | "fail", event id
+
+
+@dataclass(frozen=True)
+class World:
+    marks: tuple[Mark, ...] = ()
+    status: Status = 0
+    flags: tuple[tuple[str, Status], ...] = ()
+    lists: tuple[tuple[str, bool], ...] = ()
+    traps: tuple[int, ...] = ()
+    errexit: bool = False
+    failed: bool = False
+
+    def mark(self, name: str) -> Mark | None:
+        return next((m for m in self.marks if m[0] == name), None)
+
+    def ran_after(self, later: str, earlier: str) -> bool:
+        names = [m[0] for m in self.marks]
+        return later in names and earlier in names and names.index(later) > names.index(earlier)
+
+    def with_mark(self, mark: Mark) -> World:
+        return replace(self, marks=(*(m for m in self.marks if m[0] != mark[0]), mark))
+
+    def flag(self, name: str) -> tuple[bool, Status]:
+        for key, value in self.flags:
+            if key == name:
+                return True, value
+        return False, None
+
+    def with_flag(self, name: str, value: Status) -> World:
+        return replace(self, flags=(*((k, v) for k, v in self.flags if k != name), (name, value)))
+
+
+Worlds = frozenset[World]
+
+
+@dataclass
+class Outcome:
+    normal: set[World] = field(default_factory=set)
+    exits: set[World] = field(default_factory=set)
+    returns: set[World] = field(default_factory=set)
+    breaks: set[World] = field(default_factory=set)
+    continues: set[World] = field(default_factory=set)
+
+    def absorb(self, other: Outcome, normal: bool = True) -> None:
+        if normal:
+            self.normal |= other.normal
+        self.exits |= other.exits
+        self.returns |= other.returns
+        self.breaks |= other.breaks
+        self.continues |= other.continues
+
+
+@dataclass
+class Unit:
+    body: Seq
+    finally_: bool
+    errexit: bool = False  # the runner starts the shell under `set -e`
+
+
+@dataclass
+class FlowResult:
+    before: dict[int, set[World]] = field(default_factory=dict)
+    ends: set[World] = field(default_factory=set)
+
+
+def split(worlds: Iterable[World]) -> tuple[set[World], set[World]]:
+    """Worlds where the last command succeeded, and where it failed (unknown goes both ways)."""
+    ok: set[World] = set()
+    bad: set[World] = set()
+    for world in worlds:
+        if world.status in (0, None):
+            ok.add(replace(world, status=0))
+        if world.status != 0:
+            bad.add(replace(world, status=1))
+    return ok, bad
