@@ -1,0 +1,208 @@
+"""Kill a real run after every command of every git step, recover, and check the invariants.
+
+For each step of the git protocol that a run executes, and for each K from 1 to the number of
+commands that step runs, a fresh copy of a repository holding a user's staged hunk, unstaged
+change and untracked file goes through `tests/helpers/protocol_run.py` with
+`FIXLOOP_CRASH_AT=STEP:K` (the runtime SIGKILLs itself and the step's process group right after
+command K). Then recovery runs, and these must hold:
+
+- `git worktree list` shows only the user's tree; no `fixloop/…` tag, sentinel or temp file left;
+- no temp branch left, unless recovery kept it because it holds fix commits, and said so;
+- `main` is at its old tip or fast-forwarded to fix commits only;
+- every fix commit ever written is reachable from a branch (none lost);
+- the user's staged, unstaged and untracked files, and `git status`, are byte-identical.
+
+The same is then done to recovery itself (killed after every command of `recover-run`, then run
+again). The number of crash points covered is printed in pytest's summary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.helpers.crash_tally import COVERED, VIOLATIONS
+from tests.helpers.gitrepo import UserRepo, UserWork, copy_repo, make_user_repo
+
+from fixloop.documents.pack import WorkflowDoc
+from fixloop.runs.recovery import RecoveryReport, recover
+from fixloop.runs.session import load_protocol
+from fixloop.steps.run import Run
+
+pytestmark = pytest.mark.slow
+
+DRIVER = Path(__file__).resolve().parent.parent / "helpers" / "protocol_run.py"
+# What `fixloop recover` does, without importing every CLI command group.
+RECOVER = (
+    "import sys; from pathlib import Path; from fixloop.runs.recovery import recover; "
+    "from fixloop.runs.session import load_protocol; "
+    "print(recover(Path(sys.argv[1]), load_protocol()).lines())"
+)
+RUN_STEPS = (
+    "preflight", "setup-worktree", "tag", "commit-paths", "rollback-files", "export-patch",
+    "cleanup",
+)  # fmt: skip
+
+
+def _driver(repo: Path, crash_at: str | None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "FIXLOOP_CRASH_AT"}
+    if crash_at is not None:
+        env["FIXLOOP_CRASH_AT"] = crash_at
+    return subprocess.run(
+        [sys.executable, str(DRIVER), str(repo)], env=env, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+
+
+def _step_commands(events: Path) -> dict[str, int]:
+    """Commands each step ran, at its first run (the one FIXLOOP_CRASH_AT=STEP:K hits)."""
+    counts: dict[str, int] = {}
+    for line in events.read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] == "step":
+            counts.setdefault(event["step"], event["commands"])
+    return counts
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_user_repo(tmp_path_factory.mktemp("template") / "repo").path
+
+
+@pytest.fixture(scope="module")
+def protocol() -> WorkflowDoc:
+    return load_protocol()
+
+
+@pytest.fixture(scope="module")
+def step_commands(template: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, int]:
+    repo = copy_repo(template, tmp_path_factory.mktemp("uncrashed") / "repo")
+    done = _driver(repo.path, None)
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout)["run"]
+    counts = _step_commands(repo.path / ".git" / "fixloop" / "runs" / run_id / "events.jsonl")
+    assert set(counts) == set(RUN_STEPS), "the crash matrix must name every step a run executes"
+    return counts
+
+
+def _fix_commits(repo: UserRepo) -> set[str]:
+    objects = repo.git(
+        "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)"
+    )
+    commits = [line.split()[0] for line in objects.splitlines() if line.endswith(" commit")]
+    subjects = repo.git("show", "-s", "--format=%H %s", *commits)
+    return {line.split()[0] for line in subjects.splitlines() if " fix(" in line}
+
+
+def check_invariants(
+    repo: UserRepo, before: UserWork, status: str, old_tip: str, report: RecoveryReport
+) -> list[str]:
+    problems: list[str] = []
+    if not report.ok:
+        problems += [item.describe() for item in report.recovered if item.error]
+    if repo.worktrees() != [str(repo.path)]:
+        problems.append(f"orphan worktree: {repo.worktrees()[1:]}")
+    kept = {item.kept_branch for item in report.recovered if item.kept_branch}
+    for branch in set(repo.branches()) - {"main"}:
+        if branch not in kept:
+            problems.append(f"orphan branch {branch} (not reported as kept)")
+        elif repo.git("rev-list", "--count", f"main..{branch}").strip() == "0":
+            problems.append(f"kept branch {branch} holds nothing the user's branch lacks")
+    tip = repo.head()
+    ancestor = subprocess.run(["git", "merge-base", "--is-ancestor", old_tip, tip], cwd=repo.path)
+    if ancestor.returncode != 0:
+        problems.append("main moved, but not by fast-forward")
+    subjects = repo.git("log", "--format=%s", f"{old_tip}..{tip}").splitlines()
+    if any(not subject.startswith("fix(") for subject in subjects):
+        problems.append(f"main gained commits that are not fixes: {subjects}")
+    reachable = set(repo.git("rev-list", "--branches").split())
+    lost = _fix_commits(repo) - reachable
+    if lost:
+        problems.append(f"fix commits lost: {sorted(lost)}")
+    return problems + _leftovers_and_user_work(repo, before, status)
+
+
+def _leftovers_and_user_work(repo: UserRepo, before: UserWork, status: str) -> list[str]:
+    problems: list[str] = []
+    if repo.user_work() != before:
+        problems.append("the user's staged/unstaged/untracked work changed")
+    if repo.git("status", "--porcelain=v1", "--untracked-files=all") != status:
+        problems.append("git status of the user's tree changed")
+    if repo.git("tag", "--list", "fixloop/*"):
+        problems.append("run tags left behind")
+    sentinels = repo.path / ".git" / "fixloop" / "sentinels"
+    if sentinels.is_dir() and any(sentinels.iterdir()):
+        problems.append(f"sentinel left: {[p.name for p in sentinels.iterdir()]}")
+    if list(repo.path.rglob("pwned")):
+        problems.append("a commit message was executed")
+    return problems
+
+
+def _crash_and_recover(
+    template: Path, target: Path, crash_at: str, protocol: WorkflowDoc
+) -> list[str]:
+    repo = copy_repo(template, target)
+    before = repo.user_work()
+    status = repo.git("status", "--porcelain=v1", "--untracked-files=all")
+    old_tip = repo.head()
+    done = _driver(repo.path, crash_at)
+    if done.returncode != -9:
+        return [f"{crash_at}: the run was not killed (exit {done.returncode}): {done.stderr}"]
+    report = recover(repo.path, protocol)
+    return [f"{crash_at}: {p}" for p in check_invariants(repo, before, status, old_tip, report)]
+
+
+@pytest.mark.parametrize("step", RUN_STEPS)
+def test_kill_after_every_command_of_the_step(
+    step: str,
+    template: Path,
+    step_commands: dict[str, int],
+    protocol: WorkflowDoc,
+    tmp_path: Path,
+) -> None:
+    violations: list[str] = []
+    for k in range(1, step_commands[step] + 1):
+        violations += _crash_and_recover(template, tmp_path / f"k{k}", f"{step}:{k}", protocol)
+    COVERED[step] = step_commands[step]
+    VIOLATIONS.extend(violations)
+    assert violations == []
+
+
+def test_kill_recovery_after_every_command(
+    template: Path, step_commands: dict[str, int], protocol: WorkflowDoc, tmp_path: Path
+) -> None:
+    # The state with the most to recover: killed once the first fix commit is made.
+    crash = f"commit-paths:{step_commands['commit-paths']}"
+    probe = copy_repo(template, tmp_path / "probe")
+    assert _driver(probe.path, crash).returncode == -9
+    recorder = Run.start(probe.path, "recover")
+    report = recover(probe.path, protocol, run=recorder)
+    recorder.close()
+    [item] = report.recovered
+    assert item.kept_branch, "the probe must leave a fix commit to protect"
+    count = _step_commands(recorder.events_path)["recover-run"]
+    violations: list[str] = []
+    for k in range(1, count + 1):
+        repo = copy_repo(template, tmp_path / f"k{k}")
+        before = repo.user_work()
+        status = repo.git("status", "--porcelain=v1", "--untracked-files=all")
+        old_tip = repo.head()
+        assert _driver(repo.path, crash).returncode == -9
+        env = {**os.environ, "FIXLOOP_CRASH_AT": f"recover-run:{k}"}
+        killed = subprocess.run(
+            [sys.executable, "-c", RECOVER, str(repo.path)],
+            env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        if killed.returncode != -9:
+            violations.append(f"recover-run:{k}: recovery was not killed: {killed.stderr}")
+            continue
+        report = recover(repo.path, protocol)
+        problems = check_invariants(repo, before, status, old_tip, report)
+        violations += [f"recover-run:{k}: {p}" for p in problems]
+    COVERED["recover-run"] = count
+    VIOLATIONS.extend(violations)
+    assert violations == []
