@@ -21,7 +21,8 @@ def summary_lines(result: DemoResult) -> list[str]:
     if review_fix is not None:
         human = sum(o.status == HUMAN_VERIFICATION for o in review_fix.fixed)
         lines.append(
-            f"review-fix    {len(review_fix.fixed)} fixed ({human} need human verification), "
+            f"review-fix    {len(review_fix.fixed)} fixed ({human} of them "
+            f"{'needs' if human == 1 else 'need'} human verification), "
             f"{len(review_fix.skipped)} skipped"
         )
         lines += [f"                {o.finding.id}: {o.status}" for o in review_fix.skipped]
