@@ -24,200 +24,25 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from fixloop.testing.responders import Conversations, RecordedRequest, Responder
+from fixloop.testing.turns import (
+    STRUCTURED_OUTPUT_TOOL,
+    TextBlock,
+    ToolUseBlock,
+    Turn,
+    error,
+    slow,
+    structured,
+    text,
+    tool_use,
+    tool_uses,
+)
+
 JsonObject = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class TextBlock:
-    text: str
-
-
-@dataclass(frozen=True)
-class ToolUseBlock:
-    name: str
-    input: Mapping[str, Any]
-    id: str = ""
-
-
-Block = TextBlock | ToolUseBlock
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One model answer: content blocks, or an API error; optionally after a delay."""
-
-    blocks: tuple[Block, ...] = ()
-    input_tokens: int = 100
-    output_tokens: int = 20
-    delay_s: float = 0.0
-    error_status: int | None = None
-    error_type: str = ""
-    error_message: str = ""
-
-    @property
-    def stop_reason(self) -> str:
-        has_tool = any(isinstance(block, ToolUseBlock) for block in self.blocks)
-        return "tool_use" if has_tool else "end_turn"
-
-
-def text(message: str, *, input_tokens: int = 100, output_tokens: int = 20) -> Turn:
-    """A final answer: a text block that ends the turn."""
-    return Turn((TextBlock(message),), input_tokens, output_tokens)
-
-
-def tool_use(
-    name: str,
-    tool_input: Mapping[str, Any],
-    *,
-    say: str = "",
-    input_tokens: int = 100,
-    output_tokens: int = 20,
-) -> Turn:
-    """A tool call (optionally preceded by a line of text); the CLI runs it and calls back."""
-    blocks: tuple[Block, ...] = (TextBlock(say),) if say else ()
-    return Turn((*blocks, ToolUseBlock(name, dict(tool_input))), input_tokens, output_tokens)
-
-
-def tool_uses(*calls: tuple[str, Mapping[str, Any]]) -> Turn:
-    """Several tool calls in one answer (the CLI runs them, then sends all results back)."""
-    return Turn(tuple(ToolUseBlock(name, dict(args)) for name, args in calls))
-
-
-STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
-
-
-def structured(data: object, *, input_tokens: int = 100, output_tokens: int = 20) -> Turn:
-    """The final structured result: the CLI offers a `StructuredOutput` tool when asked for a
-    JSON-schema output format, and takes its input as `ResultMessage.structured_output`."""
-    payload = data if isinstance(data, Mapping) else {"output": data}
-    return tool_use(
-        STRUCTURED_OUTPUT_TOOL, payload, input_tokens=input_tokens, output_tokens=output_tokens
-    )
-
-
-def error(status: int, error_type: str, message: str) -> Turn:
-    """An API error answer (e.g. 400 invalid_request_error, 529 overloaded_error)."""
-    return Turn(error_status=status, error_type=error_type, error_message=message)
-
-
-def slow(turn: Turn, delay_s: float) -> Turn:
-    """The same answer, sent only after `delay_s` seconds (for timeouts and budgets)."""
-    return Turn(
-        turn.blocks, turn.input_tokens, turn.output_tokens, delay_s,
-        turn.error_status, turn.error_type, turn.error_message,
-    )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """One request the server received, with helpers for what tests usually assert on."""
-
-    method: str
-    path: str
-    headers: Mapping[str, str]
-    body: JsonObject
-    scripted: bool  # True when it consumed a scripted turn
-
-    @property
-    def model(self) -> str:
-        return str(self.body.get("model", ""))
-
-    @property
-    def system(self) -> str:
-        """The system prompt as one string (the API allows a string or a list of text blocks)."""
-        system = self.body.get("system", "")
-        if isinstance(system, str):
-            return system
-        return "\n".join(str(part.get("text", "")) for part in system if isinstance(part, dict))
-
-    @property
-    def tools(self) -> list[JsonObject]:
-        return [tool for tool in self.body.get("tools", []) if isinstance(tool, dict)]
-
-    @property
-    def tool_names(self) -> list[str]:
-        return [str(tool.get("name", "")) for tool in self.tools]
-
-    def tool(self, name: str) -> JsonObject | None:
-        return next((tool for tool in self.tools if tool.get("name") == name), None)
-
-    @property
-    def messages(self) -> list[JsonObject]:
-        return [message for message in self.body.get("messages", []) if isinstance(message, dict)]
-
-    def user_texts(self) -> list[str]:
-        """Every text the user side sent in this conversation, in order."""
-        found: list[str] = []
-        for message in self.messages:
-            if message.get("role") != "user":
-                continue
-            content = message.get("content")
-            if isinstance(content, str):
-                found.append(content)
-                continue
-            for block in content or []:
-                if isinstance(block, dict) and block.get("type") == "text":
-                    found.append(str(block.get("text", "")))
-        return found
-
-    def tool_results(self) -> list[JsonObject]:
-        """The `tool_result` blocks the CLI sent back, oldest first."""
-        return [
-            block
-            for message in self.messages
-            if message.get("role") == "user" and isinstance(message.get("content"), list)
-            for block in message["content"]
-            if isinstance(block, dict) and block.get("type") == "tool_result"
-        ]
-
-
-Responder = Callable[[RecordedRequest], Turn]
-
-
-class Conversations:
-    """A responder for runs that make several agent calls (a fixer, then a verifier, …).
-
-    `key(request)` names the script a request belongs to, typically the role read from the system
-    prompt. A request with no assistant turn yet starts that key's next conversation; later
-    requests of the same call get the conversation's next turn, counted by the assistant turns
-    already in the request. A call beyond its key's scripts gets an API error, so a run that
-    asks more than the test expected fails loudly.
-    """
-
-    def __init__(
-        self,
-        scripts: Mapping[str, Sequence[Sequence[Turn]]],
-        key: Callable[[RecordedRequest], str],
-    ) -> None:
-        self.scripts = {name: [list(turns) for turns in calls] for name, calls in scripts.items()}
-        self.key = key
-        self.started: dict[str, int] = {}
-
-    def __call__(self, request: RecordedRequest) -> Turn:
-        name = self.key(request)
-        calls = self.scripts.get(name, [])
-        answered = sum(1 for message in request.messages if message.get("role") == "assistant")
-        if answered == 0:
-            self.started[name] = self.started.get(name, 0) + 1
-        index = self.started.get(name, 0) - 1
-        if not 0 <= index < len(calls) or answered >= len(calls[index]):
-            where = f"call {index + 1}, turn {answered + 1}"
-            return error(500, "api_error", f"fixloop Conversations: no turn for {name!r} ({where})")
-        return calls[index][answered]
-
-    @property
-    def unplayed(self) -> dict[str, int]:
-        """Scripted calls per key that never started (a finished test usually expects none)."""
-        return {
-            name: len(calls) - self.started.get(name, 0)
-            for name, calls in self.scripts.items()
-            if len(calls) > self.started.get(name, 0)
-        }
 
 
 def _is_conversation(body: JsonObject) -> bool:
