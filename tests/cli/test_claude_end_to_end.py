@@ -2,7 +2,7 @@
 claude-agent-sdk, the Claude Code CLI bundled in its wheel, real tools in real git worktrees, and
 a scripted Messages API on loopback playing the model.
 
-The model's moves are the demo's scripted fixes (`fixloop.demo.example.REVIEW_FIX_SCRIPT`),
+The model's moves are the demo's scripted fixes (`fixloop.demo.model.REVIEW_FIX_SCRIPT`),
 replayed as the tool calls a model would make: Read the file, Edit it, look at `git diff`, and
 return the FixerResult through the StructuredOutput tool.
 """
@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from fixloop.demo.example import REVIEW_FIX_SCRIPT, REVIEW_PATH, build_example
+from fixloop.demo.example import REVIEW_PATH, build_example
+from fixloop.demo.model import REVIEW_FIX_SCRIPT
 from fixloop.testing.messages_server import (
     Conversations,
     MessagesServer,
@@ -203,3 +204,92 @@ def test_malformed_structured_output_is_inconclusive_and_skipped(tmp_path: Path)
     assert cr01["status"] == "skipped: fixer result inconclusive (malformed_output)"
     assert "if not prices" not in (repo / "shelf" / "stock.py").read_text()
     assert frontmatter(repo / REPORT_PATH)["fixed"] == 2
+
+
+# -- fix-findings (seed 002) -------------------------------------------------------------------
+
+BUGGY = "def mean(xs):\n    return sum(xs) / len(xs)\n"
+
+
+def findings_repo(tmp_path: Path) -> tuple[Path, Path]:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "calc.py").write_text(BUGGY)
+    (repo / "helper.py").write_text("def helper():\n    return None\n")
+    git(repo, "add", "calc.py", "helper.py")
+    git(repo, "commit", "-q", "-m", "initial")
+    findings = [
+        {
+            "id": number, "severity": "P1", "title": title, "body": "calc.py:2 has no guard.",
+            "file": "calc.py", "line_start": 2, "line_end": 2, "confidence": 0.9,
+            "criterion": "no crash on empty input", "verdict": "confirmed",
+            "evidence": "Verifier: traced mean([]) to ZeroDivisionError.",
+        }
+        for number, title in ((1, "mean() divides by zero"), (2, "mean() of None crashes"))
+    ]  # fmt: skip
+    path = tmp_path / "findings.json"
+    path.write_text(json.dumps(findings))
+    return repo, path
+
+
+def role_of(request: RecordedRequest) -> str:
+    return "fixer" if "# Fixer" in request.system else "verifier"
+
+
+def test_fix_findings_scope_expansion_from_a_denied_edit_is_escalated(tmp_path: Path) -> None:
+    repo, findings = findings_repo(tmp_path)
+    wants_helper = [
+        tool_use("Read", {"file_path": "calc.py"}),
+        tool_use("Edit", {"file_path": "helper.py", "old_string": "None", "new_string": "0"}),
+        structured(
+            {
+                "output": {
+                    "needs_scope_expansion": True,
+                    "additional_files": ["helper.py"],
+                    "justification": "the guard belongs in helper()",
+                }
+            }
+        ),
+    ]
+    script = Conversations({"fixer": [wants_helper]}, key=role_of)
+    one = json.loads(findings.read_text())[:1]
+    findings.write_text(json.dumps(one))
+
+    with MessagesServer(script) as server:
+        done = run_fixloop(
+            "fix-findings", str(findings), "--repo", str(repo), "--backend", "claude",
+            "--on-scope-expansion", "defer", "--json", env=server.env(), cwd=repo,
+        )  # fmt: skip
+
+    assert done.returncode == 1, done.stderr
+    output = json.loads(done.stdout)
+    assert [e["id"] for e in output["escalated"]] == [1]
+    assert "scope expansion deferred" in json.dumps(output["escalated"][0])
+    assert (repo / "helper.py").read_text() == "def helper():\n    return None\n"
+    assert git(repo, "diff", "--staged") == "" and git(repo, "diff") == ""
+    denial = server.conversation[-1].tool_results()[1]
+    assert denial.get("is_error") and "not among the files assigned" in str(denial["content"])
+
+
+def test_fix_findings_budget_stop_escalates_and_starts_nothing_more(tmp_path: Path) -> None:
+    repo, findings = findings_repo(tmp_path)
+    expensive = tool_use("Read", {"file_path": "calc.py"}, input_tokens=200_000)
+    script = Conversations({"fixer": [[expensive, expensive]]}, key=role_of)
+
+    with MessagesServer(script) as server:
+        done = run_fixloop(
+            "fix-findings", str(findings), "--repo", str(repo), "--backend", "claude",
+            "--max-cost-usd", "0.05", "--json", env=server.env(), cwd=repo,
+        )  # fmt: skip
+
+    assert done.returncode == 1, done.stderr
+    output = json.loads(done.stdout)
+    assert sorted(e["id"] for e in output["escalated"]) == [1, 2]
+    assert output["resolved"] == []
+    assert len(server.conversation) == 1, "once the run budget was spent no call started"
+    said = json.dumps(output["escalated"])
+    assert "call_budget" in said, "the first call stopped at its (lowered) cost cap"
+    assert "run cost budget spent" in said, "later calls say which budget stopped them"
+    assert (repo / "calc.py").read_text() == BUGGY
+    assert git(repo, "diff", "--staged") == ""
