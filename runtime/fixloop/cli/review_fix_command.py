@@ -15,10 +15,8 @@ import sys
 from pathlib import Path
 from typing import TypeAlias
 
-from fixloop.agents.backend import Backend
-from fixloop.agents.scripted import ScriptedBackend
+from fixloop.cli.backend_option import add_backend_arguments, backend_from_args, budget_from_args
 from fixloop.cli.pack_commands import load_valid_pack
-from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.reviews.model import FixScope
 from fixloop.workflows.review_fix import (
     ReviewFixEvent,
@@ -49,26 +47,10 @@ def register(subparsers: Subparsers) -> None:
         "--auto", action="store_true",
         help="re-review and fix again until the review is clean, at most 3 iterations",
     )  # fmt: skip
-    parser.add_argument(
-        "--backend", choices=("scripted", "claude"),
-        help="who plays the agents (default: scripted with --script, else claude)",
-    )  # fmt: skip
-    parser.add_argument("--script", type=Path, help="the scripted model's script (YAML or JSON)")
+    add_backend_arguments(parser)
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=run)
-
-
-def _backend(args: argparse.Namespace) -> Backend:
-    kind = args.backend or ("scripted" if args.script else "claude")
-    if kind == "scripted":
-        if args.script is None:
-            problem = "--backend scripted needs --script FILE (the scripted model's replies)"
-            raise FixloopError(Diagnostic("review-fix", 1, 1, "usage", problem))
-        return ScriptedBackend.from_file(args.script)
-    from fixloop.agents.claude import ClaudeBackend
-
-    return ClaudeBackend()
 
 
 def _say(event: ReviewFixEvent) -> None:
@@ -83,8 +65,10 @@ def run(args: argparse.Namespace) -> int:
         repo=args.repo,
         scope=FixScope.ALL if args.all else FixScope.CRITICAL_WARNING,
         auto=args.auto,
+        budget=budget_from_args(args),
     )
-    result = run_review_fix(options, pack, _backend(args), progress=_say)
+    backend = backend_from_args(args, "review-fix")
+    result = run_review_fix(options, pack, backend, progress=_say)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:

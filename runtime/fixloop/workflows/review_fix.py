@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.agents.backend import Backend
+from fixloop.agents.budget import RunBudget
 from fixloop.agents.dispatch import Dispatcher
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.pack import Pack
@@ -53,6 +54,7 @@ class ReviewFixOptions:
     scope: FixScope = FixScope.CRITICAL_WARNING
     auto: bool = False
     max_iterations: int = MAX_ITERATIONS
+    budget: RunBudget | None = None  # once spent, no new agent call starts
 
 
 @dataclass(frozen=True)
@@ -267,7 +269,9 @@ def _run_in_worktree(
                 if line != "nothing to recover":
                     progress(ReviewFixEvent("recovered", line))
             progress(ReviewFixEvent("worktree", f"worktree on {session.temp_branch}"))
-            dispatcher = Dispatcher(pack, backend, trace_path=run.dir / "agents.jsonl")
+            dispatcher = Dispatcher(
+                pack, backend, trace_path=run.dir / "agents.jsonl", budget=plan.options.budget
+            )
             state = ResumeState(run.dir / STATE_FILE, plan.review_rel, plan.review_text, resumed)
             work = Session(flow, session, dispatcher, plan.inputs, plan.padded_phase)
             _Loop(work, plan, result, state, progress).run()
