@@ -580,3 +580,42 @@ def test_paths_are_compared_in_their_clean_form(pack: Pack, repo: Path) -> None:
     assert session.state.records[0].rounds[0].files_changed == ["calc.py"]
     assert session.state.output().resolved == [1]
     assert staged(repo) == FIXED
+
+
+# -- escalation --------------------------------------------------------------------------------
+
+
+def escalating_script(target: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "fixer/1/round-1": fix(),
+        "verifier/1/round-1": {"output": verdict(target, "confirmed")},
+        "fixer/1/round-2": fix(BETTER),
+        "verifier/1/round-2": {"output": verdict(target, "confirmed")},
+    }
+
+
+def test_escalation_asks_with_defer_recommended_and_headless_defers(pack: Pack, repo: Path) -> None:
+    target = finding()
+    session, _, prompter = run(pack, repo, [target], escalating_script(target))
+    [asked] = prompter.asked
+    assert asked.options == (
+        "Defer this finding",
+        "Manual fix",
+        "Try a different approach",
+        "Discard R2 changes and revert",
+    )
+    assert session.state.records[0].notes == ["deferred: left as it is"]
+    assert staged(repo) == BETTER
+
+
+def test_discard_r2_restores_round_one_per_file(pack: Pack, repo: Path) -> None:
+    work = UserWork.capture(repo)
+    target = finding()
+    answers: list[str | None] = ["Discard R2 changes and revert"]
+    session, _, _ = run(pack, repo, [target], escalating_script(target), answers=answers)
+    assert staged(repo) == FIXED
+    assert (repo / "calc.py").read_text(encoding="utf-8") == FIXED
+    [escalated] = session.state.output().escalated
+    assert escalated.staged_summary == "R1's changes to calc.py, +1/-1 lines"
+    assert "R2's changes to calc.py discarded" in session.state.records[0].notes[0]
+    work.assert_intact(repo)

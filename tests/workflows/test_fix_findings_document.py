@@ -12,15 +12,21 @@ from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack
 from fixloop.documents.source import load_document
 from fixloop.documents.specs import WorkflowSpec
-from fixloop.workflows.fix_findings import fix_brief
+from fixloop.workflows.fix_findings_briefs import fix_brief
 
-WORKFLOWS = default_pack_root() / "workflows"
+PACK = default_pack_root()
+WORKFLOWS = PACK / "workflows"
 
 
 def copy(tmp_path: Path) -> Path:
+    """The document, its contracts and the agents it dispatches (whose bash is its brief)."""
+    (tmp_path / "workflows").mkdir()
+    (tmp_path / "agents").mkdir()
     for name in ("fix-findings.md", "fix-findings.contracts.yaml"):
-        shutil.copy(WORKFLOWS / name, tmp_path / name)
-    return tmp_path / "fix-findings.md"
+        shutil.copy(WORKFLOWS / name, tmp_path / "workflows" / name)
+    for name in ("fixer.md", "verifier.md"):
+        shutil.copy(PACK / "agents" / name, tmp_path / "agents" / name)
+    return tmp_path / "workflows" / "fix-findings.md"
 
 
 def test_the_document_passes_its_contracts_and_the_generic_rules() -> None:
@@ -37,8 +43,10 @@ def test_the_document_passes_its_contracts_and_the_generic_rules() -> None:
          "nothing-is-committed"),
         ('  git add -- "${files[@]}"\n', "  git add -A\n", "no-tree-wide-git"),
         ('  git add -- "${files[@]}"\n', '  git stash push -- "${files[@]}"\n', "no-tree-wide-git"),
-        ('saved=$(git commit-tree', 'git update-ref HEAD "$saved"\nsaved=$(git commit-tree',
+        ('  git add -- "${files[@]}"\n', '  git add -- "${files[@]}"\n  git update-ref HEAD "$c"\n',
          "head-moves-only-on-the-users-choice"),
+        ('git update-ref "$SAVED_REF" "$saved"\n', 'git apply --reverse --cached -- "$PATCH_FILE"\n'
+         'git update-ref "$SAVED_REF" "$saved"\n', "user-hunks-saved-before-taken-out"),
         ('git diff --staged --stat --no-color -- "${files[@]}"', "git diff --staged --stat",
          "escalation-summary-is-scoped"),
     ],
@@ -69,5 +77,5 @@ def test_a_document_without_a_brief_is_a_located_error(tmp_path: Path) -> None:
     workflow = WorkflowDoc(WorkflowSpec.model_validate(source.metadata), source)
     with pytest.raises(FixloopError) as caught:
         fix_brief(workflow)
-    assert caught.value.diagnostics[0].format().startswith("fix-findings.md:")
+    assert caught.value.diagnostics[0].format().startswith("workflows/fix-findings.md:")
     assert ": fix-brief: " in caught.value.diagnostics[0].format()

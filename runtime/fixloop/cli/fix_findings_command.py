@@ -16,7 +16,8 @@ from typing import TypeAlias
 from fixloop.cli.backend_option import add_backend_arguments, backend_from_args, budget_from_args
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.workflows.choices import TerminalPrompter
-from fixloop.workflows.fix_findings import Policies, escalation_text
+from fixloop.workflows.escalation import escalation_text
+from fixloop.workflows.fix_findings import Policies
 from fixloop.workflows.fix_findings_session import LATEST, Session, run_fix_findings
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

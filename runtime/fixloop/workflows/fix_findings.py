@@ -25,23 +25,28 @@ from typing import Any, Literal
 
 from fixloop.agents.backend import AgentOutcome
 from fixloop.agents.dispatch import Dispatcher
-from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.pack import WorkflowDoc
-from fixloop.schemas.findings import Finding
 from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
 from fixloop.steps.paths import check_path
 from fixloop.steps.run import Run
+from fixloop.workflows import escalation, snapshots
 from fixloop.workflows import fix_findings_state as store
 from fixloop.workflows.choices import Prompter, question
-from fixloop.workflows.fix_findings_state import FindingRecord, LoopState, RoundRecord
+from fixloop.workflows.fix_findings_briefs import (
+    REAL,
+    RESOLVED,
+    fix_brief,
+    fixer_brief,
+    pre_gate_artifact,
+    verifier_brief,
+)
+from fixloop.workflows.fix_findings_state import FindingRecord, LoopState, Phase, RoundRecord
 from fixloop.workflows.intake import needs_pre_gate, path_problem
 from fixloop.workflows.prestaged import PrestagedChoice, assess
 from fixloop.workflows.staging import StagingSteps, StepFailed
 from fixloop.workflows.verdicts import Judgement, Next, decide, decide_pre_gate, judge
 
 MAX_ATTEMPTS = 2
-REAL = "is this finding real?"
-RESOLVED = "is this finding resolved?"
 APPROVE, REJECT, DEFER = (
     "Approve expanded scope",
     "Reject — fix within original scope only",
@@ -55,19 +60,6 @@ ScopePolicy = Literal["ask", "approve", "reject", "defer"]
 class Policies:
     on_prestaged: PrestagedPolicy = "ask"
     on_scope_expansion: ScopePolicy = "ask"
-
-
-def fix_brief(workflow: WorkflowDoc) -> str:
-    """The rules every fixer brief carries, read from the document's `fix-brief` step."""
-    step = workflow.markdown().step("fix-brief")
-    blocks = [b for b in step.blocks if b.lang == "text"] if step else []
-    if not blocks:
-        problem = Diagnostic(
-            workflow.source.display, step.line if step else 1, 1, "fix-brief",
-            "the fix-brief step needs a ```text block holding the rules for every fixer brief",
-        )  # fmt: skip
-        raise FixloopError(problem)
-    return blocks[0].content.strip()
 
 
 class FixFindingsLoop:
@@ -132,8 +124,8 @@ class FixFindingsLoop:
             record.pre_gate = "skipped"
             self.save()
             return
-        inputs = self._verifier_inputs(finding, REAL, _context(self.repo, finding), record.scope)
-        task = f"Pre-gate: is finding {finding.id} real? Return a ReviewOutput with its verdict."
+        artifact = pre_gate_artifact(self.repo, finding)
+        inputs, task = verifier_brief(finding, REAL, artifact, record.scope, self.repo)
         outcome = self._call("verifier", inputs, task, [], f"verifier/{finding.id}/pre-gate")
         judgement = judge(outcome, finding)
         record.pre_gate, record.pre_gate_evidence = judgement.verdict, judgement.evidence
@@ -163,18 +155,14 @@ class FixFindingsLoop:
 
     def _fix(self, index: int, record: FindingRecord, number: int) -> None:
         key = f"fixer/{record.finding.id}/round-{number}"
-        snapshot = _snapshot(self.repo, record.scope)
+        before = self._before_round(index, number, record.scope)
         outcome = self._fixer(record, number, key, note="")
         result = _fix_result(outcome)
         if isinstance(result, ScopeExpansionRequest):
             answer = self._scope_answer(record, result)
             if answer == DEFER:
-                record.rounds.append(
-                    RoundRecord(
-                        number=number, phase="verified", verdict="inconclusive",
-                        summary=f"scope expansion deferred: {result.justification}",
-                    )
-                )  # fmt: skip
+                deferred = f"scope expansion deferred: {result.justification}"
+                record.rounds.append(_round(before, phase="verified", summary=deferred))
                 self._escalate(record, None)
                 self.save()
                 return
@@ -183,7 +171,9 @@ class FixFindingsLoop:
                 added = [f for f in dict.fromkeys(wanted) if f not in record.scope]
                 record.scope += added
                 record.approved_files += added
-                snapshot |= _snapshot(self.repo, added)
+                more = self._before_round(index, number, added)
+                before.snapshot |= more.snapshot
+                before.index_before |= more.index_before
                 key, note = f"{key}/expanded", f"The user approved these files: {added}."
             else:
                 key, note = f"{key}/original-scope", "The user rejected expanding the scope."
@@ -192,22 +182,24 @@ class FixFindingsLoop:
             result = _fix_result(outcome)
         failure = self._fix_failure(outcome, result, record)
         if failure is not None:
-            _restore(self.repo, snapshot)
-            record.rounds.append(
-                RoundRecord(
-                    number=number, phase="verified", summary=failure, verdict="inconclusive",
-                    evidence=None,
-                )
-            )  # fmt: skip
+            snapshots.restore(self.repo, Path(before.snapshot_dir), before.snapshot)
+            record.rounds.append(_round(before, phase="verified", summary=failure))
         else:
             assert isinstance(result, FixReport)
             files = list(dict.fromkeys(check_path(self.repo, p) for p in result.files_changed))
-            record.rounds.append(
-                RoundRecord(
-                    number=number, phase="fixed", summary=result.summary, files_changed=files
-                )
-            )
+            fixed = _round(before, phase="fixed", summary=result.summary)
+            fixed.files_changed, fixed.verdict = files, None
+            record.rounds.append(fixed)
         self.save()
+
+    def _before_round(self, index: int, number: int, files: Sequence[str]) -> RoundRecord:
+        """What the round's files were before the fixer ran: bytes on disk, index entries."""
+        folder = self.run.dir / "snapshots" / f"finding-{index}" / f"round-{number}"
+        return RoundRecord(
+            number=number, phase="fixed", summary="", verdict="inconclusive",
+            snapshot_dir=str(folder), snapshot=snapshots.take(self.repo, files, folder),
+            index_before=self.steps.index_entries(files) if files else {},
+        )  # fmt: skip
 
     def _fix_failure(
         self, outcome: AgentOutcome, result: FixReport | ScopeExpansionRequest | None,
@@ -226,32 +218,10 @@ class FixFindingsLoop:
         return None
 
     def _fixer(self, record: FindingRecord, number: int, key: str, note: str) -> AgentOutcome:
-        finding = record.finding
-        previous = [
-            {"round": r.number, "summary": r.summary, "files_changed": r.files_changed,
-             "verdict": r.verdict, "evidence": r.evidence}
-            for r in record.rounds
-        ]  # fmt: skip
-        inputs: dict[str, Any] = {
-            "finding": finding.model_dump(mode="json"),
-            "files": list(record.scope),
-            "worktree": str(self.repo),
-            "criteria": finding.criterion or "",
-            "failure_context": (record.rounds[-1].evidence or "") if record.rounds else "",
-            "previous_attempts": previous,
-        }
-        scope = ", ".join(record.scope) or "none: ask for a scope expansion naming the files"
-        lines = [
-            f"Fix finding {finding.id} ({finding.severity}). The finding is in your inputs.",
-            f"Round {number} of at most {self._max_rounds(record)}.",
-            f"Files you may edit: {scope}.",
-        ]
-        if previous:
-            lines.append("Earlier attempts did not resolve it; see previous_attempts. Try a "
-                         "different approach.")  # fmt: skip
-        if note:
-            lines.append(note)
-        task = "\n".join([*lines, "", self.brief])
+        max_rounds = self._max_rounds(record)
+        inputs, task = fixer_brief(
+            record, number, max_rounds=max_rounds, repo=self.repo, rules=self.brief, note=note
+        )
         return self._call("fixer", inputs, task, record.scope, key)
 
     def _scope_answer(self, record: FindingRecord, request: ScopeExpansionRequest) -> str:
@@ -342,11 +312,7 @@ class FixFindingsLoop:
         files = list(dict.fromkeys([*record.files, *record.approved_files]))
         diff = self.steps.staged_diff(files) if files else ""
         artifact = diff or "(nothing is staged for this finding's files)"
-        inputs = self._verifier_inputs(finding, RESOLVED, artifact, files)
-        task = (
-            f"Is finding {finding.id} resolved by the staged diff in `artifact`? Return a "
-            "ReviewOutput envelope with a verdict on the single finding."
-        )
+        inputs, task = verifier_brief(finding, RESOLVED, artifact, files, self.repo)
         outcome = self._call(
             "verifier", inputs, task, [], f"verifier/{finding.id}/round-{last.number}"
         )
@@ -359,29 +325,40 @@ class FixFindingsLoop:
 
     def _escalate(self, record: FindingRecord, evidence: str | None, staged: str = "") -> None:
         record.bucket, record.evidence = "escalated", evidence
-        files = record.files
-        if not staged and files:
-            summary = self.steps.staged_summary(files)
-            if summary.added or summary.removed:
-                last = record.rounds[-1].number if record.rounds else 0
-                staged = (
-                    f"R{last}'s changes to {', '.join(files)}, "
-                    f"+{summary.added}/-{summary.removed} lines"
-                )
-        record.staged_summary = staged or "nothing staged"
-        self.say(escalation_text(record))
+        record.staged_summary = staged or self._staged_summary(record)
+        self.say(escalation.escalation_text(record))
+        answer = escalation.ask(self.prompter, record)
+        if answer == escalation.DISCARD:
+            self._discard_last_round(record)
+        else:
+            record.notes.append(escalation.NOTES[answer])
 
-    def _verifier_inputs(
-        self, finding: Finding, asked: str, artifact: str, files: Sequence[str]
-    ) -> dict[str, Any]:
-        return {
-            "finding": finding.model_dump(mode="json"),
-            "question": asked,
-            "artifact": artifact,
-            "files": list(files),
-            "worktree": str(self.repo),
-            "criteria": finding.criterion or "",
-        }
+    def _staged_summary(self, record: FindingRecord, discarded: int = 0) -> str:
+        files = record.files
+        summary = self.steps.staged_summary(files) if files else None
+        if summary is None or not (summary.added or summary.removed):
+            return "nothing staged"
+        number = (discarded or record.rounds[-1].number + 1) - 1
+        changes = f"R{number}'s changes" if number > 0 else "changes"
+        return f"{changes} to {', '.join(files)}, +{summary.added}/-{summary.removed} lines"
+
+    def _discard_last_round(self, record: FindingRecord) -> None:
+        """Per file: the last round's files get back their pre-round index entry and bytes."""
+        last = record.rounds[-1]
+        files = [f for f in last.files_changed if f in last.snapshot]
+        self.steps.restore_index(files, last.index_before)
+        kept = {f: last.snapshot[f] for f in files}
+        snapshots.restore(self.repo, Path(last.snapshot_dir), kept)
+        for name in files:
+            if last.number > 1 and name in last.index_before:
+                self.state.staged_by_run[name] = last.index_before[name]
+            else:
+                self.state.staged_by_run.pop(name, None)
+        record.notes.append(
+            f"R{last.number}'s changes to {', '.join(files)} discarded: index entries and files "
+            f"restored to their state before R{last.number}"
+        )
+        record.staged_summary = self._staged_summary(record, discarded=last.number)
 
     def _call(
         self, role: str, inputs: dict[str, Any], task: str, writable: Sequence[str], key: str
@@ -393,56 +370,12 @@ class _Halt(Exception):
     """Stop work on one finding (it is escalated); the message says why."""
 
 
-def escalation_text(record: FindingRecord) -> str:
-    finding = record.finding
-    attempts = " → ".join(record.attempts()) or "no attempt"
-    unresolved = record.evidence if record.evidence else "verifier inconclusive"
-    return (
-        "**Escalated — finding not resolved after 2 attempts:**\n"
-        f"- Finding: {finding.id} — {finding.title}\n"
-        f"- Attempted: {attempts}\n"
-        f"- Still unresolved: {unresolved}\n"
-        f"- Currently staged: {record.staged_summary}"
-    )
-
-
 def _fix_result(outcome: AgentOutcome) -> FixReport | ScopeExpansionRequest | None:
     if outcome.ok and isinstance(outcome.output, FixerResult):
         return outcome.output.root
     return None
 
 
-def _context(repo: Path, finding: Finding, margin: int = 20) -> str:
-    """The pre-gate artifact: the finding's location and the code around it, as data."""
-    if finding.file is None:
-        return "(a global finding: no file named)"
-    target = repo / finding.file
-    if not target.is_file():
-        return f"{finding.file}: the file does not exist in the working tree"
-    lines = target.read_text(encoding="utf-8", errors="replace").splitlines()
-    start = max((finding.line_start or 1) - margin, 1)
-    end = min((finding.line_end or finding.line_start or len(lines)) + margin, len(lines))
-    excerpt = "\n".join(f"{n:>5}  {lines[n - 1]}" for n in range(start, end + 1))
-    return f"{finding.file}:{start}-{end}\n{excerpt}"
-
-
-def _snapshot(repo: Path, files: Sequence[str]) -> dict[str, bytes | None]:
-    """Each file's bytes (None when absent), to undo a failed fixer call per file."""
-    taken: dict[str, bytes | None] = {}
-    for name in files:
-        target = repo / name
-        taken[name] = target.read_bytes() if target.is_file() and not target.is_symlink() else None
-    return taken
-
-
-def _restore(repo: Path, snapshot: dict[str, bytes | None]) -> None:
-    for name, content in snapshot.items():
-        target = repo / name
-        current = target.read_bytes() if target.is_file() and not target.is_symlink() else None
-        if current == content:
-            continue
-        if content is None:
-            target.unlink(missing_ok=True)
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content)
+def _round(before: RoundRecord, *, phase: Phase, summary: str) -> RoundRecord:
+    """A round's record: the pre-round snapshot, and by default a failed (inconclusive) attempt."""
+    return before.model_copy(update={"phase": phase, "summary": summary}, deep=True)

@@ -45,6 +45,11 @@ class RoundRecord(_State):
     verdict: Verdict | None = None
     severity: Severity | None = None
     evidence: str | None = None
+    verifier_ran: bool = False
+    # Before the fixer ran: its files' bytes (in `snapshot_dir`) and their index entries.
+    snapshot_dir: str = ""
+    snapshot: dict[str, str | None] = Field(default_factory=dict)
+    index_before: dict[str, str] = Field(default_factory=dict)
 
 
 class FindingRecord(_State):

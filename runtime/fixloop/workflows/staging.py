@@ -88,6 +88,13 @@ class StagingSteps:
                 entries[path] = f"{mode} {blob}"
         return entries
 
+    def restore_index(self, files: Sequence[str], entries: dict[str, str]) -> None:
+        """Give `files` back the index `entries` ("mode blob" by path); absent → unindexed."""
+        target = self.scratch / "restore.entries"
+        records = [f"{entries[f]} 0\t{f}" for f in files if f in entries]
+        target.write_bytes(b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in records))
+        self._run("restore-index", files, INDEX_FILE=str(target))
+
     def staged_diff(self, files: Sequence[str]) -> str:
         target = self.scratch / "staged.diff"
         self._run("staged-diff", files, DIFF_FILE=str(target))
