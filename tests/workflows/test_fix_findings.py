@@ -18,9 +18,13 @@ import pytest
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.schemas.results import FixVerifyLoopOutput
+from fixloop.steps.run import Run
+from fixloop.workflows import fix_findings_state as store
+from fixloop.workflows import snapshots
 from fixloop.workflows.choices import ScriptedPrompter
 from fixloop.workflows.fix_findings import Policies
-from fixloop.workflows.fix_findings_session import Session, run_fix_findings
+from fixloop.workflows.fix_findings_session import Session, new_state, run_fix_findings
+from fixloop.workflows.fix_findings_state import RoundRecord
 
 SPARE = "\n\ndef spare():\n    return 1\n"
 BUGGY = "def mean(xs):\n    return sum(xs) / len(xs)\n" + SPARE
@@ -618,4 +622,36 @@ def test_discard_r2_restores_round_one_per_file(pack: Pack, repo: Path) -> None:
     [escalated] = session.state.output().escalated
     assert escalated.staged_summary == "R1's changes to calc.py, +1/-1 lines"
     assert "R2's changes to calc.py discarded" in session.state.records[0].notes[0]
+    work.assert_intact(repo)
+
+
+def test_a_run_killed_during_a_fixer_call_is_undone_before_the_call_is_made_again(
+    pack: Pack, repo: Path
+) -> None:
+    work = UserWork.capture(repo)
+    target = finding()
+    findings = repo.parent / "findings.json"
+    findings.write_text(json.dumps([target]), encoding="utf-8")
+    # What a kill in the middle of Round 1's fixer call leaves: the state says a call was in
+    # flight (with the snapshot taken before it) and calc.py is half edited.
+    state = new_state(findings, repo)
+    killed = Run.start(repo, "fix-findings")
+    folder = killed.dir / "snapshots" / "finding-1" / "round-1"
+    in_flight = RoundRecord(number=1, phase="fixed", summary="", snapshot_dir=str(folder))
+    in_flight.snapshot = snapshots.take(repo, ["calc.py"], folder)
+    state.records[0].pre_gate = "skipped"
+    state.records[0].in_flight = in_flight
+    store.save(state, killed.dir)
+    killed.close()  # the lock is released, run.json still says running: it crashed
+    (repo / "calc.py").write_text("def mean(xs):\n    retu", encoding="utf-8")
+
+    backend = ScriptedBackend(resolved_in_round_1(target))
+    session = run_fix_findings(
+        pack=pack, backend=backend, findings=findings, repo=repo, policies=Policies(),
+        prompter=ScriptedPrompter([]), resume="latest",
+    )  # fmt: skip
+    assert keys(backend) == R1_RESOLVED  # its `old` text matched: the half edit was undone first
+    assert session.state.resumed_from == killed.id
+    assert session.state.output().resolved == [1]
+    assert staged(repo) == BUGGY.replace("return sum(xs) / len(xs)\n", "return 0.0\n")
     work.assert_intact(repo)

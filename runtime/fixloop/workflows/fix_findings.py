@@ -102,6 +102,12 @@ class FixFindingsLoop:
     # -- one finding -------------------------------------------------------------------------
 
     def _process(self, index: int, record: FindingRecord) -> None:
+        if record.in_flight is not None:
+            # Killed during a fixer call: put its files back before the call is made again.
+            interrupted = record.in_flight
+            snapshots.restore(self.repo, Path(interrupted.snapshot_dir), interrupted.snapshot)
+            record.in_flight = None
+            self.save()
         if record.pre_gate is None:
             self._pre_gate(record)
         while record.bucket is None:
@@ -156,6 +162,8 @@ class FixFindingsLoop:
     def _fix(self, index: int, record: FindingRecord, number: int) -> None:
         key = f"fixer/{record.finding.id}/round-{number}"
         before = self._before_round(index, number, record.scope)
+        record.in_flight = before
+        self.save()
         outcome = self._fixer(record, number, key, note="")
         result = _fix_result(outcome)
         if isinstance(result, ScopeExpansionRequest):
@@ -163,6 +171,7 @@ class FixFindingsLoop:
             if answer == DEFER:
                 deferred = f"scope expansion deferred: {result.justification}"
                 record.rounds.append(_round(before, phase="verified", summary=deferred))
+                record.in_flight = None
                 self._escalate(record, None)
                 self.save()
                 return
@@ -174,6 +183,7 @@ class FixFindingsLoop:
                 more = self._before_round(index, number, added)
                 before.snapshot |= more.snapshot
                 before.index_before |= more.index_before
+                record.in_flight = before
                 key, note = f"{key}/expanded", f"The user approved these files: {added}."
             else:
                 key, note = f"{key}/original-scope", "The user rejected expanding the scope."
@@ -190,6 +200,7 @@ class FixFindingsLoop:
             fixed = _round(before, phase="fixed", summary=result.summary)
             fixed.files_changed, fixed.verdict = files, None
             record.rounds.append(fixed)
+        record.in_flight = None
         self.save()
 
     def _before_round(self, index: int, number: int, files: Sequence[str]) -> RoundRecord:

@@ -59,6 +59,8 @@ class FindingRecord(_State):
     pre_gate: Verdict | Literal["skipped"] | None = None
     pre_gate_evidence: str | None = None
     rounds: list[RoundRecord] = Field(default_factory=list)
+    # Set while a fixer call runs: a run killed then left its edits unrecorded; resume undoes them.
+    in_flight: RoundRecord | None = None
     failed_attempts: int = 0  # an inconclusive pre-gate counts here (seed 002)
     bucket: Bucket | None = None
     new_severity: Severity | None = None
