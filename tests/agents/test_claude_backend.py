@@ -476,3 +476,43 @@ def test_a_worktree_under_a_claude_folder_is_still_editable_within_scope(
     assert "a + b" in (tree / "calc.py").read_text()
     assert (tree / "other.py").read_text() == "VALUE = 1\n"
     assert [(d.tool, d.path) for d in outcome.denied] == [("Edit", "other.py")]
+
+
+def stand_in_cli(tmp_path: Path, body: str, mode: int = 0o755) -> Path:
+    """A program in the CLI's place that fails the way a broken install or a crash would."""
+    path = tmp_path / "bin" / "claude"
+    path.parent.mkdir()
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(mode)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("body", "reason", "detail"),
+    [
+        pytest.param(
+            "read line\necho 'panic: out of cheese' >&2\nexit 3\n",
+            StopReason.CRASH, "Claude Code exited with 3 (stderr: panic: out of cheese)",
+            id="process error",
+        ),
+        pytest.param(
+            "", StopReason.BACKEND_ERROR, "Permission denied", id="not executable",
+        ),
+        pytest.param(
+            "echo '{\"type\": \"system\", \"subtype\": \"init\"'\nsleep 1\n",
+            StopReason.CRASH, "unreadable output from Claude Code",
+            id="JSON decode error",
+        ),
+    ],
+)  # fmt: skip
+def test_a_failing_cli_is_an_inconclusive_outcome_not_a_traceback(
+    pack: Pack, worktree: Path, body: str, reason: StopReason, detail: str
+) -> None:
+    cli = stand_in_cli(worktree.parent, body, 0o755 if body else 0o644)
+
+    outcome = ClaudeBackend(cli_path=cli).dispatch(fixer_request(pack, worktree))
+
+    assert outcome.status is OutcomeStatus.INCONCLUSIVE
+    assert outcome.reason is reason
+    assert detail in outcome.detail
+    assert "\n" not in outcome.detail
