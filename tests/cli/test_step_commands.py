@@ -1,0 +1,109 @@
+"""`fixloop step run`, `fixloop recover`, `fixloop runs list` through the real CLI entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.helpers.gitrepo import UserRepo
+
+from fixloop.cli.main import build_parser, main
+
+Capture = pytest.CaptureFixture[str]
+
+
+def test_step_run_prints_outputs_and_a_summary(user_repo: UserRepo, capsys: Capture) -> None:
+    code = main(["step", "run", "git-protocol", "preflight", "--repo", str(user_repo.path)])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert out.splitlines() == ["BRANCH=main", "PENDING_RUNS="]
+    assert "git-protocol#preflight: ok in" in err and "events.jsonl" in err
+
+
+def test_step_run_fills_run_id_from_its_run(user_repo: UserRepo, capsys: Capture) -> None:
+    code = main(
+        ["step", "run", "git-protocol", "setup-worktree", "--repo", str(user_repo.path), "--json"]
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["ok"]
+    assert data["outputs"]["WORKTREE"].endswith(f"/.git/fixloop/worktrees/{data['run']}")
+    assert Path(data["events"]).is_file()
+    assert "git worktree add" in " ".join(data["commands"])
+    assert main(["recover", "--repo", str(user_repo.path)]) == 0
+    assert "removed worktree" in capsys.readouterr().out
+
+
+def test_a_failing_step_exits_1_and_says_where(user_repo: UserRepo, capsys: Capture) -> None:
+    user_repo.git("checkout", "--quiet", "--detach")
+    code = main(["step", "run", "git-protocol", "preflight", "--repo", str(user_repo.path)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "HEAD is detached" in err
+    assert "git-protocol#preflight: exit 1 after `exit 1`" in err
+
+
+def test_a_bad_input_is_one_located_line_and_exit_2(user_repo: UserRepo, capsys: Capture) -> None:
+    argv = ["step", "run", "git-protocol", "tag", "--repo", str(user_repo.path)]
+    code = main([*argv, "--input", "TAG=$(reboot)", "--input", "WORKTREE=x"])
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 2
+    [line] = lines
+    assert line.startswith("workflows/git-protocol.md:") or "/workflows/git-protocol.md:" in line
+    assert ":1: input: input 'TAG': '$(reboot)' does not match the declared pattern" in line
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["--input", "NOEQUALS"], "--input:1:1: usage: expected KEY=VALUE, got 'NOEQUALS'"),
+        (["--input", "PATH=/tmp"], "input 'PATH': not allowed as an environment variable name"),
+    ],
+)
+def test_usage_errors_exit_2(
+    user_repo: UserRepo, capsys: Capture, argv: list[str], fragment: str
+) -> None:
+    base = ["step", "run", "git-protocol", "preflight", "--repo", str(user_repo.path)]
+    assert main([*base, *argv]) == 2
+    assert fragment in capsys.readouterr().err
+
+
+def test_unknown_step_and_workflow(user_repo: UserRepo, capsys: Capture) -> None:
+    assert main(["step", "run", "git-protocol", "nope", "--repo", str(user_repo.path)]) == 2
+    assert "unknown-step: no step 'nope' (steps: preflight, setup-worktree," in (
+        capsys.readouterr().err
+    )
+    assert main(["step", "run", "no-such-flow", "x", "--repo", str(user_repo.path)]) == 2
+    assert "unknown-workflow" in capsys.readouterr().err
+
+
+def test_a_workflow_file_outside_the_pack(
+    user_repo: UserRepo, tmp_path: Path, capsys: Capture
+) -> None:
+    document = tmp_path / "mine.md"
+    document.write_text(
+        "---\nname: mine\ndescription: Mine.\ninputs:\n  WHO: {type: string}\n---\n\n"
+        "## Greet {#greet}\n\n```bash\nprintf 'GREETING=hello %s\\n' \"$WHO\" >> "
+        '"$FIXLOOP_OUTPUT"\n```\n'
+    )
+    argv = ["step", "run", str(document), "greet", "--repo", str(user_repo.path)]
+    assert main([*argv, "--input", "WHO=$(id)"]) == 0
+    assert capsys.readouterr().out == "GREETING=hello $(id)\n"
+
+
+def test_help_texts_explain_the_contract(capsys: Capture) -> None:
+    parser = build_parser()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["step", "run", "--help"])
+    text = capsys.readouterr().out
+    for needle in ("$FIXLOOP_OUTPUT", "NAME<<EOF", "FIXLOOP_CRASH_AT=STEP:K", "events.jsonl"):
+        assert needle in text
+    with pytest.raises(SystemExit):
+        parser.parse_args(["recover", "--help"])
+    text = capsys.readouterr().out
+    assert "KEPT" in text and "never touched" in text
+
+
+def test_runs_list_on_a_fresh_repository(user_repo: UserRepo, capsys: Capture) -> None:
+    assert main(["runs", "list", "--repo", str(user_repo.path)]) == 0
+    assert capsys.readouterr().out == "no runs recorded\n"
