@@ -116,3 +116,11 @@ def test_a_spent_run_budget_starts_no_new_call(pack: Pack, tmp_path: Path) -> No
     assert first.ok
     assert second.reason is StopReason.RUN_BUDGET
     assert [call.key for call in backend.calls] == ["fixer/7/round-1"]
+
+
+def test_events_can_go_to_the_runs_own_recorder(pack: Pack, tmp_path: Path) -> None:
+    seen: list[dict[str, object]] = []
+    backend = ScriptedBackend({"fixer/7/round-1": {"fail": "timeout"}})
+    dispatcher = Dispatcher(pack, backend, record=seen.append)
+    dispatcher.call("fixer", fixer_inputs(tmp_path), "t", tmp_path, key="fixer/7/round-1")
+    assert [(e["key"], e["reason"]) for e in seen] == [("fixer/7/round-1", "timeout")]

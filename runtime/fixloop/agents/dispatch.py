@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,6 +71,8 @@ class Dispatcher:
     trace_path: Path | None = None
     budget: RunBudget | None = None
     timeout_s: float | None = None
+    # Or hand each event to the run's own recorder (one writer per trace file).
+    record: Callable[[dict[str, Any]], None] | None = None
 
     def __post_init__(self) -> None:
         if self.budget is not None and not isinstance(self.backend, BudgetedBackend):
@@ -92,8 +94,11 @@ class Dispatcher:
         )  # fmt: skip
         started = time.monotonic()
         outcome = self.backend.dispatch(request)
+        event = agent_event(request, outcome, time.monotonic() - started)
         if self.trace_path is not None:
-            append_event(self.trace_path, agent_event(request, outcome, time.monotonic() - started))
+            append_event(self.trace_path, event)
+        if self.record is not None:
+            self.record(event)
         return outcome
 
 

@@ -114,7 +114,7 @@ def run_fix_findings(
     run = Run.start(root, WORKFLOW)
     try:
         store.save(state, run.dir)
-        dispatcher = Dispatcher(pack, backend, trace_path=run.events_path, budget=budget)
+        dispatcher = Dispatcher(pack, backend, budget=budget, record=run.record)
         loop = FixFindingsLoop(
             workflow=workflow, dispatcher=dispatcher, repo=root, run=run, state=state,
             policies=policies, prompter=prompter, say=say,
