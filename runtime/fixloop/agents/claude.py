@@ -83,7 +83,6 @@ class _Call:
     # Tools the role was given whole (`Edit`, not `Bash(git diff:*)`).
     granted: frozenset[str] = frozenset()
     denied: list[DeniedWrite] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
     result: ResultMessage | None = None
     last_text: str = ""
     stderr: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_LINES))
@@ -120,7 +119,6 @@ class _Call:
             return PermissionResultDeny(message=f"fixloop scope: {denial.reason}")
         if tool in self.granted:
             return PermissionResultAllow()
-        self.refused.append(tool)
         return PermissionResultDeny(
             message=f"fixloop: {tool} with this input is not among the tools this role was given"
         )
@@ -302,7 +300,7 @@ class ClaudeBackend:
         self.cli_path = cli_path
         self.max_buffer_bytes = max_buffer_bytes
 
-    def options(self, request: AgentRequest, call: _Call) -> ClaudeAgentOptions:
+    def _options(self, request: AgentRequest, call: _Call) -> ClaudeAgentOptions:
         entries = [parse_tool(entry) for entry in request.tools]
         base_tools = sorted({entry.name for entry in entries if entry is not None})
         write_matcher = "|".join(WRITE_TOOLS)
@@ -350,7 +348,7 @@ class ClaudeBackend:
         return _result_outcome(request, call, _usage(call.result, time.monotonic() - started))
 
     async def _run(self, request: AgentRequest, call: _Call) -> None:
-        stream = query(prompt=request.task, options=self.options(request, call))
+        stream = query(prompt=request.task, options=self._options(request, call))
         limit = request.timeout_s
         deadline = anyio.fail_after(limit) if limit is not None else nullcontext()
         try:
