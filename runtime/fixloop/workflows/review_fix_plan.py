@@ -1,0 +1,199 @@
+"""Review-fix's inputs and outcome, and the plan: REVIEW.md read and checked before any change.
+
+`plan_review_fix` is the whole of "bad input changes nothing": it resolves REVIEW.md inside the
+repository, parses it (fences, File lines, severity prefixes), derives the padded phase, and checks
+every path a finding names (no `..`, absolute path, `.git/`, or symbolic link out). Each problem is
+a FixloopError naming the file, the line and the finding.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fixloop.agents.budget import RunBudget
+from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.reviews.model import FixScope, Review, ReviewFinding
+from fixloop.reviews.parser import load_review
+from fixloop.steps.paths import check_path
+from fixloop.workflows.review_fix_finding import FindingOutcome
+
+MAX_ITERATIONS = 3
+_PADDED_PHASE = re.compile(r"^[0-9]+(\.[0-9]+)?")
+
+
+@dataclass(frozen=True)
+class ReviewFixOptions:
+    review: Path  # REVIEW.md; relative paths are taken from the current directory
+    repo: Path
+    scope: FixScope = FixScope.CRITICAL_WARNING
+    auto: bool = False
+    max_iterations: int = MAX_ITERATIONS
+    budget: RunBudget | None = None  # once spent, no new agent call starts
+
+
+@dataclass(frozen=True)
+class ReviewFixEvent:
+    """Something a progress display can show; `kind` says which fields are set."""
+
+    # status, recovered, worktree, finding, outcome, iteration, report, cleanup or warning
+    kind: str
+    message: str
+    finding: ReviewFinding | None = None
+    outcome: FindingOutcome | None = None
+
+
+Progress = Callable[[ReviewFixEvent], None]
+
+
+@dataclass
+class ReviewFixResult:
+    review_path: str
+    review_status: str
+    run_id: str = ""
+    iterations: int = 0
+    outcomes: list[FindingOutcome] = field(default_factory=list)
+    report_path: str = ""  # repository-relative, once committed
+    report_status: str = ""
+    report_commit: str = ""
+    fast_forwarded: bool = False
+    kept_branch: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def fixed(self) -> list[FindingOutcome]:
+        return [o for o in self.outcomes if o.fixed]
+
+    @property
+    def skipped(self) -> list[FindingOutcome]:
+        return [o for o in self.outcomes if not o.fixed]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when nothing is left to do, 1 when a finding was skipped or the branch was kept."""
+        if self.review_status in ("clean", "skipped"):
+            return 0
+        return 1 if self.skipped or self.kept_branch or not self.report_commit else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "review_path": self.review_path,
+            "review_status": self.review_status,
+            "run_id": self.run_id,
+            "iterations": self.iterations,
+            "fixed": len(self.fixed),
+            "skipped": len(self.skipped),
+            "findings": [outcome.to_json() for outcome in self.outcomes],
+            "report_path": self.report_path,
+            "report_status": self.report_status,
+            "report_commit": self.report_commit,
+            "fast_forwarded": self.fast_forwarded,
+            "kept_branch": self.kept_branch,
+            "warnings": self.warnings,
+        }
+
+
+def quiet(event: ReviewFixEvent) -> None:
+    """A progress callback that shows nothing."""
+    del event
+
+
+def _review_location(options: ReviewFixOptions, repo: Path) -> tuple[Path, str]:
+    """REVIEW.md's absolute path and its path inside the repository (refused when outside)."""
+    given = options.review if options.review.is_absolute() else Path.cwd() / options.review
+    shown = display_path(given)
+    try:
+        relative = given.resolve().relative_to(repo).as_posix()
+    except ValueError:
+        raise FixloopError(
+            Diagnostic(
+                shown, 1, 1, "review-path", f"REVIEW.md must be inside the repository {repo}"
+            )
+        ) from None
+    try:
+        check_path(repo, relative)
+    except FixloopError as exc:
+        message = exc.diagnostics[0].message
+        raise FixloopError(Diagnostic(shown, 1, 1, "review-path", message)) from None
+    return given, relative
+
+
+def padded_phase_of(review: Review, shown: str, line: int) -> str:
+    match = _PADDED_PHASE.match(review.phase)
+    if match is None:
+        raise FixloopError(
+            Diagnostic(
+                shown, line, 1, "review-phase",
+                f"phase {review.phase!r} does not start with a phase number like 02 or 3.1",
+            )
+        )  # fmt: skip
+    return match.group(0)
+
+
+def check_finding_paths(review: Review, repo: Path, shown: str) -> None:
+    """Every path a finding names stays inside the repository (symlinks included)."""
+    for finding in review.findings:
+        for path in finding.files:
+            try:
+                check_path(repo, path)
+            except FixloopError as exc:
+                reason = exc.diagnostics[0].message
+                raise FixloopError(
+                    Diagnostic(
+                        shown, finding.heading_line, 1, "review-path",
+                        f"finding {finding.id}: {reason}",
+                    )
+                ) from None  # fmt: skip
+            if (repo / path).is_symlink() and not (repo / path).resolve().is_relative_to(repo):
+                raise FixloopError(
+                    Diagnostic(
+                        shown, finding.heading_line, 1, "review-path",
+                        f"finding {finding.id}: {path!r} is a symbolic link out of the repository",
+                    )
+                )  # fmt: skip
+
+
+def _phase_line(path: Path) -> int:
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if text.startswith("phase:"):
+            return number
+    return 1
+
+
+@dataclass(frozen=True)
+class ReviewFixPlan:
+    """Everything checked before a run may change anything."""
+
+    options: ReviewFixOptions
+    repo: Path
+    review: Review
+    review_rel: str  # REVIEW.md inside the repository
+    review_text: bytes  # REVIEW.md as read and parsed
+    padded_phase: str
+
+    @property
+    def inputs(self) -> dict[str, str]:
+        """The review-fix document's inputs, as its steps receive them."""
+        return {
+            "REVIEW_PATH": self.review_rel,
+            "PADDED_PHASE": self.padded_phase,
+            "FIX_SCOPE": str(self.options.scope),
+            "AUTO": "true" if self.options.auto else "false",
+        }
+
+
+def plan_review_fix(options: ReviewFixOptions) -> ReviewFixPlan:
+    """Read and check REVIEW.md completely; raise FixloopError (file:line, finding) on bad input."""
+    repo = options.repo.resolve()
+    if not repo.is_dir():
+        raise FixloopError(Diagnostic(str(options.repo), 1, 1, "repository", "not a directory"))
+    review_file, review_rel = _review_location(options, repo)
+    shown = display_path(review_file)
+    review_text = review_file.read_bytes()
+    review = load_review(review_file)
+    padded_phase = padded_phase_of(review, shown, _phase_line(review_file))
+    check_finding_paths(review, repo, shown)
+    return ReviewFixPlan(options, repo, review, review_rel, review_text, padded_phase)

@@ -1,0 +1,104 @@
+"""Review-fix's loop: --auto re-reviews with .iterN.md backups, stops when clean or after three."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers.gitrepo import UserRepo
+from tests.helpers.reviews import (
+    APP_FIX,
+    REPORT_REL,
+    REVIEW_REL,
+    UTIL_BROKEN,
+    UTIL_FIX,
+    files_of,
+    finding,
+    messages,
+    review_text,
+    run,
+    write_review,
+)
+
+from fixloop.documents.source import parse_document
+from fixloop.reviews.parser import parse_review
+
+
+def _report(repo: Path) -> dict[str, object]:
+    return parse_document((repo / REPORT_REL).read_text(), repo / REPORT_REL).metadata
+
+
+def _reviewer_writes(text: str) -> dict[str, object]:
+    return {
+        "edits": [{"path": REVIEW_REL, "content": text}],
+        "output": {"schema_version": "v1", "findings": [], "checks_run": ["src/util.py"]},
+    }
+
+
+def test_auto_re_reviews_backs_up_and_stops_early_when_clean(user_repo: UserRepo) -> None:
+    repo = user_repo.path
+    write_review(
+        repo,
+        review_text(
+            finding("CR-01", "add subtracts", "src/app.py:2"),
+            finding("WR-01", "util name", "src/util.py:2"),
+        ),
+    )
+    tip = user_repo.head()
+    second_review = review_text(finding("WR-01", "util name", "src/util.py:2"))
+    script = {
+        "fixer/CR-01/iteration-1": APP_FIX,
+        "fixer/WR-01/iteration-1": UTIL_BROKEN,  # rolled back in iteration 1
+        "reviewer/review/iteration-2": _reviewer_writes(second_review),
+        "fixer/WR-01/iteration-2": UTIL_FIX,
+        "reviewer/review/iteration-3": _reviewer_writes(review_text(status="clean")),
+    }
+    result, backend = run(repo, script, auto=True)
+    assert backend.unplayed() == []
+    assert result.iterations == 2
+    assert messages(repo, tip) == [
+        "fix(02): CR-01 add subtracts",
+        "fix(02): WR-01 util name",
+        "docs(02): add code review fix report",
+    ]
+    docs = user_repo.head()
+    assert files_of(repo, docs) == sorted(
+        [
+            REPORT_REL, ".planning/02-REVIEW-FIX.iter1.md", ".planning/02-REVIEW-FIX.iter2.md",
+            ".planning/02-REVIEW.iter1.md", ".planning/02-REVIEW.iter2.md",
+        ]
+    )  # fmt: skip
+    report = _report(repo)
+    assert (report["iteration"], report["fixed"], report["status"]) == (2, 1, "all_fixed")
+    first = parse_document((repo / ".planning/02-REVIEW-FIX.iter1.md").read_text(), Path("x"))
+    assert (first.metadata["fixed"], first.metadata["skipped"]) == (1, 1)
+    assert parse_review((repo / ".planning/02-REVIEW.iter1.md").read_text(), Path("x")).findings
+    # The user's untracked REVIEW.md is theirs: the re-reviewed copy was not committed over it.
+    assert (repo / REVIEW_REL).read_text().count("### ") == 2
+    assert user_repo.branches() == ["main"]
+
+
+def test_auto_stops_after_three_iterations(user_repo: UserRepo) -> None:
+    write_review(user_repo.path, review_text(finding("WR-01", "util name", "src/util.py:2")))
+    again = review_text(finding("WR-01", "util name", "src/util.py:2"))
+    script = {
+        "fixer/WR-01/iteration-1": UTIL_BROKEN,
+        "reviewer/review/iteration-2": _reviewer_writes(again),
+        "fixer/WR-01/iteration-2": UTIL_BROKEN,
+        "reviewer/review/iteration-3": _reviewer_writes(again),
+        "fixer/WR-01/iteration-3": UTIL_BROKEN,
+    }
+    result, backend = run(user_repo.path, script, auto=True)
+    assert backend.unplayed() == []
+    assert [call.key for call in backend.calls][-1] == "fixer/WR-01/iteration-3"
+    assert result.iterations == 3
+    assert _report(user_repo.path)["status"] == "none_fixed"
+    assert result.exit_code == 1
+
+
+def test_auto_stops_when_the_re_review_is_inconclusive(user_repo: UserRepo) -> None:
+    write_review(user_repo.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+    script = {"fixer/CR-01/iteration-1": APP_FIX, "reviewer/review/iteration-2": {"fail": "crash"}}
+    result, _ = run(user_repo.path, script, auto=True)
+    assert result.iterations == 1
+    assert any("re-review inconclusive" in warning for warning in result.warnings)
+    assert result.report_commit  # the report of the work done is still committed
