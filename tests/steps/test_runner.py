@@ -154,7 +154,8 @@ def test_an_unset_variable_stops_the_step(demo: WorkflowDoc, tmp_path: Path) -> 
     assert "never reached" not in result.stdout
     assert "NEEDED: unbound variable" in result.stderr
     assert result.last_command == 'echo "$NEEDED"'
-    assert 'after `echo "$NEEDED"`' in result.describe_failure()
+    assert result.last_command_at == "workflows/demo.md:47"
+    assert 'after `echo "$NEEDED"` (workflows/demo.md:47)' in result.describe_failure()
 
 
 def test_a_failure_inside_a_pipeline_stops_the_step(demo: WorkflowDoc, tmp_path: Path) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fixloop.diagnostics import FixloopError
-from fixloop.steps.script import CrashPoint, crash_point, read_trace
+from fixloop.documents.blocks import FencedBlock
+from fixloop.steps.script import CrashPoint, TracedCommand, compose, crash_point, read_trace
 
 
 def test_no_switch_means_no_crash() -> None:
@@ -33,4 +34,22 @@ def test_a_malformed_switch_is_a_usage_error(raw: str) -> None:
 
 
 def test_trace_is_nul_separated_and_keeps_multiline_commands() -> None:
-    assert read_trace(b"echo a\0if x; then\n  y\nfi\0") == ["echo a", "if x; then\n  y\nfi"]
+    assert read_trace(b"3\techo a\0004\tif x; then\n  y\nfi\0") == [
+        TracedCommand("echo a", 3),
+        TracedCommand("if x; then\n  y\nfi", 4),
+    ]
+
+
+def test_script_lines_map_back_to_document_lines() -> None:
+    blocks = [
+        FencedBlock("bash", "echo one\necho two\n", 10, 11, 13, (), "s"),
+        FencedBlock("bash", "echo three\n", 20, 21, 22, (), "s"),
+    ]
+    script = compose(blocks, "workflows/x.md")
+    lines = script.text.splitlines()
+    one = lines.index("echo one") + 1
+    three = lines.index("echo three") + 1
+    assert script.document_line(one) == "workflows/x.md:11"
+    assert script.document_line(one + 1) == "workflows/x.md:12"
+    assert script.document_line(three) == "workflows/x.md:21"
+    assert script.document_line(1) is None  # the preamble is not the document's

@@ -74,6 +74,7 @@ class StepResult:
     timed_out: bool
     commands: list[str] = field(default_factory=list)  # commands the step's shell ran, in order
     error: str | None = None  # set when the outputs could not be read
+    last_command_at: str | None = None  # `file:line` of the last command in the document
 
     @property
     def ok(self) -> bool:
@@ -90,9 +91,10 @@ class StepResult:
         if self.error:
             return f"{self.workflow}#{self.step}: {self.error}"
         tail = self.stderr.strip().splitlines()[-1:] or [""]
+        where = f" ({self.last_command_at})" if self.last_command_at else ""
         return (
             f"{self.workflow}#{self.step}: exit {self.exit_code} "
-            f"after `{self.last_command}`: {tail[0]}"
+            f"after `{self.last_command}`{where}: {tail[0]}"
         )
 
 
@@ -226,29 +228,30 @@ def run_step(
         start = time.monotonic()
         with lock:
             exit_code, stdout, stderr, timed_out = _execute(
-                script, f"{workflow.source.display}#{step}", cwd, env,
+                script.text, f"{workflow.source.display}#{step}", cwd, env,
                 timeout_s=timeout_s, cap=output_cap,
             )  # fmt: skip
         duration = time.monotonic() - start
-        commands = read_trace(trace_file.read_bytes())
-        _crash_after_shell(armed, commands)
+        traced = read_trace(trace_file.read_bytes())
+        _crash_after_shell(armed, len(traced))
         error = None
         try:
             outputs = parse_outputs(output_file.read_text(encoding="utf-8", errors="replace"))
         except OutputError as exc:
             outputs, error = {}, str(exc)
+    last_at = script.document_line(traced[-1].line) if traced else None
     result = StepResult(
-        workflow.name, step, exit_code, outputs, stdout, stderr, duration, timed_out, commands,
-        error,
+        workflow.name, step, exit_code, outputs, stdout, stderr, duration, timed_out,
+        [command.text for command in traced], error, last_at,
     )  # fmt: skip
     if run is not None:
         run.record(_event(result, started_at))
     return result
 
 
-def _crash_after_shell(armed: CrashPoint | None, commands: list[str]) -> None:
+def _crash_after_shell(armed: CrashPoint | None, commands_run: int) -> None:
     # The shell's DEBUG trap kills before command K+1; after the last command only we can.
-    if armed is not None and armed.after >= len(commands):
+    if armed is not None and armed.after >= commands_run:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -301,6 +304,7 @@ def _event(result: StepResult, started_at: str) -> dict[str, Any]:
     }
     if not result.ok:
         event["last_command"] = result.last_command
+        event["last_command_at"] = result.last_command_at
         event["error"] = result.error
         event["stderr_tail"] = result.stderr[-2000:]
     return event

@@ -27,16 +27,17 @@ from fixloop.documents.blocks import FencedBlock
 CRASH_ENV = "FIXLOOP_CRASH_AT"
 _CRASH = re.compile(r"^(?:(?P<workflow>[A-Za-z0-9_.-]+)/)?(?P<step>[A-Za-z0-9_.-]+):(?P<k>[0-9]+)$")
 
-# The trap runs before each command: it records the command, and when a crash is armed and K
-# commands have already completed it kills the runtime and this process group (`0`).
+# The trap runs before each command: it records the command and its line, and when a crash is
+# armed and K commands have already completed it kills the runtime and this process group (`0`).
+# $LINENO is read first: later lines of a multi-line trap would count themselves.
 _PREAMBLE = """\
 set -euo pipefail
 __fixloop_commands=0
-trap '__fixloop_commands=$((__fixloop_commands + 1))
+trap '__fixloop_line=$LINENO __fixloop_commands=$((__fixloop_commands + 1))
 if [ -n "${FIXLOOP_CRASH_AFTER:-}" ] && [ "$__fixloop_commands" -gt "$FIXLOOP_CRASH_AFTER" ]; then
   kill -KILL "$FIXLOOP_RUNTIME_PID" 0
 fi
-printf "%s\\0" "$BASH_COMMAND" >> "$FIXLOOP_TRACE"' DEBUG
+printf "%s\\t%s\\0" "$__fixloop_line" "$BASH_COMMAND" >> "$FIXLOOP_TRACE"' DEBUG
 """
 
 
@@ -67,15 +68,51 @@ def crash_point(environ: Mapping[str, str]) -> CrashPoint | None:
     return CrashPoint(match["step"], int(match["k"]), match["workflow"])
 
 
-def compose(blocks: Iterable[FencedBlock], display: str) -> str:
+@dataclass(frozen=True)
+class Script:
+    """A step's bash, and where each of its lines came from in the document."""
+
+    text: str
+    display: str
+    # (first script line of a block, its first line in the document, its line count)
+    spans: tuple[tuple[int, int, int], ...]
+
+    def document_line(self, script_line: int) -> str | None:
+        """`file:line` in the document for a line of the script (None for the preamble)."""
+        for first, document_first, count in self.spans:
+            if first <= script_line < first + count:
+                return f"{self.display}:{document_first + script_line - first}"
+        return None
+
+
+@dataclass(frozen=True)
+class TracedCommand:
+    text: str
+    line: int  # script line, as bash's $LINENO saw it
+
+
+def compose(blocks: Iterable[FencedBlock], display: str) -> Script:
     """The script for a step: strict preamble, then each block marked with its document line."""
     parts = [_PREAMBLE]
+    line = _PREAMBLE.count("\n") + 1
+    spans: list[tuple[int, int, int]] = []
     for block in blocks:
         parts.append(f"# {display}:{block.content_line}\n")
-        parts.append(block.content if block.content.endswith("\n") else block.content + "\n")
-    return "".join(parts)
+        line += 1
+        content = block.content if block.content.endswith("\n") else block.content + "\n"
+        count = content.count("\n")
+        spans.append((line, block.content_line, count))
+        parts.append(content)
+        line += count
+    return Script("".join(parts), display, tuple(spans))
 
 
-def read_trace(data: bytes) -> list[str]:
-    """Commands from a trace file, in the order they ran."""
-    return [item.decode("utf-8", "replace") for item in data.split(b"\0") if item]
+def read_trace(data: bytes) -> list[TracedCommand]:
+    """Commands from a trace file (`LINENO<TAB>command<NUL>` records), in the order they ran."""
+    commands: list[TracedCommand] = []
+    for item in data.split(b"\0"):
+        if not item:
+            continue
+        number, _, text = item.decode("utf-8", "replace").partition("\t")
+        commands.append(TracedCommand(text, int(number) if number.isdigit() else 0))
+    return commands
