@@ -10,7 +10,7 @@ from tests.helpers.reviews import finding, review_text, run, write_review
 
 from fixloop.diagnostics import FixloopError
 from fixloop.reviews.parser import parse_review
-from fixloop.workflows.review_fix_plan import padded_phase_of
+from fixloop.workflows.review_fix_plan import ReviewFixOptions, padded_phase_of, plan_review_fix
 
 
 def _clean(repo: UserRepo) -> None:
@@ -65,3 +65,13 @@ def test_phase_must_start_with_a_phase_number() -> None:
     assert (
         padded_phase_of(parse_review("---\nphase: 02-auth\n---\n", Path("R.md")), "R.md", 2) == "02"
     )
+
+
+def test_a_phase_directory_names_its_one_review(user_repo: UserRepo) -> None:
+    review = write_review(user_repo.path, review_text(finding("CR-01", "t", "src/app.py")))
+    plan = plan_review_fix(ReviewFixOptions(review=review.parent, repo=user_repo.path))
+    assert plan.review_rel == ".planning/02-REVIEW.md"
+    (review.parent / "03-REVIEW.md").write_text(review.read_text())
+    with pytest.raises(FixloopError) as caught:
+        plan_review_fix(ReviewFixOptions(review=review.parent, repo=user_repo.path))
+    assert "exactly one *REVIEW.md (found: 02-REVIEW.md, 03-REVIEW.md)" in str(caught.value)

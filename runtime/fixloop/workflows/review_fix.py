@@ -66,6 +66,14 @@ def run_review_fix(
         try:
             _run_in_worktree(run, plan, result, pack=pack, backend=backend, progress=progress)
         except BaseException as exc:
+            committed = [o.finding.id for o in result.outcomes if o.commit]
+            if committed:
+                # The findings committed before the failure are complete, verified fixes.
+                warning = (
+                    f"review-fix stopped: {exc}; the fixes of {', '.join(committed)} "
+                    "were committed: check git log"
+                )
+                progress(ReviewFixEvent("warning", warning))
             run.finish("failed", error=str(exc), **result.to_json())
             raise
         run.finish("kept-branch" if result.kept_branch else "finished", **result.to_json())

@@ -69,6 +69,7 @@ class FixLoop:
             self.result.iterations = iteration
             self.progress(ReviewFixEvent("iteration", f"iteration {iteration}"))
             outcomes: list[FindingOutcome] = []
+            self.result.outcomes = outcomes  # the same list: a failure mid-pass keeps what was done
             for finding in current.in_scope(options.scope):
                 outcome = self.state.carried_over(finding, iteration)
                 if outcome is None:
@@ -79,7 +80,6 @@ class FixLoop:
                 outcomes.append(outcome)
                 self.state.record(outcome)
                 self.progress(ReviewFixEvent("outcome", outcome.status, finding, outcome))
-            self.result.outcomes = outcomes
             self.write_report(iteration, outcomes)
             if not options.auto or iteration >= options.max_iterations:
                 break

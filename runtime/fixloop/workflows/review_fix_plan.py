@@ -101,9 +101,25 @@ def quiet(event: ReviewFixEvent) -> None:
     del event
 
 
+def _review_in_phase_dir(folder: Path) -> Path:
+    """A phase directory names its review: the one `*REVIEW.md` in it (never a fix report)."""
+    found = sorted(
+        path
+        for path in folder.glob("*REVIEW.md")
+        if path.is_file() and not path.name.endswith("REVIEW-FIX.md")
+    )
+    if len(found) != 1:
+        names = ", ".join(path.name for path in found) or "none"
+        problem = f"a phase directory must hold exactly one *REVIEW.md (found: {names})"
+        raise FixloopError(Diagnostic(display_path(folder), 1, 1, "review-path", problem))
+    return found[0]
+
+
 def _review_location(options: ReviewFixOptions, repo: Path) -> tuple[Path, str]:
     """REVIEW.md's absolute path and its path inside the repository (refused when outside)."""
     given = options.review if options.review.is_absolute() else Path.cwd() / options.review
+    if given.is_dir():
+        given = _review_in_phase_dir(given)
     shown = display_path(given)
     try:
         relative = given.resolve().relative_to(repo).as_posix()
