@@ -213,3 +213,34 @@ def test_resume_refuses_a_different_findings_file(
                  "--resume"])  # fmt: skip
     assert code == 2
     assert "no stopped fix-findings run of this findings file" in capsys.readouterr().err
+
+
+def test_a_failing_git_step_stops_the_run_with_one_located_line(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The finding's file is git-ignored: `git add -- build.log` refuses it, and the run must say
+    # so in one line instead of forcing the add or crashing.
+    (repo / ".gitignore").write_text("*.log\n", encoding="utf-8")
+    target = finding(file="build.log")
+    findings, script = write(tmp_path, [target], resolved_script(target, "build.log"))
+    code = main(["fix-findings", str(findings), "--repo", str(repo), "--script", str(script)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert err[-1].startswith("workflows/fix-findings.md:") or "fix-findings.md:" in err[-1]
+    assert ": step-failed: fix-findings#stage: exit 1 after `git add --" in err[-1]
+    assert "continue it with --resume" in err[-1]
+    assert git(repo, "diff", "--staged", "--name-only") == ""
+
+
+def test_a_fixer_claiming_a_file_that_does_not_exist_is_a_failed_attempt(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = finding(file="new.py")
+    report = {"files_changed": ["new.py"], "summary": "fixed: created it", "concerns": None}
+    script = {"fixer/1/round-1": {"output": report}, "fixer/1/round-2": {"output": report}}
+    findings, script_path = write(tmp_path, [target], script)
+    code = main(["fix-findings", str(findings), "--repo", str(repo), "--json", "--script",
+                 str(script_path)])  # fmt: skip
+    assert code == 1
+    escalated = FixVerifyLoopOutput.model_validate_json(capsys.readouterr().out).escalated
+    assert "exists neither on disk nor in the index" in escalated[0].attempts[0]

@@ -190,7 +190,7 @@ class FixFindingsLoop:
             self.save()
             outcome = self._fixer(record, number, key, note=note)
             result = _fix_result(outcome)
-        failure = self._fix_failure(outcome, result, record)
+        failure = self._fix_failure(outcome, result, record, before)
         if failure is not None:
             snapshots.restore(self.repo, Path(before.snapshot_dir), before.snapshot)
             record.rounds.append(_round(before, phase="verified", summary=failure))
@@ -214,7 +214,7 @@ class FixFindingsLoop:
 
     def _fix_failure(
         self, outcome: AgentOutcome, result: FixReport | ScopeExpansionRequest | None,
-        record: FindingRecord,
+        record: FindingRecord, before: RoundRecord,
     ) -> str | None:  # fmt: skip
         if result is None:
             return f"fixer inconclusive ({outcome.reason}): {outcome.detail}"
@@ -224,8 +224,11 @@ class FixFindingsLoop:
             problem = path_problem(self.repo, path)
             if problem is not None:
                 return f"fixer reported an unsafe path, nothing staged: {problem}"
-            if check_path(self.repo, path) not in record.scope:
+            clean = check_path(self.repo, path)
+            if clean not in record.scope:
                 return f"fixer changed {path!r} outside its scope {record.scope}; nothing staged"
+            if not (self.repo / clean).exists() and clean not in before.index_before:
+                return f"fixer reported {path!r}, which exists neither on disk nor in the index"
         return None
 
     def _fixer(self, record: FindingRecord, number: int, key: str, note: str) -> AgentOutcome:

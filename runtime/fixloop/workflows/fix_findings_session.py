@@ -26,6 +26,7 @@ from fixloop.workflows.choices import Prompter
 from fixloop.workflows.fix_findings import FixFindingsLoop, Policies
 from fixloop.workflows.fix_findings_state import FindingRecord, LoopState
 from fixloop.workflows.intake import in_scope, load_findings
+from fixloop.workflows.staging import StepFailed
 
 WORKFLOW = "fix-findings"
 LATEST = "latest"
@@ -120,6 +121,13 @@ def run_fix_findings(
             policies=policies, prompter=prompter, say=say,
         )  # fmt: skip
         loop.execute()
+    except StepFailed as exc:
+        run.close()
+        step = workflow.markdown().step(exc.result.step)
+        problem = f"{exc} (the run stopped; continue it with --resume {run.id})"
+        raise FixloopError(
+            Diagnostic(workflow.source.display, step.line if step else 1, 1, "step-failed", problem)
+        ) from None
     except BaseException:
         # Left `running` without its lock, the run reads as crashed: `--resume` picks it up.
         run.close()
