@@ -334,8 +334,6 @@ class Evaluator:
         culprits: set[int] = set()
         for result in results:
             culprits |= {p for w in result.ends if (p := pending(w)) is not None}
-            for event in found["A"]:
-                culprits |= {p for w in result.before.get(event.id, ()) if (p := pending(w))}
         label = contract.label(spec.cleanup)
         return [
             self._at(contract, by_id[c], f"a path after `{by_id[c].text()}` ends without `{label}`")

@@ -101,7 +101,11 @@ class _Builder(SourceReader):
             inner = [c for c in node.named_children if c.type != "comment"]
             return Not(at, body=self.statement(inner[0]) if inner else None)
         if kind == "pipeline":
-            return Pipeline(at, items=self.flat_pipeline(node))
+            items = self.flat_pipeline(node)
+            if items and isinstance(items[0], Not) and items[0].body is not None:
+                # `! a | b` negates the whole pipeline; tree-sitter-bash binds `!` to `a` alone.
+                return Not(at, body=Pipeline(at, items=[items[0].body, *items[1:]]))
+            return Pipeline(at, items=items)
         if kind == "subshell":
             return Subshell(at, body=self.seq(list(node.named_children), node))
         if kind == "compound_statement":
