@@ -256,3 +256,14 @@ def test_each_step_appends_one_event_to_the_run(demo: WorkflowDoc, user_repo: Us
     assert failed["step"] == "unset" and not failed["ok"] and failed["exit_code"] == 1
     assert failed["last_command"] == 'echo "$NEEDED"'
     assert "unbound variable" in failed["stderr_tail"]
+
+
+def test_a_missing_directory_is_a_clear_error(demo: WorkflowDoc, tmp_path: Path) -> None:
+    message = _error_in(demo, tmp_path / "gone")
+    assert message.endswith("step: cannot start bash here: No such file or directory")
+
+
+def _error_in(demo: WorkflowDoc, cwd: Path) -> str:
+    with pytest.raises(FixloopError) as caught:
+        run_step(demo, "stdin", cwd=cwd, inputs={})
+    return caught.value.diagnostics[0].format()

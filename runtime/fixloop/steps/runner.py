@@ -258,11 +258,16 @@ def _crash_after_shell(armed: CrashPoint | None, commands_run: int) -> None:
 def _execute(
     script: str, name: str, cwd: Path, env: dict[str, str], *, timeout_s: float, cap: int
 ) -> tuple[int, str, str, bool]:
-    process = subprocess.Popen(
-        ["bash", "--noprofile", "--norc", "-c", script, name],
-        cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, start_new_session=True,
-    )  # fmt: skip
+    try:
+        process = subprocess.Popen(
+            ["bash", "--noprofile", "--norc", "-c", script, name],
+            cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True,
+        )  # fmt: skip
+    except OSError as exc:
+        raise FixloopError(
+            Diagnostic(str(cwd), 1, 1, "step", f"cannot start bash here: {exc.strerror or exc}")
+        ) from None
     assert process.stdout is not None and process.stderr is not None
     readers = [_CappedReader(process.stdout, cap), _CappedReader(process.stderr, cap)]
     for reader in readers:
