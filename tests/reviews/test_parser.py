@@ -179,3 +179,19 @@ def test_title_with_shell_metacharacters_is_plain_text() -> None:
     title = '$(touch /tmp/pwned) `id` "; rm -rf ~'
     review = parse_review(HEAD + f"### WR-01: {title}\n**File:** a.py:1\n", Path("R.md"))
     assert review.findings[0].title == title
+
+
+def test_a_heading_that_almost_names_a_finding_is_an_error() -> None:
+    text = HEAD + "### CR-1 missing colon\n**File:** a.py\n"
+    assert error_of(text) == (
+        "R.md:5:1: review-finding: heading 'CR-1 missing colon' looks like a finding "
+        "but is not `### ID: Title`"
+    )
+
+
+def test_frontmatter_total_must_count_the_findings() -> None:
+    front = "---\nphase: 1\nfindings:\n  critical: 2\n  total: 2\n---\n"
+    assert error_of(front + "### CR-01: t\n**File:** a.py\n") == (
+        "R.md:5:1: review-count: findings.total is 2 "
+        "but the body holds 1 `### ID: Title` finding(s)"
+    )

@@ -18,6 +18,8 @@ from fixloop.documents.source import SourceDocument, load_document, parse_docume
 from fixloop.reviews.model import PREFIXES, REVIEW_STATUSES, Review, ReviewFinding
 
 _FINDING_HEADING = re.compile(r"^(?P<prefix>[A-Za-z]+)-(?P<number>\d+)\s*:\s*(?P<title>.*)$")
+# `### CR-1 Title`, `### WR-02 - Title`: meant as findings; skipping them silently is worse.
+_ALMOST_FINDING = re.compile(r"^[A-Z]{2}-\d+\b")
 _LABEL = re.compile(r"^\s*\*\*(?P<label>[A-Za-z][A-Za-z ]*?)(?::\*\*|\*\*:)\s?(?P<rest>.*)$")
 _LOCATION = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+)(?:\s*[-–]\s*\d+)?)?$")
 _EXTENSIONS = (
@@ -194,7 +196,13 @@ def _findings(source: SourceDocument, markdown: MarkdownDocument) -> tuple[Revie
     findings: list[ReviewFinding] = []
     seen: dict[str, int] = {}
     for index, heading in enumerate(boundaries):
-        if heading.level != 3 or not _FINDING_HEADING.match(_heading_text(heading)):
+        text = _heading_text(heading)
+        if heading.level == 3 and _ALMOST_FINDING.match(text) and not _FINDING_HEADING.match(text):
+            raise _fail(
+                source, heading.line, "review-finding",
+                f"heading {text!r} looks like a finding but is not `### ID: Title`",
+            )  # fmt: skip
+        if heading.level != 3 or not _FINDING_HEADING.match(text):
             continue
         end = boundaries[index + 1].line - 1 if index + 1 < len(boundaries) else last_line
         finding = _finding(source, heading, end, lines, fence_lines)
@@ -206,6 +214,17 @@ def _findings(source: SourceDocument, markdown: MarkdownDocument) -> tuple[Revie
         seen[finding.id] = heading.line
         findings.append(finding)
     return tuple(findings)
+
+
+def _check_total(source: SourceDocument, parsed: int) -> None:
+    """The frontmatter's `findings.total`, when given, must count the findings the body holds."""
+    counts = source.metadata.get("findings")
+    total = counts.get("total") if isinstance(counts, dict) else None
+    if isinstance(total, int) and total != parsed:
+        raise _fail(
+            source, source.line_of("findings", "total"), "review-count",
+            f"findings.total is {total} but the body holds {parsed} `### ID: Title` finding(s)",
+        )  # fmt: skip
 
 
 def parse_review(text: str, path: Path, base: Path | None = None) -> Review:
@@ -233,12 +252,14 @@ def review_from_source(source: SourceDocument) -> Review:
             source, source.line_of("files_reviewed_list"), "review-frontmatter",
             "files_reviewed_list must be a list of paths",
         )  # fmt: skip
+    findings = _findings(source, markdown)
+    _check_total(source, len(findings))
     return Review(
         phase=_raw_scalar(source, "phase"),
         status=status if status in REVIEW_STATUSES else "unknown",
         reviewed=str(source.metadata.get("reviewed", "") or ""),
         depth=str(source.metadata.get("depth", "standard") or "standard"),
         files_reviewed_list=tuple(str(item) for item in listed),
-        findings=_findings(source, markdown),
+        findings=findings,
         title=title,
     )
