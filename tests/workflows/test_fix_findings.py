@@ -533,6 +533,9 @@ def test_scope_expansion_rejected_keeps_the_original_scope(pack: Pack, repo: Pat
     assert (repo / "helper.py").read_text(encoding="utf-8") == "def helper():\n    return None\n"
     record = session.state.records[0]
     assert "outside its scope" in record.rounds[0].summary
+    assert record.notes[0] == (
+        "R1: the fixer's writes were refused: helper.py (not among the files this call may write)"
+    )
     assert keys(backend)[2:] == ["fixer/1/round-2", "verifier/1/round-2"]
     assert session.state.output().resolved == [1]
     assert git(repo, "diff", "--staged", "--name-only", "--", "helper.py") == ""

@@ -190,6 +190,9 @@ class FixFindingsLoop:
             self.save()
             outcome = self._fixer(record, number, key, note=note)
             result = _fix_result(outcome)
+        if outcome.denied:
+            refused = ", ".join(f"{d.path} ({d.reason})" for d in outcome.denied)
+            record.notes.append(f"R{number}: the fixer's writes were refused: {refused}")
         failure = self._fix_failure(outcome, result, record, before)
         if failure is not None:
             snapshots.restore(self.repo, Path(before.snapshot_dir), before.snapshot)
