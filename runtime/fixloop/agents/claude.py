@@ -20,6 +20,7 @@ detail; `dispatch` does not raise for them.
 from __future__ import annotations
 
 import json
+import os
 import time
 import warnings
 from collections import deque
@@ -28,6 +29,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 from claude_agent_sdk import (
@@ -69,6 +71,22 @@ from fixloop.schemas.registry import json_schema, parse_output
 MAX_BUFFER_BYTES = 64 * 1024 * 1024
 STDERR_LINES = 20
 _WRAPPER_KEY = "output"
+
+
+CUSTOM_HEADERS_ENV = "ANTHROPIC_CUSTOM_HEADERS"
+CALL_HEADER = "X-Fixloop-Call"
+
+
+def call_headers(request: AgentRequest, env: Mapping[str, str]) -> str:
+    """The CLI's extra request headers: the user's own, plus the call's key.
+
+    The key (`fixer/CR-01/iteration-1`) tags every model request of the call, for a gateway's
+    logs and for the scripted test server, which answers by key as the scripted backend does. It
+    is percent-encoded: a finding id is user data and must not break out of its header line.
+    """
+    own = env.get(CUSTOM_HEADERS_ENV, os.environ.get(CUSTOM_HEADERS_ENV, "")).strip()
+    tag = f"{CALL_HEADER}: {quote(request.key or request.role, safe='/')}"
+    return f"{own}\n{tag}" if own else tag
 
 
 class FinalText(RootModel[str]):
@@ -317,7 +335,7 @@ class ClaudeBackend:
             cwd=str(request.cwd),
             setting_sources=[],
             # The SDK drops an inherited CLAUDECODE; `self.env` was cleaned of it too.
-            env=dict(self.env),
+            env={**self.env, CUSTOM_HEADERS_ENV: call_headers(request, self.env)},
             output_format=(
                 OutputFormat.for_schema(request.output_schema).option()
                 if request.output_schema

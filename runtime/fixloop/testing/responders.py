@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
+from fixloop.agents.claude import CALL_HEADER
 from fixloop.testing.turns import Turn, error
 
 JsonObject = dict[str, Any]
@@ -37,6 +39,14 @@ class RecordedRequest:
         if isinstance(system, str):
             return system
         return "\n".join(str(part.get("text", "")) for part in system if isinstance(part, dict))
+
+    @property
+    def call_key(self) -> str:
+        """The agent call this request belongs to, as the claude backend tagged it ('' if not)."""
+        for name, value in self.headers.items():
+            if name.lower() == CALL_HEADER.lower():
+                return unquote(value)
+        return ""
 
     @property
     def tools(self) -> list[JsonObject]:

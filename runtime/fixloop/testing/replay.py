@@ -1,0 +1,99 @@
+"""Replaying a scripted-backend script through the real Claude Code CLI.
+
+A script written for `ScriptedBackend` (call key → edits and output) becomes the moves a model
+would make: read each file it edits, `Edit`/`Write` it (or `rm` it), then return the output
+through the StructuredOutput tool. The claude backend tags every model request with its call key
+(the `X-Fixloop-Call` header), so `ScriptReplay` answers each call by key, as the scripted backend
+does, however the workflow orders its calls. One script, both backends: a test can run a
+workflow on each and compare.
+
+    with MessagesServer(ScriptReplay(script)) as server:
+        ...run with ClaudeBackend(env=server.env())...
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from fixloop.agents.scripted import ScriptedReply, parse_script
+from fixloop.testing.responders import RecordedRequest
+from fixloop.testing.turns import (
+    STRUCTURED_OUTPUT_TOOL,
+    Turn,
+    error,
+    slow,
+    structured,
+    text,
+    tool_use,
+)
+
+# The CLI insists once on a structured answer before giving up on prose; two covers both asks.
+_PROSE_REPEATS = 2
+_TIMEOUT_DELAY_S = 3600.0
+
+
+def wants_wrapper(request: RecordedRequest) -> bool:
+    """True when the role's schema was wrapped as `{"output": ...}` by the claude backend."""
+    tool = request.tool(STRUCTURED_OUTPUT_TOOL)
+    schema = (tool or {}).get("input_schema") or {}
+    return set(schema.get("properties") or {}) == {"output"} and schema.get("required") == [
+        "output"
+    ]
+
+
+def reply_turns(reply: ScriptedReply, *, wrap: bool) -> list[Turn]:
+    """The tool calls and final answer a model would make to play `reply`."""
+    paths = list(dict.fromkeys(edit.path for edit in reply.edits if not edit.delete))
+    turns = [tool_use("Read", {"file_path": path}) for path in paths]
+    for edit in reply.edits:
+        if edit.delete:
+            turns.append(tool_use("Bash", {"command": f"rm -- {shlex.quote(edit.path)}"}))
+        elif edit.content is not None:
+            turns.append(tool_use("Write", {"file_path": edit.path, "content": edit.content}))
+        else:
+            change = {"file_path": edit.path, "old_string": edit.old, "new_string": edit.new}
+            turns.append(tool_use("Edit", change))
+    if reply.fail == "crash":
+        return [*turns, error(529, "overloaded_error", "scripted crash")]
+    if reply.fail == "timeout":
+        return [*turns, slow(text("too late"), _TIMEOUT_DELAY_S)]
+    if reply.fail == "malformed":
+        return [*turns, *[text(reply.raw or "I could not finish.")] * _PROSE_REPEATS]
+    output = reply.output
+    if isinstance(output, str):
+        output = json.loads(output)
+    return [*turns, structured({"output": output} if wrap else output)]
+
+
+class ScriptReplay:
+    """A responder playing a scripted-backend script, call by call, keyed by `X-Fixloop-Call`."""
+
+    def __init__(self, script: Mapping[str, Any], *, origin: str = "<script>") -> None:
+        self.replies = parse_script(script, origin)
+        self.started: dict[str, int] = {}
+
+    def __call__(self, request: RecordedRequest) -> Turn:
+        key = request.call_key
+        answered = sum(1 for message in request.messages if message.get("role") == "assistant")
+        if answered == 0:
+            self.started[key] = self.started.get(key, 0) + 1
+        index = self.started.get(key, 0) - 1
+        replies = self.replies.get(key, [])
+        if not 0 <= index < len(replies):
+            return error(500, "api_error", f"fixloop ScriptReplay: no scripted reply for {key!r}")
+        turns = reply_turns(replies[index], wrap=wants_wrapper(request))
+        if answered >= len(turns):
+            return error(500, "api_error", f"fixloop ScriptReplay: {key!r} has no turn left")
+        return turns[answered]
+
+    def unplayed(self) -> list[str]:
+        """Keys with replies no call asked for (a finished run usually leaves none)."""
+        return sorted(
+            key for key, replies in self.replies.items() if self.started.get(key, 0) < len(replies)
+        )
+
+
+__all__ = ["ScriptReplay", "reply_turns", "wants_wrapper"]
