@@ -1,19 +1,22 @@
 """A real run of the git protocol, as its own process, for crash and concurrency tests.
 
-    python tests/helpers/protocol_run.py REPO [--prefix NAME] [--go FILE]
+    python tests/helpers/protocol_run.py REPO [--prefix NAME] [--go FILE] [--diverge]
 
 It starts a run, opens a git session (preflight, recovery, worktree, baseline tag), makes two
 fix commits (new, modified, deleted, binary and mode changes), tags a checkpoint, rolls a failed
 attempt back, exports a patch, and cleans up. With `FIXLOOP_CRASH_AT` set, the runtime kills
 itself at that point; the test then recovers and checks the invariants. `--prefix` picks which
 files it fixes (so two runs at once touch different files); `--go FILE` makes it wait until FILE
-exists, so that concurrent runs start together. Prints one JSON line with what it did.
+exists, so that concurrent runs start together. `--diverge` makes the user commit to their branch
+(`user: …`) before cleanup, so the fast-forward fails and the temp branch must be kept. Prints one
+JSON line with what it did.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -26,6 +29,7 @@ def main() -> int:
     parser.add_argument("repo", type=Path)
     parser.add_argument("--prefix", default="a")
     parser.add_argument("--go", type=Path)
+    parser.add_argument("--diverge", action="store_true")
     args = parser.parse_args()
     if args.go is not None:
         while not args.go.exists():
@@ -54,6 +58,12 @@ def main() -> int:
             paths += ["old.txt", "assets/logo.bin", "tools/run.sh"]
         commits.append(git.commit(paths, f"fix(01): WR-02 {args.prefix} second"))
         git.export_patch(run.dir / "fix.patch")
+        if args.diverge:
+            (args.repo / "src" / "util.py").write_text("the user's own commit\n", encoding="utf-8")
+            subprocess.run(
+                ["git", "commit", "--quiet", "-m", "user: meanwhile", "--", "src/util.py"],
+                cwd=args.repo, check=True,
+            )  # fmt: skip
     outcome = git.outcome
     assert outcome is not None
     state = "finished" if outcome.fast_forwarded else "kept-branch"

@@ -48,13 +48,13 @@ RUN_STEPS = (
 )  # fmt: skip
 
 
-def _driver(repo: Path, crash_at: str | None) -> subprocess.CompletedProcess[str]:
+def _driver(repo: Path, crash_at: str | None, *options: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "FIXLOOP_CRASH_AT"}
     if crash_at is not None:
         env["FIXLOOP_CRASH_AT"] = crash_at
     return subprocess.run(
-        [sys.executable, str(DRIVER), str(repo)], env=env, capture_output=True, text=True,
-        timeout=120,
+        [sys.executable, str(DRIVER), str(repo), *options], env=env, capture_output=True,
+        text=True, timeout=120,
     )  # fmt: skip
 
 
@@ -117,7 +117,7 @@ def check_invariants(
     if ancestor.returncode != 0:
         problems.append("main moved, but not by fast-forward")
     subjects = repo.git("log", "--format=%s", f"{old_tip}..{tip}").splitlines()
-    if any(not subject.startswith("fix(") for subject in subjects):
+    if any(not subject.startswith(("fix(", "user: ")) for subject in subjects):
         problems.append(f"main gained commits that are not fixes: {subjects}")
     reachable = set(repo.git("rev-list", "--branches").split())
     lost = _fix_commits(repo) - reachable
@@ -143,13 +143,13 @@ def _leftovers_and_user_work(repo: UserRepo, before: UserWork, status: str) -> l
 
 
 def _crash_and_recover(
-    template: Path, target: Path, crash_at: str, protocol: WorkflowDoc
+    template: Path, target: Path, crash_at: str, protocol: WorkflowDoc, *options: str
 ) -> list[str]:
     repo = copy_repo(template, target)
     before = repo.user_work()
     status = repo.git("status", "--porcelain=v1", "--untracked-files=all")
     old_tip = repo.head()
-    done = _driver(repo.path, crash_at)
+    done = _driver(repo.path, crash_at, *options)
     if done.returncode != -9:
         return [f"{crash_at}: the run was not killed (exit {done.returncode}): {done.stderr}"]
     report = recover(repo.path, protocol)
@@ -168,6 +168,26 @@ def test_kill_after_every_command_of_the_step(
     for k in range(1, step_commands[step] + 1):
         violations += _crash_and_recover(template, tmp_path / f"k{k}", f"{step}:{k}", protocol)
     COVERED[step] = step_commands[step]
+    VIOLATIONS.extend(violations)
+    assert violations == []
+
+
+def test_kill_after_every_command_of_a_cleanup_that_cannot_fast_forward(
+    template: Path, protocol: WorkflowDoc, tmp_path: Path
+) -> None:
+    # The user commits meanwhile: cleanup takes its other path and must keep the temp branch.
+    probe = copy_repo(template, tmp_path / "probe")
+    done = _driver(probe.path, None, "--diverge")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["state"] == "kept-branch"
+    events = probe.path / ".git" / "fixloop" / "runs" / result["run"] / "events.jsonl"
+    count = _step_commands(events)["cleanup"]
+    violations: list[str] = []
+    for k in range(1, count + 1):
+        target = tmp_path / f"k{k}"
+        violations += _crash_and_recover(template, target, f"cleanup:{k}", protocol, "--diverge")
+    COVERED["cleanup (fast-forward refused)"] = count
     VIOLATIONS.extend(violations)
     assert violations == []
 
