@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from fixloop.agents.backend import Backend
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.demo.example import REVIEW_PATH, build_example
 from fixloop.demo.model import FINDINGS, FIX_FINDINGS_SCRIPT, REVIEW_FIX_SCRIPT
@@ -44,7 +45,7 @@ _BUCKETS = ("resolved", "escalated", "dropped", "demoted")
 
 
 @dataclass(frozen=True)
-class TestTally:
+class SuiteTally:
     ran: int
     failed: int
     problem: str = ""
@@ -57,7 +58,7 @@ class TestTally:
         return self.problem or f"{self.passed}/{self.ran} passed"
 
 
-def run_unit_tests(repo: Path) -> TestTally:
+def run_unit_tests(repo: Path) -> SuiteTally:
     """The example's tests, really run, in a fresh interpreter."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run(
@@ -66,9 +67,9 @@ def run_unit_tests(repo: Path) -> TestTally:
     )  # fmt: skip
     ran = _RAN.search(done.stderr)
     if ran is None:
-        return TestTally(0, 0, f"tests did not run: {done.stderr.strip()[-200:]}")
+        return SuiteTally(0, 0, f"tests did not run: {done.stderr.strip()[-200:]}")
     failed = sum(int(count) for _, count in _FAILED.findall(done.stderr))
-    return TestTally(int(ran.group(1)), failed)
+    return SuiteTally(int(ran.group(1)), failed)
 
 
 @dataclass
@@ -76,8 +77,8 @@ class DemoResult:
     directory: Path
     repo: Path
     base: str
-    tests_before: TestTally
-    tests_after: TestTally | None = None
+    tests_before: SuiteTally
+    tests_after: SuiteTally | None = None
     review_fix: ReviewFixResult | None = None
     fix_findings: FixVerifyLoopOutput | None = None
     fix_findings_output: Path | None = None
@@ -148,7 +149,10 @@ class _FixFindingsProgress:
         self.display.row("fix-findings", fid, title, rest if done else "fix + verify", done)
 
 
-def run_demo(directory: Path | None, console: Console) -> DemoResult:
+def run_demo(
+    directory: Path | None, console: Console, backend: Backend | None = None
+) -> DemoResult:
+    """With `backend` (say, a real model) it plays both workflows instead of the scripts."""
     directory = _prepare(directory)
     repo = directory / "shelf"
     pack = _pack()
@@ -166,13 +170,13 @@ def run_demo(directory: Path | None, console: Console) -> DemoResult:
         result.review_fix = run_review_fix(
             ReviewFixOptions(review=repo / REVIEW_PATH, repo=repo, scope=FixScope.CRITICAL_WARNING),
             pack,
-            ScriptedBackend.from_file(review_script),
+            backend or ScriptedBackend.from_file(review_script),
             progress=_ReviewFixProgress(display),
         )
         display.stage("fix-findings: at most two fix + verify rounds per finding, staged")
         session = run_fix_findings(
             pack=pack,
-            backend=ScriptedBackend.from_file(findings_script),
+            backend=backend or ScriptedBackend.from_file(findings_script),
             findings=findings,
             repo=repo,
             policies=Policies(on_prestaged="proceed", on_scope_expansion="defer"),
