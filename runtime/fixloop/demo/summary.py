@@ -13,10 +13,15 @@ SCRIPTED_NOTICE = (
     "played through the real workflows, real git, real worktrees and real bash. "
     "No network, no API key."
 )
+REAL_MODEL_NOTICE = (
+    "The roles in this demo were played by a REAL MODEL through Claude Code, with the same "
+    "documents; its edits and verdicts were its own. Costs are in the run traces listed below."
+)
 
 
 def summary_lines(result: DemoResult) -> list[str]:
-    lines = [SCRIPTED_NOTICE, ""]
+    notice = SCRIPTED_NOTICE if result.backend == "scripted" else REAL_MODEL_NOTICE
+    lines = [notice, ""]
     review_fix, findings = result.review_fix, result.fix_findings
     if review_fix is not None:
         human = sum(o.status == HUMAN_VERIFICATION for o in review_fix.fixed)
@@ -31,6 +36,10 @@ def summary_lines(result: DemoResult) -> list[str]:
             f"fix-findings  {len(findings.resolved)} resolved (staged, not committed), "
             f"{len(findings.escalated)} escalated, {len(findings.dropped)} dropped"
         )
+        lines += [
+            f"                finding {item.id}: escalated after {len(item.attempts)} attempt(s)"
+            for item in findings.escalated
+        ]
     after = result.tests_after.describe() if result.tests_after else "not run"
     lines += [
         f"tests         before: {result.tests_before.describe()}    after: {after}",
@@ -44,7 +53,8 @@ def summary_lines(result: DemoResult) -> list[str]:
         lines.append(f"                {result.fix_findings_output}")
     lines += [
         f"                {result.repo / '.git' / 'fixloop' / 'runs'} (every step and agent call)",
-        f"the model     {result.directory / 'model'}",
+        f"the model     {result.directory / 'model'}"
+        + ("" if result.backend == "scripted" else " (the script, unused: a real model played)"),
         f"look          cd {result.repo} && git log --stat && git diff --staged",
     ]
     lines += [f"PROBLEM: {problem}" for problem in result.problems]
