@@ -20,7 +20,7 @@ def test_context_names_the_guard() -> None:
         "else\n"
         "  echo kept\n"
         "fi\n"
-        "test -n \"$x\" || exit 1\n"
+        'test -n "$x" || exit 1\n'
     )
     assert found == [
         (11, 4, ["git", "merge", "--ff-only", "$b"], ("if-condition",)),
@@ -34,8 +34,8 @@ def test_context_names_the_guard() -> None:
 def test_redirections_tee_traps_loops_functions_and_finally() -> None:
     found = events(
         "trap 'rm -f \"$s\"' EXIT\n"
-        "for f in a b; do printf x > \"$s\"; done\n"
-        "save() { echo y | tee -a \"$log\"; }\n",
+        'for f in a b; do printf x > "$s"; done\n'
+        'save() { echo y | tee -a "$log"; }\n',
         finally_=True,
     )
     assert (11, 7, ["rm", "-f", "$s"], ("finally", "trap:EXIT")) in found

@@ -71,10 +71,8 @@ def test_strict_order_needs_the_earlier_command_non_strict_only_forbids_after(
 
 
 def test_cleanup_in_a_trap_runs_on_every_path(check_text: CheckText) -> None:
-    sidecar = (
-        "contracts:\n  - {id: c, cleanup: rm -rf -- $d, after: mktemp -d, when: success}\n"
-    )
-    text = 'd=$(mktemp -d)\ntrap \'rm -rf -- "$d"\' EXIT\nfalse\necho never\n'
+    sidecar = "contracts:\n  - {id: c, cleanup: rm -rf -- $d, after: mktemp -d, when: success}\n"
+    text = "d=$(mktemp -d)\ntrap 'rm -rf -- \"$d\"' EXIT\nfalse\necho never\n"
     assert check_text(workflow({"work": text}), sidecar) == []
     no_trap = 'd=$(mktemp -d)\n[ -n "$d" ] || exit 1\nfalse\nrm -rf -- "$d"\n'
     assert rules(check_text(workflow({"work": no_trap}), sidecar)) == [("c", 11)]

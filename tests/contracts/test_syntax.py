@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from fixloop.contracts.events import iter_commands
 from fixloop.contracts.syntax import parse_bash
-from fixloop.contracts.tree import AndOr, Arith, Command, Function, If, Loop, Not, Pipeline, Pos, Subshell
+from fixloop.contracts.tree import (
+    AndOr,
+    Arith,
+    Command,
+    Function,
+    If,
+    Loop,
+    Not,
+    Pipeline,
+    Pos,
+    Subshell,
+)
 
 
 def names(text: str) -> list[str]:
@@ -39,7 +50,7 @@ def test_control_structures_keep_their_shape() -> None:
 
 def test_substitutions_traps_and_heredocs_hold_commands() -> None:
     text = (
-        'branch=$(git branch --show-current)\n'
+        "branch=$(git branch --show-current)\n"
         "trap 'rm -f \"$sentinel\"' EXIT\n"
         "cat <<EOF | node -e 'process.stdin.pipe(process.stdout)'\n"
         "x $Y\n"

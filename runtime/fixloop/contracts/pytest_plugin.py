@@ -88,7 +88,9 @@ class ContractsFile(pytest.File):
             yield ContractItem.from_parent(self, name="load", problems=library.failures)
             return
         if document.diagnostics:
-            yield ContractItem.from_parent(self, name="contract-spec", problems=document.diagnostics)
+            yield ContractItem.from_parent(
+                self, name="contract-spec", problems=document.diagnostics
+            )
         for contract in document.contracts.contracts:
             yield ContractItem.from_parent(
                 self, name=contract.id, library=library, document=document, contract=contract

@@ -190,7 +190,9 @@ def _rm_rf(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
 
 
 def _arithmetic(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
-    errexit = False
+    # fixloop's runner starts a workflow's shell under `set -euo pipefail`.
+    configured = document.contracts.checker.errexit
+    errexit = document.kind == "workflow" if configured is None else configured
     found = []
     for node, cond in visit(unit.script.body):
         if isinstance(node, Command) and node.words and node.words[0].literal == "set":

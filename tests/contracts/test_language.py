@@ -1,0 +1,45 @@
+"""The contract language: declarations are validated and every mistake is located."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import CheckText, rules, workflow
+
+DOC = workflow({"a": "git tag x"})
+
+
+@pytest.mark.parametrize(
+    ("sidecar", "line", "message"),
+    [
+        ("contracts:\n  - {id: x}\n", 2, "exactly one of order, count"),
+        ("contracts:\n  - {id: x, required: a, forbidden: b}\n", 2, "found: forbidden, required"),
+        ("contracts:\n  - {id: Bad_Id, required: a}\n", 2, "kebab-case"),
+        ("contracts:\n  - {id: x, count: a}\n", 2, "count takes exactly"),
+        ("contracts:\n  - {id: x, guarded: a}\n", 2, "guarded needs by"),
+        ("contracts:\n  - {id: x, order: [a]}\n", 2, "at least two"),
+        ("contracts:\n  - {id: x, required: a, wen: success}\n", 2, "wen: Extra inputs"),
+        ("contracts:\n  - {id: bash-syntax, required: a}\n", 2, "name of a generic rule"),
+        ('\n\ncontracts:\n  - {id: x, required: "git \'open"}\n', 4, "No closing quotation"),
+        ("commands:\n  a: [b]\n  b: a\ncontracts:\n  - {id: x, required: a}\n", 5, "itself"),
+        ("contracts:\n  - {id: x, required: a}\n  - {id: x, required: b}\n", 3, "duplicate"),
+        ("checker:\n  steps: columns\n", 2, "checker.steps"),
+        ("contracts: [\n", 2, "invalid YAML"),
+    ],
+)
+def test_mistakes_are_reported_at_their_line(
+    check_text: CheckText, sidecar: str, line: int, message: str
+) -> None:
+    found = [d for d in check_text(DOC, sidecar) if d.rule == "contract-spec"]
+    assert [d.line for d in found] == [line]
+    assert message in found[0].message
+    assert found[0].path.endswith("doc.contracts.yaml")
+
+
+def test_frontmatter_and_sidecar_merge(check_text: CheckText) -> None:
+    front = (
+        "checker:\n  commands: {tagging: git tag}\ncontracts:\n  - {id: tags, required: tagging}\n"
+    )
+    sidecar = "contracts:\n  - {id: no-push, forbidden: git push}\n"
+    text = workflow({"a": "git push"}, front)
+    assert rules(check_text(text, sidecar)) == [("tags", 9), ("no-push", 15)]

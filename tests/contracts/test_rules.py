@@ -1,0 +1,84 @@
+"""Generic rules, with no contract: the defects any pack can have, at their file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import Golden
+
+from fixloop.contracts.check import check_paths
+
+from .conftest import FIXTURES, CheckText, rules, workflow
+
+GOLDENS = Path(__file__).resolve().parent / "goldens"
+
+
+def test_defect_document_matches_its_golden(golden: Golden) -> None:
+    result = check_paths([FIXTURES / "defects"], base=FIXTURES)
+    text = "".join(d.format() + "\n" for d in result.diagnostics)
+    golden.check(GOLDENS / "defects.txt", text)
+
+
+def test_the_report_path_defect_is_caught(check_text: CheckText) -> None:
+    # GSD: a step exported REVIEW_PATH while the script it ran read FIX_REPORT_PATH.
+    text = workflow(
+        {
+            "spawn": (
+                'export REVIEW_PATH="$PHASE_DIR/review.md"\n'
+                "node -e 'const fs = require(\"fs\");"
+                " process.exit(fs.existsSync(process.env.FIX_REPORT_PATH) ? 0 : 1)'\n"
+            )
+        },
+        "inputs:\n  PHASE_DIR: {type: string}\n",
+    )
+    found = check_text(text)
+    assert rules(found) == [("undefined-variable", 14)]
+    assert "FIX_REPORT_PATH" in found[0].message and "nothing exports it" in found[0].message
+    fixed = text.replace("FIX_REPORT_PATH", "REVIEW_PATH")
+    assert check_text(fixed) == []
+
+
+def test_assigned_but_not_exported_is_named(check_text: CheckText) -> None:
+    text = workflow(
+        {"s": "FIX_REPORT_PATH=x\npython3 -c 'import os; os.environ[\"FIX_REPORT_PATH\"]'"}
+    )
+    found = check_text(text)
+    assert rules(found) == [("undefined-variable", 12)]
+    assert "assigned but not exported" in found[0].message
+    assert check_text(text.replace("FIX_REPORT_PATH=x", "export FIX_REPORT_PATH=x")) == []
+
+
+def test_variables_set_by_read_for_and_outputs_are_defined(check_text: CheckText) -> None:
+    text = workflow(
+        {
+            "s": (
+                'while IFS= read -r -d "" path; do echo "$path"; done < f\n'
+                'for x in a b; do echo "$x"; done\n'
+                'printf -v when "%s" now; echo "$when" "$OUT" "$HOME" "$FIXLOOP_OUTPUT"\n'
+            )
+        },
+        "outputs:\n  OUT: an output\n",
+    )
+    assert check_text(text) == []
+
+
+def test_guarded_rm_and_safe_arithmetic_pass(check_text: CheckText) -> None:
+    text = workflow(
+        {
+            "s": (
+                "set -e\n"
+                'd=$(mktemp -d)\nrm -rf -- "$d"/*\n'
+                'rm -rf "${maybe:?}"/x\n'
+                'if [ -n "$other" ]; then rm -rf "$other"; fi\n'
+                "n=0\nn=$((n + 1))\n((n++)) || true\n"
+            )
+        },
+        "checker:\n  env: [maybe, other]\n",
+    )
+    assert check_text(text) == []
+
+
+def test_bash_that_only_tree_sitter_rejects_is_a_warning(check_text: CheckText) -> None:
+    text = workflow({"s": 'case "/$1/" in\n  *"/.."/*) echo no ;;\nesac'})
+    found = check_text(text)
+    assert [(d.rule, str(d.severity)) for d in found] == [("bash-syntax", "warning")]
