@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -148,3 +153,56 @@ def test_fixloop_runs_list_shows_states(
     assert main(["runs", "list", "--repo", str(user_repo.path)]) == 0
     text = capsys.readouterr().out
     assert f"{done.id}  review-fix" in text and "crashed" in text
+
+
+RUNTIME_DIES_ALONE = """
+import sys
+from pathlib import Path
+from fixloop.runs.session import load_protocol
+from fixloop.steps.run import Run
+from fixloop.steps.runner import run_step
+from tests.helpers.workflows import write_workflow
+repo, pack = Path(sys.argv[1]), Path(sys.argv[2])
+slow = write_workflow(pack, '''---
+name: slow
+description: A step that outlives its runtime.
+inputs:
+  RUN_ID: {type: string}
+---
+
+## Set up, then keep working {#work}
+
+```bash
+printf 'started\\\\n' > "$FIXLOOP_RUN_DIR/../../started"
+sleep 3
+```
+''')
+run = Run.start(repo, "slow")
+setup = run_step(load_protocol(), "setup-worktree", cwd=repo, inputs={"RUN_ID": run.id}, run=run)
+print(run.id, flush=True)
+run_step(slow, "work", cwd=repo, inputs={"RUN_ID": run.id}, run=run)
+"""
+
+
+def test_a_step_that_outlives_its_runtime_keeps_the_run_live(
+    user_repo: UserRepo, protocol: WorkflowDoc, tmp_path: Path
+) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-c", RUNTIME_DIES_ALONE, str(user_repo.path), str(tmp_path / "pack")],
+        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    assert process.stdout is not None
+    run_id = process.stdout.readline().strip()
+    started = user_repo.path / ".git" / "fixloop" / "started"
+    deadline = time.monotonic() + 10
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)  # the runtime alone; its step's bash keeps going
+    process.wait()
+    report = recover(user_repo.path, protocol)
+    assert report.live == [run_id] and report.recovered == []
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not recover(user_repo.path, protocol).recovered:
+        time.sleep(0.2)
+    assert user_repo.worktrees() == [str(user_repo.path)]
+    assert user_repo.branches() == ["main"]

@@ -25,7 +25,8 @@ LOCK_MARKER = "lock=repository"
 
 
 @contextmanager
-def repository_lock(state_dir: Path, timeout_s: float) -> Iterator[None]:
+def repository_lock(state_dir: Path, timeout_s: float) -> Iterator[int]:
+    """Hold the lock; yields its file descriptor (a child that inherits it holds it too)."""
     folder = state_dir / "locks"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "repository.lock"
@@ -46,6 +47,6 @@ def repository_lock(state_dir: Path, timeout_s: float) -> Iterator[None]:
                         exit_code=1,
                     ) from None  # fmt: skip
                 time.sleep(0.02)
-        yield
+        yield fd
     finally:
         os.close(fd)

@@ -91,6 +91,11 @@ class Run:
         return self.state_dir / "runs" / self.id
 
     @property
+    def lock_fd(self) -> int | None:
+        """The descriptor holding the run's lock while the run is open."""
+        return self._lock
+
+    @property
     def events_path(self) -> Path:
         return self.dir / "events.jsonl"
 

@@ -34,7 +34,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping
-from contextlib import nullcontext, suppress
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -202,7 +202,7 @@ def run_step(
     armed = crash if crash is not None and crash.matches(workflow.name, step) else None
     needs_lock = any(LOCK_MARKER in block.info.split() for block in found.blocks)
     script = compose((b for b in found.blocks if b.lang == "bash"), workflow.source.display)
-    with tempfile.TemporaryDirectory(prefix="fixloop-step-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="step-", dir=run.dir if run else None) as scratch:
         output_file = Path(scratch) / "output"
         trace_file = Path(scratch) / "trace"
         output_file.touch()
@@ -219,17 +219,21 @@ def run_step(
             env |= {"FIXLOOP_RUN_ID": run.id, "FIXLOOP_RUN_DIR": str(run.dir)}
         if armed is not None:
             env["FIXLOOP_CRASH_AFTER"] = str(armed.after)
-        lock = (
+        lock: AbstractContextManager[int | None] = (
             repository_lock(run.state_dir if run else state_dir_of(cwd), LOCK_TIMEOUT_S)
             if needs_lock
             else nullcontext()
         )
         started_at = now_iso()
         start = time.monotonic()
-        with lock:
+        with lock as lock_fd:
+            # The step's shell inherits the run's lock and the repository lock: should the
+            # runtime die alone, the run stays live (and the lock held) until its bash is done,
+            # so recovery never races a step that is still running.
+            held = tuple(fd for fd in (run.lock_fd if run else None, lock_fd) if fd is not None)
             exit_code, stdout, stderr, timed_out = _execute(
                 script.text, f"{workflow.source.display}#{step}", cwd, env,
-                timeout_s=timeout_s, cap=output_cap,
+                timeout_s=timeout_s, cap=output_cap, pass_fds=held,
             )  # fmt: skip
         duration = time.monotonic() - start
         traced = read_trace(trace_file.read_bytes())
@@ -256,13 +260,14 @@ def _crash_after_shell(armed: CrashPoint | None, commands_run: int) -> None:
 
 
 def _execute(
-    script: str, name: str, cwd: Path, env: dict[str, str], *, timeout_s: float, cap: int
-) -> tuple[int, str, str, bool]:
+    script: str, name: str, cwd: Path, env: dict[str, str], *, timeout_s: float, cap: int,
+    pass_fds: tuple[int, ...],
+) -> tuple[int, str, str, bool]:  # fmt: skip
     try:
         process = subprocess.Popen(
             ["bash", "--noprofile", "--norc", "-c", script, name],
             cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True,
+            stderr=subprocess.PIPE, start_new_session=True, pass_fds=pass_fds,
         )  # fmt: skip
     except OSError as exc:
         raise FixloopError(
