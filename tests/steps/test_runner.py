@@ -230,6 +230,11 @@ def test_input_may_not_shadow_what_changes_bash_or_git(
     assert f"input {name!r}: not allowed as an environment variable name" in message
 
 
+def test_a_nul_byte_in_an_input_is_refused(demo: WorkflowDoc, tmp_path: Path) -> None:
+    message = _error(demo, tmp_path, "echo", TITLE="a\0b")
+    assert "input 'TITLE': holds a NUL byte" in message
+
+
 def test_unknown_step_lists_the_steps(demo: WorkflowDoc, tmp_path: Path) -> None:
     message = _error(demo, tmp_path, "nope")
     assert message.startswith("workflows/demo.md:1:1: unknown-step: no step 'nope' (steps: echo,")

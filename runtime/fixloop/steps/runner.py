@@ -167,6 +167,13 @@ def _environment_values(workflow: WorkflowDoc, inputs: Mapping[str, str]) -> dic
     for key, value in values.items():
         if value is None:
             continue
+        if isinstance(value, str) and "\0" in value:
+            raise FixloopError(
+                source.diagnostic(
+                    "input", f"input {key!r}: holds a NUL byte, which no environment variable can",
+                    "inputs", key,
+                )
+            )  # fmt: skip
         if isinstance(value, bool):
             env[key] = "true" if value else "false"
         elif isinstance(value, str):
