@@ -244,3 +244,24 @@ def test_a_fixer_claiming_a_file_that_does_not_exist_is_a_failed_attempt(
     assert code == 1
     escalated = FixVerifyLoopOutput.model_validate_json(capsys.readouterr().out).escalated
     assert "exists neither on disk nor in the index" in escalated[0].attempts[0]
+
+
+def test_a_spent_run_budget_starts_no_new_agent_call(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = finding()
+    script = resolved_script(target)
+    script["fixer/1/round-1"]["cost_usd"] = 1.0
+    findings, script_path = write(tmp_path, [target], script)
+    code = main(["fix-findings", str(findings), "--repo", str(repo), "--json", "--script",
+                 str(script_path), "--max-cost-usd", "0.5"])  # fmt: skip
+    assert code == 1  # spent budget: the verifier never ran, so nothing counts as resolved
+    capsys.readouterr()
+    [run_dir] = (repo / ".git/fixloop/runs").iterdir()
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    calls = [(e["key"], e["reason"]) for e in events if e.get("event") == "agent"]
+    assert calls == [
+        ("fixer/1/round-1", "none"),
+        ("verifier/1/round-1", "run_budget"),
+        ("fixer/1/round-2", "run_budget"),
+    ]
