@@ -102,3 +102,18 @@ def test_auto_stops_when_the_re_review_is_inconclusive(user_repo: UserRepo) -> N
     assert result.iterations == 1
     assert any("re-review inconclusive" in warning for warning in result.warnings)
     assert result.report_commit  # the report of the work done is still committed
+
+
+def test_a_report_git_will_not_commit_is_kept_in_the_run_folder(user_repo: UserRepo) -> None:
+    (user_repo.path / ".gitignore").write_text(".planning/\n")
+    user_repo.git("add", "--", ".gitignore")
+    user_repo.git("commit", "--quiet", "-m", "ignore planning", "--", ".gitignore")
+    write_review(user_repo.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+    tip = user_repo.head()
+    result, _ = run(user_repo.path, {"fixer/CR-01/iteration-1": APP_FIX})
+    assert messages(user_repo.path, tip) == ["fix(02): CR-01 add subtracts"]
+    assert result.report_commit == "" and result.exit_code == 1
+    [warning] = result.warnings
+    assert "REVIEW-FIX.md not committed" in warning
+    kept = user_repo.path / ".git" / "fixloop" / "runs" / result.run_id / "uncommitted"
+    assert "fixed: 1" in (kept / "02-REVIEW-FIX.md").read_text()

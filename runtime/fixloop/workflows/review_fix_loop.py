@@ -8,6 +8,7 @@ the last pass, and only when `check-fix-report` finds a valid status in it.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -175,7 +176,7 @@ class FixLoop:
         session = self.session
         checked = session.step("check-fix-report", FIX_REPORT_PATH=self.report_rel)
         if not checked.ok:
-            self.warn(f"REVIEW-FIX.md not committed: {checked.describe_failure()}")
+            self.keep_uncommitted(checked.describe_failure())
             return
         self.result.report_status = checked.outputs.get("REPORT_STATUS", "")
         paths = [self.report_rel]
@@ -188,8 +189,18 @@ class FixLoop:
             paths += self.backups
         commit = session.commit(paths, REPORT_MESSAGE.format(phase=session.padded_phase))
         if commit.error:
-            self.warn(f"REVIEW-FIX.md not committed: {commit.error}")
+            self.keep_uncommitted(commit.error)
             return
         self.result.report_path = self.report_rel
         self.result.report_commit = commit.short
         self.progress(ReviewFixEvent("report", f"{self.report_rel} committed ({commit.short})"))
+
+    def keep_uncommitted(self, why: str) -> None:
+        """The worktree is about to go: keep the report where the run's records are."""
+        kept = self.session.run.dir / "uncommitted"
+        kept.mkdir(parents=True, exist_ok=True)
+        for relative in [self.report_rel, *self.backups]:
+            source = self.session.worktree / relative
+            if source.is_file():
+                shutil.copyfile(source, kept / source.name)
+        self.warn(f"REVIEW-FIX.md not committed ({why}); a copy is in {kept}")
