@@ -2,16 +2,16 @@
 claude-agent-sdk, the Claude Code CLI bundled in its wheel, real tools in real git worktrees, and
 a scripted Messages API on loopback playing the model.
 
-The model's moves are the demo's scripted fixes (`fixloop.demo.model.REVIEW_FIX_SCRIPT`),
-replayed as the tool calls a model would make: Read the file, Edit it, look at `git diff`, and
-return the FixerResult through the StructuredOutput tool.
+The model's moves are the demo's scripts (`fixloop.demo.model`), replayed by
+`fixloop.testing.replay.ScriptReplay` as the tool calls a model would make: Read the file, Edit
+it, and return the result through the StructuredOutput tool, matched to each agent call by the
+call key the claude backend sends with every model request.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from fixloop.demo.example import REVIEW_PATH, build_example
-from fixloop.demo.model import REVIEW_FIX_SCRIPT
+from fixloop.demo.model import FIX_FINDINGS_SCRIPT, REVIEW_FIX_SCRIPT
 from fixloop.testing.messages_server import (
     Conversations,
     MessagesServer,
@@ -30,39 +30,16 @@ from fixloop.testing.messages_server import (
     structured,
     tool_use,
 )
+from fixloop.testing.replay import ScriptReplay
 
 pytestmark = [pytest.mark.cli, pytest.mark.slow]
 
 REPORT_PATH = REVIEW_PATH.replace("-REVIEW.md", "-REVIEW-FIX.md")
-TASK = re.compile(r"Fix review finding (\S+) in this worktree")
 
 
 def git(repo: Path, *args: str) -> str:
     done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
     return done.stdout
-
-
-def fixer_turns(reply: dict[str, Any]) -> list[Turn]:
-    """A scripted-backend reply as a model's tool calls (paths relative to the worktree)."""
-    edits = reply.get("edits", [])
-    files = list(dict.fromkeys(edit["path"] for edit in edits)) or ["shelf/stock.py"]
-    turns = [tool_use("Read", {"file_path": path}) for path in files]
-    turns += [
-        tool_use("Edit", {"file_path": e["path"], "old_string": e["old"], "new_string": e["new"]})
-        for e in edits
-    ]
-    if edits:
-        turns.append(tool_use("Bash", {"command": "git diff --stat"}))
-    turns.append(structured({"output": reply["output"]}))
-    return turns
-
-
-def finding_of(request: RecordedRequest) -> str:
-    for said in request.user_texts():
-        match = TASK.search(said)
-        if match:
-            return match.group(1)
-    return "unknown"
 
 
 def run_fixloop(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -82,16 +59,11 @@ def frontmatter(path: Path) -> dict[str, Any]:
     return loaded
 
 
-def demo_scripts(**replace: list[list[Turn]]) -> dict[str, list[list[Turn]]]:
-    scripts = {key.split("/")[1]: [fixer_turns(reply)] for key, reply in REVIEW_FIX_SCRIPT.items()}
-    return scripts | replace
-
-
 def test_review_fix_on_the_demo_repository_with_the_claude_backend(tmp_path: Path) -> None:
     repo = tmp_path / "shelf"
     build_example(repo)
     base = git(repo, "rev-parse", "HEAD").strip()
-    script = Conversations(demo_scripts(), key=finding_of)
+    script = ScriptReplay(REVIEW_FIX_SCRIPT)
 
     with MessagesServer(script) as server:
         done = run_fixloop(
@@ -101,7 +73,7 @@ def test_review_fix_on_the_demo_repository_with_the_claude_backend(tmp_path: Pat
 
     assert done.returncode == 1, done.stderr  # two findings skipped: partial
     result = json.loads(done.stdout)
-    assert script.unplayed == {}
+    assert script.unplayed() == []
     assert server.unscripted == 0
     statuses = {o["id"]: o["status"] for o in result["findings"]}
     assert statuses["CR-01"] == "fixed"
@@ -135,7 +107,7 @@ def test_review_fix_on_the_demo_repository_with_the_claude_backend(tmp_path: Pat
     first = server.conversation[0]
     assert "# Fixer" in first.system and "CR-01" in first.system
     assert {"Read", "Edit", "Bash", "StructuredOutput"} <= set(first.tool_names)
-    hostile = next(r for r in server.conversation if finding_of(r) == "WR-02")
+    hostile = next(r for r in server.conversation if r.call_key == "fixer/WR-02/iteration-1")
     assert "$(touch /tmp/pwned)" in hostile.system, "the hostile title reached the model as text"
     assert not Path("/tmp/pwned").exists() or Path("/tmp/pwned").stat().st_size == 0
 
@@ -144,23 +116,15 @@ def test_an_out_of_scope_edit_is_denied_and_becomes_a_scope_request(tmp_path: Pa
     repo = tmp_path / "shelf"
     build_example(repo)
     labels_before = (repo / "shelf" / "labels.py").read_text()
-    wants_labels = [
-        tool_use("Read", {"file_path": "shelf/stock.py"}),
-        tool_use(
-            "Edit",
-            {"file_path": "shelf/labels.py", "old_string": "def slug", "new_string": "def slug_"},
-        ),
-        structured(
-            {
-                "output": {
-                    "needs_scope_expansion": True,
-                    "additional_files": ["shelf/labels.py"],
-                    "justification": "the threshold helper lives next to the labels",
-                }
-            }
-        ),
-    ]
-    script = Conversations(demo_scripts(**{"WR-03": [wants_labels]}), key=finding_of)
+    wants_labels = {
+        "edits": [{"path": "shelf/labels.py", "old": "def slug", "new": "def slug_"}],
+        "output": {
+            "needs_scope_expansion": True,
+            "additional_files": ["shelf/labels.py"],
+            "justification": "the threshold helper lives next to the labels",
+        },
+    }
+    script = ScriptReplay({**REVIEW_FIX_SCRIPT, "fixer/WR-03/iteration-1": wants_labels})
 
     with MessagesServer(script) as server:
         done = run_fixloop(
@@ -191,7 +155,12 @@ def test_malformed_structured_output_is_inconclusive_and_skipped(tmp_path: Path)
     repo = tmp_path / "shelf"
     build_example(repo)
     malformed = [structured({"output": {"files_changed": "shelf/stock.py"}})] * 5
-    script = Conversations(demo_scripts(**{"CR-01": [malformed]}), key=finding_of)
+    replay = ScriptReplay(REVIEW_FIX_SCRIPT)
+
+    def script(request: RecordedRequest) -> Turn:
+        if request.call_key == "fixer/CR-01/iteration-1":
+            return malformed[0]
+        return replay(request)
 
     with MessagesServer(script) as server:
         done = run_fixloop(
@@ -234,7 +203,7 @@ def findings_repo(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def role_of(request: RecordedRequest) -> str:
-    return "fixer" if "# Fixer" in request.system else "verifier"
+    return request.call_key.split("/", maxsplit=1)[0]
 
 
 def test_fix_findings_scope_expansion_from_a_denied_edit_is_escalated(tmp_path: Path) -> None:
@@ -293,3 +262,27 @@ def test_fix_findings_budget_stop_escalates_and_starts_nothing_more(tmp_path: Pa
     assert "run cost budget spent" in said, "later calls say which budget stopped them"
     assert (repo / "calc.py").read_text() == BUGGY
     assert git(repo, "diff", "--staged") == ""
+
+
+# -- fixloop demo --backend claude ---------------------------------------------------------------
+
+
+def test_the_whole_demo_with_the_claude_backend(tmp_path: Path) -> None:
+    replay = ScriptReplay({**REVIEW_FIX_SCRIPT, **FIX_FINDINGS_SCRIPT})
+    directory = tmp_path / "demo"
+
+    with MessagesServer(replay) as server:
+        done = run_fixloop(
+            "demo", "--backend", "claude", "--dir", str(directory),
+            env=server.env(), cwd=tmp_path,
+        )  # fmt: skip
+
+    assert done.returncode == 0, done.stdout + done.stderr  # the demo's own self-check passed
+    assert replay.unplayed() == [] and server.unscripted == 0
+    assert "REAL MODEL" in done.stdout and "SCRIPTED" not in done.stdout
+    assert "tests         before: 3/8 passed    after: 7/8 passed" in done.stdout
+    output = json.loads((directory / "fix-findings-output.json").read_text())
+    assert (output["resolved"], [e["id"] for e in output["escalated"]]) == ([2], [1])
+    assert [d["id"] for d in output["dropped"]] == [3]
+    keys = {request.call_key for request in server.conversation}
+    assert "verifier/3/pre-gate" in keys and "fixer/CR-01/iteration-1" in keys

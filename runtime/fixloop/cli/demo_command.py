@@ -1,4 +1,4 @@
-"""`fixloop demo [--dir PATH]`: review-fix and fix-findings on a fresh example, scripted model.
+"""`fixloop demo [--dir PATH] [--backend claude]`: review-fix and fix-findings on a fresh example.
 
 Exit codes: 0 the demo ran and its repository shows what it promised (one commit per fixed finding,
 REVIEW-FIX.md's counts matching, the example's tests improved); 1 it ran but a promise failed;
@@ -13,8 +13,13 @@ from typing import TypeAlias
 
 from rich.console import Console
 
+from fixloop.agents.backend import Backend
+from fixloop.agents.budget import BudgetedBackend
+from fixloop.agents.claude import ClaudeBackend
+from fixloop.cli.backend_option import add_budget_arguments, budget_from_args
 from fixloop.demo.run import run_demo
 from fixloop.demo.summary import print_summary
+from fixloop.diagnostics import Diagnostic, FixloopError
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -32,11 +37,30 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--dir", type=Path, help="where to build it (new or empty; default: a fresh temp dir)"
     )
+    parser.add_argument(
+        "--backend", choices=("scripted", "claude"), default="scripted",
+        help="scripted (default: the demo's own script, offline) or claude (a real model: "
+        "needs ANTHROPIC_API_KEY or a Claude Code login, and costs money)",
+    )  # fmt: skip
+    add_budget_arguments(parser)
     parser.set_defaults(handler=run)
+
+
+def _backend(args: argparse.Namespace) -> Backend | None:
+    budget = budget_from_args(args)
+    if args.backend == "scripted":
+        if budget is not None:
+            problem = (
+                "--max-cost-usd and --max-wall-s cap a real model: use them with --backend claude"
+            )
+            raise FixloopError(Diagnostic("demo", 1, 1, "usage", problem))
+        return None
+    backend = ClaudeBackend()
+    return BudgetedBackend(backend, budget) if budget is not None else backend
 
 
 def run(args: argparse.Namespace) -> int:
     console = Console()
-    result = run_demo(args.dir, console)
+    result = run_demo(args.dir, console, _backend(args))
     print_summary(result, console)
     return 0 if result.ok else 1

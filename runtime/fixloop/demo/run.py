@@ -84,6 +84,7 @@ class DemoResult:
     fix_findings_output: Path | None = None
     commits: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    backend: str = "scripted"  # who played the roles: "scripted", or a real model's backend
 
     @property
     def ok(self) -> bool:
@@ -165,6 +166,7 @@ def run_demo(
         base = _git(repo, "rev-parse", "HEAD").strip()
         display.stage("running the example's tests (before)")
         result = DemoResult(directory, repo, base, run_unit_tests(repo))
+        result.backend = backend.name if backend is not None else "scripted"
         display.note(f"tests before: {result.tests_before.describe()}")
         display.stage("review-fix: one verified commit per REVIEW.md finding, in a worktree")
         result.review_fix = run_review_fix(
