@@ -26,6 +26,7 @@ BAD_REVIEWS = [
     ("### CR-01: t\n**File:** /etc/passwd\n", "review-path"),
     ("### CR-01: t\n**File:** .git/config\n", "review-path"),
     ("### CR-01: t\n**File:** linked/evil.py\n", "review-path"),
+    ("### CR-01: t\n**File:** src/out.py\n", "review-path"),
 ]
 
 
@@ -36,6 +37,7 @@ def test_bad_review_is_a_located_error_and_changes_nothing(
     outside = tmp_path / "outside"
     outside.mkdir()
     (user_repo.path / "linked").symlink_to(outside)
+    (user_repo.path / "src" / "out.py").symlink_to(outside / "x.py")
     write_review(user_repo.path, review_text(body))
     before, tip = user_repo.user_work(), user_repo.head()
     with pytest.raises(FixloopError) as caught:
