@@ -15,7 +15,6 @@ from rich.console import Console
 
 from fixloop.agents.backend import Backend
 from fixloop.agents.budget import BudgetedBackend
-from fixloop.agents.claude import ClaudeBackend
 from fixloop.cli.backend_option import add_budget_arguments, budget_from_args
 from fixloop.demo.run import run_demo
 from fixloop.demo.summary import print_summary
@@ -55,6 +54,11 @@ def _backend(args: argparse.Namespace) -> Backend | None:
             )
             raise FixloopError(Diagnostic("demo", 1, 1, "usage", problem))
         return None
+    from fixloop.agents.claude import ClaudeBackend  # lazy: see cli/backend_option.py
+
+    # Imported here: claude-agent-sdk is slow to import, and the scripted demo never needs it.
+    from fixloop.agents.claude import ClaudeBackend
+
     backend = ClaudeBackend()
     return BudgetedBackend(backend, budget) if budget is not None else backend
 
