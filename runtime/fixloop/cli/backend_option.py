@@ -12,7 +12,6 @@ from pathlib import Path
 
 from fixloop.agents.backend import Backend
 from fixloop.agents.budget import RunBudget
-from fixloop.agents.claude import ClaudeBackend
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.diagnostics import Diagnostic, FixloopError
 
@@ -46,6 +45,10 @@ def backend_from_args(args: argparse.Namespace, command: str) -> Backend:
         if getattr(args, "script", None) is not None:
             problem = "--script is for --backend scripted; --backend claude asks a real model"
             raise FixloopError(Diagnostic(command, 1, 1, "usage", problem))
+        # Imported here: claude-agent-sdk takes about half a second to import, which every other
+        # command (and `fixloop --help`) should not pay.
+        from fixloop.agents.claude import ClaudeBackend
+
         return ClaudeBackend()
     if getattr(args, "script", None) is None:
         problem = "--backend scripted needs --script FILE (the scripted model's replies)"
