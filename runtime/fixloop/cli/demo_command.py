@@ -56,9 +56,6 @@ def _backend(args: argparse.Namespace) -> Backend | None:
         return None
     from fixloop.agents.claude import ClaudeBackend  # lazy: see cli/backend_option.py
 
-    # Imported here: claude-agent-sdk is slow to import, and the scripted demo never needs it.
-    from fixloop.agents.claude import ClaudeBackend
-
     backend = ClaudeBackend()
     return BudgetedBackend(backend, budget) if budget is not None else backend
 
