@@ -195,3 +195,9 @@ def test_frontmatter_total_must_count_the_findings() -> None:
         "R.md:5:1: review-count: findings.total is 2 "
         "but the body holds 1 `### ID: Title` finding(s)"
     )
+
+
+def test_fields_may_be_list_items() -> None:
+    text = HEAD + "### WR-01: t\n- **File:** `a.py:3`\n- **Issue:** i\n- **Fix:** f\n"
+    [only] = parse_review(text, Path("R.md")).findings
+    assert (only.file, only.line, only.issue, only.fix) == ("a.py", 3, "i", "f")

@@ -84,6 +84,22 @@ def test_broken_json_and_shell_are_caught_by_tier_two(user_repo: UserRepo) -> No
     assert (user_repo.path / "config.json").read_text() == '{"a": 1}\n'
 
 
+def test_broken_javascript_and_yaml_are_caught_by_tier_two(user_repo: UserRepo) -> None:
+    _commit_file(user_repo, "web/app.js", "const a = 1;\n")
+    _commit_file(user_repo, "conf/ci.yml", "jobs:\n  test: true\n")
+    write_review(
+        user_repo.path,
+        review_text(finding("WR-01", "js", "web/app.js"), finding("WR-02", "yaml", "conf/ci.yml")),
+    )
+    script = {
+        "fixer/WR-01/iteration-1": fixed("web/app.js", "const a = 1;", "const a = ;"),
+        "fixer/WR-02/iteration-1": fixed("conf/ci.yml", "test: true", "test: [true"),
+    }
+    result, _ = run(user_repo.path, script)
+    assert [o.status for o in result.outcomes] == [ROLLED_BACK, ROLLED_BACK]
+    assert "web/app.js" in result.outcomes[0].detail
+
+
 def test_file_without_a_checker_is_accepted_on_tier_one(user_repo: UserRepo) -> None:
     write_review(user_repo.path, review_text(finding("IN-01", "wording", "old.txt")))
     script = {"fixer/IN-01/iteration-1": fixed("old.txt", "to be", "meant to be")}

@@ -20,7 +20,10 @@ from fixloop.reviews.model import PREFIXES, REVIEW_STATUSES, Review, ReviewFindi
 _FINDING_HEADING = re.compile(r"^(?P<prefix>[A-Za-z]+)-(?P<number>\d+)\s*:\s*(?P<title>.*)$")
 # `### CR-1 Title`, `### WR-02 - Title`: meant as findings; skipping them silently is worse.
 _ALMOST_FINDING = re.compile(r"^[A-Z]{2}-\d+\b")
-_LABEL = re.compile(r"^\s*\*\*(?P<label>[A-Za-z][A-Za-z ]*?)(?::\*\*|\*\*:)\s?(?P<rest>.*)$")
+# `**File:** x`, `**File**: x`, optionally as a list item `- **File:** x`.
+_LABEL = re.compile(
+    r"^\s*(?:[-*]\s+)?\*\*(?P<label>[A-Za-z][A-Za-z ]*?)(?::\*\*|\*\*:)\s?(?P<rest>.*)$"
+)
 _LOCATION = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+)(?:\s*[-–]\s*\d+)?)?$")
 _EXTENSIONS = (
     "py|pyi|js|mjs|cjs|jsx|ts|tsx|json|ya?ml|toml|ini|cfg|sh|bash|md|go|rs|java|kt|rb|php|c|h|"
