@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from fixloop.agents.claude import (
     OutputFormat,
     parse_structured,
 )
-from fixloop.agents.dispatch import build_request
+from fixloop.agents.dispatch import Dispatcher, build_request
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
 from fixloop.testing.messages_server import (
@@ -36,6 +37,7 @@ from fixloop.testing.messages_server import (
     text,
     tool_use,
 )
+from fixloop.testing.replay import ScriptReplay
 
 RENDER_VARS = Path(__file__).resolve().parent.parent / "documents" / "goldens" / "render"
 
@@ -516,3 +518,70 @@ def test_a_failing_cli_is_an_inconclusive_outcome_not_a_traceback(
     assert outcome.reason is reason
     assert detail in outcome.detail
     assert "\n" not in outcome.detail
+
+
+@pytest.mark.cli
+def test_the_trace_records_usage_cost_turns_and_duration(
+    pack: Pack, worktree: Path, tmp_path: Path
+) -> None:
+    trace = tmp_path / "run" / "events.jsonl"
+    calc = str(worktree / "src" / "calc.py")
+    script = ScriptReplay(
+        {
+            "fixer": {
+                "edits": [{"path": calc, "old": "a - b", "new": "a + b"}],
+                "output": FIXED,
+            }
+        }
+    )
+    finding = {"id": "CR-01", "title": "add subtracts"}
+    inputs = {"finding": finding, "files": ["src/calc.py"], "worktree": str(worktree)}
+    with MessagesServer(script) as server:
+        dispatcher = Dispatcher(pack, ClaudeBackend(env=server.env()), trace_path=trace)
+        outcome = dispatcher.call("fixer", inputs, "Fix CR-01.", worktree, writable=["src/calc.py"])
+
+    assert outcome.ok, outcome.detail
+    (event,) = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert event["key"] == "fixer" and event["status"] == "ok"
+    assert event["turns"] == outcome.usage.turns >= 3
+    assert event["cost_usd"] == outcome.usage.cost_usd > 0
+    assert event["input_tokens"] > 0 and event["output_tokens"] > 0
+    assert event["elapsed_s"] > 0
+
+
+@pytest.mark.cli
+def test_parallel_calls_from_threads_each_get_their_own_answer(tmp_path: Path) -> None:
+    trees = []
+    for name in ("task-1", "task-2", "task-3"):
+        tree = tmp_path / name
+        tree.mkdir()
+        (tree / "app.py").write_text(f"NAME = 'old {name}'\n")
+        trees.append(tree)
+    script = ScriptReplay(
+        {
+            f"executor/{tree.name}": {
+                "edits": [{"path": "app.py", "old": "old", "new": "new"}],
+                "output": {"id": tree.name, "status": "done", "filesModified": ["app.py"]},
+            }
+            for tree in trees
+        }
+    )
+
+    def execute(tree: Path) -> Any:
+        request = AgentRequest(
+            role="executor", system_prompt="You implement one task.", task=f"Do {tree.name}.",
+            tools=("Read", "Edit"), model="sonnet", output_schema="ImplResult", cwd=tree,
+            writable=("app.py",), key=f"executor/{tree.name}",
+        )  # fmt: skip
+        return backend.dispatch(request)
+
+    with MessagesServer(script) as server:
+        backend = ClaudeBackend(env=server.env())
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            outcomes = list(pool.map(execute, trees))
+
+    assert [o.ok for o in outcomes] == [True, True, True], [o.detail for o in outcomes]
+    assert [o.output.id for o in outcomes] == ["task-1", "task-2", "task-3"]
+    for tree in trees:
+        assert (tree / "app.py").read_text() == f"NAME = 'new {tree.name}'\n"
+    assert script.unplayed() == []
