@@ -98,6 +98,23 @@ def _normalise(path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
+def _claim_mismatch(
+    report: FixReport, changed: list[str], files: list[str]
+) -> tuple[str, str] | None:
+    """Why the worktree does not bear out the fixer's report (reason, detail), or None."""
+    outside = sorted(set(changed) - set(files))
+    if outside:
+        reason = "skipped: fixer edited files outside the finding, rolled back"
+        return reason, "changed " + ", ".join(outside)
+    if not changed:
+        return "skipped: fixer reported a fix but changed nothing", ""
+    claimed = {_normalise(path) for path in report.files_changed}
+    if claimed != set(changed):
+        reason = "skipped: fixer's files_changed does not match its edits, rolled back"
+        return reason, f"reported {sorted(claimed)}, changed {sorted(changed)}"
+    return None
+
+
 class FindingFixer:
     """Fixes findings one at a time inside the session's worktree."""
 
@@ -151,22 +168,9 @@ class FindingFixer:
         if summary.startswith("skipped"):
             reason = summary if summary.startswith("skipped:") else f"skipped: {summary}"
             return skip(one_line(reason), concerns, summary)
-        outside = sorted(set(changed) - set(files))
-        if outside:
-            return skip(
-                "skipped: fixer edited files outside the finding, rolled back",
-                "changed " + ", ".join(outside),
-                summary,
-            )
-        claimed = {_normalise(path) for path in result.files_changed}
-        if not changed:
-            return skip("skipped: fixer reported a fix but changed nothing", concerns, summary)
-        if claimed != set(changed):
-            return skip(
-                "skipped: fixer's files_changed does not match its edits, rolled back",
-                f"reported {sorted(claimed)}, changed {sorted(changed)}",
-                summary,
-            )
+        mismatch = _claim_mismatch(result, changed, files)
+        if mismatch is not None:
+            return skip(mismatch[0], mismatch[1] or concerns, summary)
         unreadable = self._tier1(changed)
         if unreadable:
             return skip(ROLLED_BACK, unreadable, summary)
