@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,13 @@ class CheckedDocument:
     markdown: MarkdownDocument
     units: list[Unit] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Path-analysis summaries of shell runs without watched commands, shared by all contracts.
+    summaries: dict[tuple[int, ...], tuple[bool, bool]] = field(default_factory=dict)
+    # Event ids matching each pattern text, shared by all contracts of the document.
+    matched: dict[str, list[int]] = field(default_factory=dict)
+    # A word's shape → the shapes it may stand for (static values resolved), once per document.
+    forms: Callable[[str], Sequence[str]] | None = None
+    by_name: dict[str, list[CommandEvent]] = field(default_factory=dict)
 
     @property
     def display(self) -> str:

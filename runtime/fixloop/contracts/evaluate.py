@@ -83,22 +83,26 @@ class Evaluator:
     def __init__(self, document: CheckedDocument, lookup: Lookup) -> None:
         self.document = document
         self.lookup = lookup
-        self.forms = {id(document): forms_for(document)}
 
-    def _forms(self, document: CheckedDocument) -> Callable[[str], Sequence[str]]:
-        if id(document) not in self.forms:
-            self.forms[id(document)] = forms_for(document)
-        return self.forms[id(document)]
+    @staticmethod
+    def _forms(document: CheckedDocument) -> Callable[[str], Sequence[str]]:
+        if document.forms is None:
+            document.forms = forms_for(document)
+        return document.forms
 
     def matching(self, contract: Contract, operand: Operand, scope: Scope) -> list[CommandEvent]:
         patterns = contract.patterns(operand)
         found = []
         for document, units in scope.parts:
-            forms = self._forms(document)
-            for unit in units:
-                for event in unit.events:
-                    if any(_matches(p, event, forms) for p in patterns):
-                        found.append(event)
+            ids: set[int] = set()
+            for pattern in patterns:
+                if pattern.text not in document.matched:
+                    forms = self._forms(document)
+                    document.matched[pattern.text] = [
+                        e.id for e in _candidates(document, pattern) if _matches(pattern, e, forms)
+                    ]
+                ids.update(document.matched[pattern.text])
+            found += [e for unit in units for e in unit.events if e.id in ids]
         return found
 
     # -- scope --------------------------------------------------------------------------------
@@ -363,6 +367,18 @@ def shell_runs(document: CheckedDocument, units: list[Unit]) -> list[FlowUnit]:
             runs.append(FlowUnit(body, unit.finally_, errexit))
         previous = unit
     return runs
+
+
+def _candidates(document: CheckedDocument, pattern: Pattern) -> list[CommandEvent]:
+    """Events that can match: those named like the pattern, unless its name is a glob or `$`."""
+    if any(c in pattern.name for c in "*?[$"):
+        return document.events
+    if not document.by_name:
+        for event in document.events:
+            name = event.name.rsplit("/", 1)[-1] if not event.name.startswith("$") else "$"
+            document.by_name.setdefault(name, []).append(event)
+        document.by_name.setdefault("$", [])
+    return document.by_name.get(pattern.name, []) + document.by_name["$"]
 
 
 def _matches(pattern: Pattern, event: CommandEvent, forms: Callable[[str], Sequence[str]]) -> bool:

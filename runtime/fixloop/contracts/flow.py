@@ -20,8 +20,6 @@ run ends: contracts are judged on these (see `evaluate.py`).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from fixloop.contracts.events import CommandEvent, children
 from fixloop.contracts.tree import (
     AndOr,
@@ -60,6 +58,12 @@ _MAX_LOOP_ROUNDS = 8
 _MAX_CALL_DEPTH = 4
 
 
+def summarize(unit: Unit) -> tuple[bool, bool]:
+    """Whether a shell run can end normally and whether it can fail, whatever came before."""
+    ended = Flow({}).block(unit, {World()})
+    return any(not w.failed for w in ended), any(w.failed for w in ended)
+
+
 class Flow:
     """Runs units; `watched` maps id(node) → the events of that node and the names they match."""
 
@@ -77,38 +81,48 @@ class Flow:
         worlds: set[World] = {World()}
         for unit in [u for u in units if not u.finally_]:
             running = {w for w in worlds if not w.failed}
-            worlds = {w for w in worlds if w.failed} | self.block(unit, running)
+            worlds = {w for w in worlds if w.failed} | self._through(unit, running)
         for unit in [u for u in units if u.finally_]:
-            worlds = self.block(unit, {replace(w, failed=False) for w in worlds})
+            worlds = self._through(unit, {w._replace(failed=False) for w in worlds})
         self.result.ends |= worlds
         return self.result
+
+    def _through(self, unit: Unit, worlds: set[World]) -> set[World]:
+        if unit.summary is None:
+            return self.block(unit, worlds)
+        # No watched command inside: the run only decides whether the world goes on or fails.
+        can_end, can_fail = unit.summary
+        result = {w._replace(status=0) for w in worlds} if can_end else set()
+        if can_fail:
+            result |= {w._replace(status=1, failed=True) for w in worlds}
+        return result
 
     def block(self, unit: Unit, worlds: set[World]) -> set[World]:
         self.functions = {}
         self.flag_names = set()
         self._prescan(unit.body)
-        start = {replace(w, status=0, flags=(), traps=(), errexit=unit.errexit) for w in worlds}
+        start = {w._replace(status=0, flags=(), traps=(), errexit=unit.errexit) for w in worlds}
         out = self.node(unit.body, start, cond=False)
         ended: set[World] = set()
         for world in out.normal | out.breaks | out.continues:
             ended.add(world)
         for world in out.exits | out.returns:
-            ended.add(replace(world, failed=world.status != 0))
+            ended.add(world._replace(failed=world.status != 0))
             if world.status is None:
-                ended.add(replace(world, failed=True))
+                ended.add(world._replace(failed=True))
         finished: set[World] = set()
         for world in ended:
             finished |= self._run_traps(world)
-        return {replace(w, traps=(), flags=(), lists=w.lists) for w in finished}
+        return {w._replace(traps=(), flags=(), lists=w.lists) for w in finished}
 
     def _run_traps(self, world: World) -> set[World]:
         if not world.traps:
             return {world}
-        worlds = {replace(world, traps=(), errexit=False)}
+        worlds = {world._replace(traps=(), errexit=False)}
         for trap in world.traps:
             out = self.node(self.traps[trap], worlds, cond=True)
             worlds = out.normal | out.exits | out.returns
-        return {replace(w, status=world.status, failed=world.failed) for w in worlds}
+        return {w._replace(status=world.status, failed=world.failed) for w in worlds}
 
     def _prescan(self, node: Node_) -> None:
         if isinstance(node, Function):
@@ -143,7 +157,7 @@ class Flow:
         if isinstance(node, Not):
             out = self.node(node.body, worlds, cond=True)
             out.normal = {
-                replace(w, status=None if w.status is None else 1 - w.status) for w in out.normal
+                w._replace(status=None if w.status is None else 1 - w.status) for w in out.normal
             }
             return out
         if isinstance(node, Pipeline):
@@ -153,17 +167,17 @@ class Flow:
         if isinstance(node, Loop):
             return self.loop(node, worlds)
         if isinstance(node, Case):
-            result = Outcome(normal={replace(w, status=0) for w in worlds})
+            result = Outcome(normal={w._replace(status=0) for w in worlds})
             for arm in node.arms:
                 result.absorb(self.node(arm, worlds, cond))
             return result
         if isinstance(node, Function):
-            return Outcome(normal={replace(w, status=0) for w in worlds})
+            return Outcome(normal={w._replace(status=0) for w in worlds})
         if isinstance(node, Subshell):
             out = self.node(node.body, worlds, cond)
             return Outcome(normal=out.normal | out.exits | out.returns)
         if isinstance(node, (Arith, Broken)):
-            return self._errexit({replace(w, status=None) for w in worlds}, cond)
+            return self._errexit({w._replace(status=None) for w in worlds}, cond)
         return Outcome(normal=set(worlds))
 
     def seq(self, items: list[Node_], worlds: set[World], cond: bool) -> Outcome:
@@ -205,7 +219,7 @@ class Flow:
         if node.orelse is not None:
             result.absorb(self.node(node.orelse, pending, cond))
         else:
-            result.normal |= {replace(w, status=0) for w in pending}
+            result.normal |= {w._replace(status=0) for w in pending}
         return result
 
     def loop(self, node: Loop, worlds: set[World]) -> Outcome:
@@ -221,10 +235,10 @@ class Flow:
                     continue
                 if known is not False:
                     lists = (*(i for i in world.lists if i[0] != key), (key, True))
-                    entering.add(replace(world, lists=lists))
+                    entering.add(world._replace(lists=lists))
                 if known is not True:
                     lists = (*(i for i in world.lists if i[0] != key), (key, False))
-                    result.normal.add(replace(world, lists=lists, status=0))
+                    result.normal.add(world._replace(lists=lists, status=0))
         else:
             entering = set(worlds)
         seen: set[World] = set()
@@ -240,11 +254,11 @@ class Flow:
                 result.absorb(test, normal=False)
                 ok, bad = split(test.normal)
                 body_in, leave = (ok, bad) if node.kind == "while" else (bad, ok)
-                result.normal |= {replace(w, status=0) for w in leave}
+                result.normal |= {w._replace(status=0) for w in leave}
             out = self.node(node.body, body_in, cond=False)
             result.exits |= out.exits
             result.returns |= out.returns
-            result.normal |= {replace(w, status=0) for w in out.breaks}
+            result.normal |= {w._replace(status=0) for w in out.breaks}
             back = out.normal | out.continues
             if node.cond is None:
                 result.normal |= back
@@ -268,7 +282,7 @@ class Flow:
             for status, verdict in ((0, "ok"), (1, "fail")):
                 if world.status is not None and world.status != status:
                     continue
-                new = replace(world, status=status)
+                new = world._replace(status=status)
                 for event, names in events:
                     for name in names:
                         new = new.with_mark((name, verdict, event.id))
@@ -279,9 +293,9 @@ class Flow:
         out = Outcome()
         for world in worlds:
             if world.errexit and not cond and world.status != 0:
-                out.exits.add(replace(world, status=1))
+                out.exits.add(world._replace(status=1))
                 if world.status is None:
-                    out.normal.add(replace(world, status=0))
+                    out.normal.add(world._replace(status=0))
             else:
                 out.normal.add(world)
         return out
@@ -306,26 +320,26 @@ class Flow:
         args = [w.literal for w in command.words[1:]]
         if name is None and command.words:
             return self._errexit(
-                self._mark(command, {replace(w, status=None) for w in worlds}), cond
+                self._mark(command, {w._replace(status=None) for w in worlds}), cond
             )
         if name is None:
             return self._errexit(self._assign(command, worlds, prior, substituted), cond)
         if name in ("exit", "return"):
             keep, code = _code(command)
-            bucket = {replace(w, status=w.status if keep else code) for w in worlds}
+            bucket = {w._replace(status=w.status if keep else code) for w in worlds}
             return Outcome(exits=bucket) if name == "exit" else Outcome(returns=bucket)
         if name in ("break", "continue"):
             return Outcome(breaks=worlds) if name == "break" else Outcome(continues=worlds)
         if name == "set":
             return Outcome(
                 normal={
-                    replace(w, status=0, errexit=_errexit_setting(args, w.errexit)) for w in worlds
+                    w._replace(status=0, errexit=_errexit_setting(args, w.errexit)) for w in worlds
                 }
             )
         if name == "trap" and command.trap is not None:
             return Outcome(normal=self._trap(command, worlds))
         if name == "false":
-            return self._errexit(self._mark(command, {replace(w, status=1) for w in worlds}), cond)
+            return self._errexit(self._mark(command, {w._replace(status=1) for w in worlds}), cond)
         if name in ("[", "[[", "test"):
             decided = {self._test(command, w) for w in worlds}
             return self._errexit(self._mark(command, decided), cond)
@@ -336,7 +350,7 @@ class Flow:
             back = out.normal | out.returns
             return Outcome(normal=self._mark(command, back), exits=out.exits)
         status: Status = 0 if name in _ALWAYS_OK else None
-        worlds = {replace(w, status=status) for w in worlds}
+        worlds = {w._replace(status=status) for w in worlds}
         if command.assigns and name in ("local", "export", "declare", "readonly", "typeset"):
             worlds = self._assign(command, worlds, prior, substituted)
         return self._errexit(self._mark(command, worlds), cond)
@@ -359,21 +373,21 @@ class Flow:
                 else:
                     value = None
                 new = new.with_flag(assign.name, value)
-            out.add(replace(new, status=new.status if substituted else 0))
+            out.add(new._replace(status=new.status if substituted else 0))
         return self._mark(command, out)
 
     def _trap(self, command: Command, worlds: set[World]) -> set[World]:
         assert command.trap is not None
         signals = {s.upper().removeprefix("SIG") for s in command.trap_signals}
         if not signals & {"EXIT", "0"}:
-            return {replace(w, status=0) for w in worlds}
+            return {w._replace(status=0) for w in worlds}
         handler = command.words[1].literal or ""
         key = id(command)
         self.traps[key] = command.trap
         if handler in ("", "-"):
-            return {replace(w, status=0, traps=()) for w in worlds}
+            return {w._replace(status=0, traps=()) for w in worlds}
         return {
-            replace(w, status=0, traps=(*(t for t in w.traps if t != key), key)) for w in worlds
+            w._replace(status=0, traps=(*(t for t in w.traps if t != key), key)) for w in worlds
         }
 
     def _test(self, command: Command, world: World) -> World:
@@ -384,10 +398,10 @@ class Flow:
             if known and value is not None and right.isdigit():
                 equal = (value == 0) == (int(right) == 0)
                 if operator in ("-eq", "=", "=="):
-                    return replace(world, status=0 if equal else 1)
+                    return world._replace(status=0 if equal else 1)
                 if operator in ("-ne", "!="):
-                    return replace(world, status=1 if equal else 0)
-        return replace(world, status=None)
+                    return world._replace(status=1 if equal else 0)
+        return world._replace(status=None)
 
 
 def _code(command: Command) -> tuple[bool, Status]:

@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from yaml.constructor import SafeConstructor
 
 from fixloop.contracts.patterns import Pattern, PatternError, parse_pattern
 from fixloop.diagnostics import Diagnostic, display_path
@@ -48,6 +49,8 @@ RESERVED_IDS = frozenset(
     }
 )
 SIDECAR_SUFFIX = ".contracts.yaml"
+# libyaml's parser when PyYAML was built with it: the pure-Python scanner dominates check time.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 Operand = str | list[str]
@@ -247,8 +250,8 @@ def _layers(source: SourceDocument, base: Path | None) -> tuple[list[Layer], lis
     shown = display_path(sidecar, base)
     text = sidecar.read_text(encoding="utf-8")
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text) or {}
+        node = yaml.compose(text, Loader=_LOADER)
+        data = SafeConstructor().construct_document(node) if node is not None else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or "not YAML"

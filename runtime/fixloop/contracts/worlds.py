@@ -9,7 +9,8 @@ already failed. An `Outcome` sorts the worlds leaving a construct by how they le
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from fixloop.contracts.tree import Seq
 
@@ -17,8 +18,9 @@ Status = int | None  # 0 success, 1 failure, None unknown
 Mark = tuple[str, str, int]  # watched name, "ok" | "fail", event id
 
 
-@dataclass(frozen=True)
-class World:
+class World(NamedTuple):
+    """One class of paths. A NamedTuple: worlds are hashed and copied millions of times."""
+
     marks: tuple[Mark, ...] = ()
     status: Status = 0
     flags: tuple[tuple[str, Status], ...] = ()
@@ -35,7 +37,7 @@ class World:
         return later in names and earlier in names and names.index(later) > names.index(earlier)
 
     def with_mark(self, mark: Mark) -> World:
-        return replace(self, marks=(*(m for m in self.marks if m[0] != mark[0]), mark))
+        return self._replace(marks=(*(m for m in self.marks if m[0] != mark[0]), mark))
 
     def flag(self, name: str) -> tuple[bool, Status]:
         for key, value in self.flags:
@@ -44,7 +46,7 @@ class World:
         return False, None
 
     def with_flag(self, name: str, value: Status) -> World:
-        return replace(self, flags=(*((k, v) for k, v in self.flags if k != name), (name, value)))
+        return self._replace(flags=(*((k, v) for k, v in self.flags if k != name), (name, value)))
 
 
 Worlds = frozenset[World]
@@ -72,6 +74,8 @@ class Unit:
     body: Seq
     finally_: bool
     errexit: bool = False  # the runner starts the shell under `set -e`
+    # For a run with no watched command: (can end normally, can fail); its effect on any world.
+    summary: tuple[bool, bool] | None = None
 
 
 @dataclass
@@ -86,7 +90,7 @@ def split(worlds: Iterable[World]) -> tuple[set[World], set[World]]:
     bad: set[World] = set()
     for world in worlds:
         if world.status in (0, None):
-            ok.add(replace(world, status=0))
+            ok.add(world._replace(status=0))
         if world.status != 0:
-            bad.add(replace(world, status=1))
+            bad.add(world._replace(status=1))
     return ok, bad

@@ -1,0 +1,86 @@
+"""How fast is `fixloop check`? Documents per second, and the ratio to markdown-it-py alone.
+
+Generates packs of 250, 500 and 1,000 workflow documents (copies of fixloop's own workflows, with
+their contracts, under new names), then measures, side by side in this one run:
+
+- markdown-it-py parsing alone of the same documents (the floor: every checker must do this), and
+- the whole check (`fixloop.contracts.check.check_paths`: frontmatter, blocks, bash parsing,
+  events, path analysis for every contract, generic rules),
+
+and prints documents per second, the ratio whole-check / markdown-only (goal: at most 3), and the
+time per document at each size (goal: flat, i.e. time linear in pack size). No assertion: this
+is a measurement, run by hand:
+
+    .venv/bin/python bench/check_speed.py [--sizes 250,500,1000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from fixloop.contracts.check import check_paths
+from fixloop.documents.blocks import build_markdown
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted((ROOT / "workflows").glob("*.md"))
+
+
+def generate(target: Path, count: int) -> list[Path]:
+    """`count` documents in target/workflows, cycling through the real workflows and sidecars."""
+    folder = target / "workflows"
+    folder.mkdir(parents=True)
+    shutil.copytree(ROOT / "agents", target / "agents")
+    made = []
+    for index in range(count):
+        source = SOURCES[index % len(SOURCES)]
+        stem = f"{source.stem}-{index:04d}"
+        text = source.read_text(encoding="utf-8")
+        text = text.replace(f"name: {source.stem}\n", f"name: {stem}\n", 1)
+        path = folder / f"{stem}.md"
+        path.write_text(text, encoding="utf-8")
+        sidecar = source.with_name(f"{source.stem}.contracts.yaml")
+        if sidecar.is_file():
+            shutil.copy(sidecar, folder / f"{stem}.contracts.yaml")
+        made.append(path)
+    return made
+
+
+def best_of(repeat: int, work: Callable[[], object]) -> float:
+    timings = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        timings.append(time.perf_counter() - start)
+    return min(timings)
+
+
+def markdown_only(paths: list[Path]) -> None:
+    markdown = build_markdown()
+    for path in paths:
+        markdown.parse(path.read_text(encoding="utf-8"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="250,500,1000")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print(f"{'documents':>9}  {'markdown-it s':>13}  {'check s':>8}  {'docs/s':>7}  "
+          f"{'ratio':>6}  {'ms/doc':>7}")  # fmt: skip
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = generate(Path(tmp), size)
+            floor = best_of(args.repeat, lambda paths=paths: markdown_only(paths))
+            whole = best_of(args.repeat, lambda tmp=tmp: check_paths([Path(tmp)], Path(tmp)))
+            print(f"{size:>9}  {floor:>13.3f}  {whole:>8.3f}  {size / whole:>7.0f}  "
+                  f"{whole / floor:>6.2f}  {1000 * whole / size:>7.2f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
