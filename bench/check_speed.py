@@ -21,6 +21,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from fixloop.contracts.check import check_paths
@@ -75,9 +76,10 @@ def main() -> None:
           f"{'ratio':>6}  {'ms/doc':>7}")  # fmt: skip
     for size in sizes:
         with tempfile.TemporaryDirectory() as tmp:
-            paths = generate(Path(tmp), size)
-            floor = best_of(args.repeat, lambda paths=paths: markdown_only(paths))
-            whole = best_of(args.repeat, lambda tmp=tmp: check_paths([Path(tmp)], Path(tmp)))
+            root = Path(tmp)
+            paths = generate(root, size)
+            floor = best_of(args.repeat, partial(markdown_only, paths))
+            whole = best_of(args.repeat, partial(check_paths, [root], root))
             print(f"{size:>9}  {floor:>13.3f}  {whole:>8.3f}  {size / whole:>7.0f}  "
                   f"{whole / floor:>6.2f}  {1000 * whole / size:>7.2f}")  # fmt: skip
 
