@@ -25,7 +25,7 @@ def test_the_report_path_defect_is_caught(check_text: CheckText) -> None:
         {
             "spawn": (
                 'export REVIEW_PATH="$PHASE_DIR/review.md"\n'
-                "node -e 'const fs = require(\"fs\");"
+                'node -e \'const fs = require("fs");'
                 " process.exit(fs.existsSync(process.env.FIX_REPORT_PATH) ? 0 : 1)'\n"
             )
         },
