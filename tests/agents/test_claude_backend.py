@@ -286,6 +286,32 @@ def test_an_api_error_is_a_backend_error_with_its_message(pack: Pack, worktree: 
 
 
 @pytest.mark.cli
+def test_a_rejected_key_says_how_to_authenticate(pack: Pack, worktree: Path) -> None:
+    refusal = error(401, "authentication_error", "invalid x-api-key")
+
+    outcome, _ = run([refusal], fixer_request(pack, worktree))
+
+    assert outcome.reason is StopReason.BACKEND_ERROR
+    assert outcome.detail.startswith("the model call failed: ")
+    assert "ANTHROPIC_API_KEY" in outcome.detail
+
+
+@pytest.mark.cli
+def test_no_key_at_all_is_a_clear_error_offline(
+    pack: Pack, worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    monkeypatch.delenv("CLAUDE_CODE_OAUTH_TOKEN", raising=False)
+    nowhere = {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "DISABLE_TELEMETRY": "1"}
+
+    outcome = ClaudeBackend(env=nowhere).dispatch(fixer_request(pack, worktree))
+
+    assert outcome.reason is StopReason.BACKEND_ERROR
+    assert "Not logged in" in outcome.detail and "ANTHROPIC_API_KEY" in outcome.detail
+
+
+@pytest.mark.cli
 def test_a_call_past_its_timeout_is_stopped(pack: Pack, worktree: Path) -> None:
     script = [slow(structured({"output": FIXED}), 60.0)]
 

@@ -73,6 +73,7 @@ STDERR_LINES = 20
 _WRAPPER_KEY = "output"
 
 
+AUTH_HINT = "--backend claude needs ANTHROPIC_API_KEY, or a Claude Code login (`claude /login`)"
 CUSTOM_HEADERS_ENV = "ANTHROPIC_CUSTOM_HEADERS"
 CALL_HEADER = "X-Fixloop-Call"
 
@@ -262,8 +263,13 @@ def _result_outcome(request: AgentRequest, call: _Call, usage: Usage) -> AgentOu
         return _inconclusive(StopReason.MALFORMED, said.splitlines()[0], usage, call)
     if subtype != "success" or result.is_error:
         said = "; ".join(result.errors or []) or (result.result or "").strip() or subtype
-        detail = f"the CLI ended with {subtype}: {said.splitlines()[0]}"
-        return _inconclusive(StopReason.BACKEND_ERROR, detail, usage, call)
+        first = said.splitlines()[0]
+        what = "the model call failed" if subtype == "success" else f"the CLI ended with {subtype}"
+        needs_login = result.api_error_status == 401 or any(
+            words in first.lower() for words in ("not logged in", "api key")
+        )
+        hint = f" ({AUTH_HINT})" if needs_login else ""
+        return _inconclusive(StopReason.BACKEND_ERROR, f"{what}: {first}{hint}", usage, call)
     if request.output_schema is None:
         answer = FinalText(result.result or call.last_text)
         return AgentOutcome(OutcomeStatus.OK, answer, usage=usage, denied=tuple(call.denied))
