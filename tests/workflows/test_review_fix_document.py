@@ -8,6 +8,7 @@ sets; and `bash -n` must accept it.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Iterator
 
@@ -84,3 +85,13 @@ def test_every_step_is_valid_bash() -> None:
         if script:
             done = subprocess.run(["bash", "-n", "-c", script], capture_output=True, text=True)
             assert done.returncode == 0, f"{step.name}: {done.stderr}"
+
+
+def test_every_output_a_step_writes_is_declared() -> None:
+    flow = pack().workflow("review-fix")
+    written = {
+        match.group(1)
+        for step in flow.markdown().steps
+        for match in re.finditer(r"printf '([A-Z][A-Z0-9_]*)(?:=|<<)", _bash(step))
+    }
+    assert written == set(flow.spec.outputs)
