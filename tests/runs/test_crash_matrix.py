@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ from tests.helpers.gitrepo import UserRepo, UserWork, copy_repo, make_user_repo
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.runs.recovery import RecoveryReport, recover
 from fixloop.runs.session import load_protocol
-from fixloop.steps.run import Run
+from fixloop.steps.run import Run, is_live
 
 pytestmark = pytest.mark.slow
 
@@ -142,6 +143,14 @@ def _leftovers_and_user_work(repo: UserRepo, before: UserWork, status: str) -> l
     return problems
 
 
+def _wait_until_dead(repo: Path) -> None:
+    """A SIGKILLed run's last processes may take a moment to exit and release its lock."""
+    runs = repo / ".git" / "fixloop" / "runs"
+    deadline = time.monotonic() + 10
+    while any(is_live(run) for run in runs.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def _crash_and_recover(
     template: Path, target: Path, crash_at: str, protocol: WorkflowDoc, *options: str
 ) -> list[str]:
@@ -152,6 +161,7 @@ def _crash_and_recover(
     done = _driver(repo.path, crash_at, *options)
     if done.returncode != -9:
         return [f"{crash_at}: the run was not killed (exit {done.returncode}): {done.stderr}"]
+    _wait_until_dead(repo.path)
     report = recover(repo.path, protocol)
     return [f"{crash_at}: {p}" for p in check_invariants(repo, before, status, old_tip, report)]
 
@@ -199,6 +209,7 @@ def test_kill_recovery_after_every_command(
     crash = f"commit-paths:{step_commands['commit-paths']}"
     probe = copy_repo(template, tmp_path / "probe")
     assert _driver(probe.path, crash).returncode == -9
+    _wait_until_dead(probe.path)
     recorder = Run.start(probe.path, "recover")
     report = recover(probe.path, protocol, run=recorder)
     recorder.close()
@@ -212,6 +223,7 @@ def test_kill_recovery_after_every_command(
         status = repo.git("status", "--porcelain=v1", "--untracked-files=all")
         old_tip = repo.head()
         assert _driver(repo.path, crash).returncode == -9
+        _wait_until_dead(repo.path)
         env = {**os.environ, "FIXLOOP_CRASH_AT": f"recover-run:{k}"}
         killed = subprocess.run(
             [sys.executable, "-c", RECOVER, str(repo.path)],
@@ -220,6 +232,7 @@ def test_kill_recovery_after_every_command(
         if killed.returncode != -9:
             violations.append(f"recover-run:{k}: recovery was not killed: {killed.stderr}")
             continue
+        _wait_until_dead(repo.path)
         report = recover(repo.path, protocol)
         problems = check_invariants(repo, before, status, old_tip, report)
         violations += [f"recover-run:{k}: {p}" for p in problems]
