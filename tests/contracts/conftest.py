@@ -29,8 +29,9 @@ def copy_pack(target: Path) -> Path:
 def check_text(tmp_path: Path) -> CheckText:
     """Write `text` as workflows/<name>.md (and an optional sidecar), check it, return errors."""
 
-    def run(text: str, sidecar: str | None = None, name: str = "doc", folder: str = "workflows"
-            ) -> list[Diagnostic]:  # fmt: skip
+    def run(
+        text: str, sidecar: str | None = None, name: str = "doc", folder: str = "workflows"
+    ) -> list[Diagnostic]:
         path = tmp_path / folder / f"{name}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -44,8 +45,9 @@ def check_text(tmp_path: Path) -> CheckText:
 
 def workflow(steps: dict[str, str], front: str = "") -> str:
     """A fixloop-style workflow document with one bash block per step."""
-    body = "".join(f"## {name} {{#{name}}}\n\n```bash\n{bash.strip()}\n```\n\n" for name, bash
-                   in steps.items())  # fmt: skip
+    body = "".join(
+        f"## {name} {{#{name}}}\n\n```bash\n{bash.strip()}\n```\n\n" for name, bash in steps.items()
+    )
     return f"---\nname: doc\ndescription: A test document.\n{front}---\n\n# Doc\n\n{body}"
 
 

@@ -9,6 +9,7 @@ contract that no mutation breaks is a defect of the contract, and fails this tes
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,11 +88,13 @@ class Mutator:
     def lines(path: Path) -> list[str]:
         return path.read_text(encoding="utf-8").splitlines(keepends=True)
 
-    def delete_all(self, operand: Operand, what: str, expected: int | None = None
-                   ) -> Iterator[Mutation]:  # fmt: skip
+    def delete_all(
+        self, operand: Operand, what: str, expected: int | None = None
+    ) -> Iterator[Mutation]:
         found = self.events(operand)
         if not found:
             return
+        found = [e for e in found if e.path == found[0].path]  # one file per mutation
         path = Path(found[0].path)
         lines: list[str] | None = self.lines(self._real(path))
         for event in found:
@@ -131,8 +134,12 @@ class Mutator:
             cleared = _neutralize(lines, event)
             if text is None or cleared is None or event.line == first:
                 return
-            yield Mutation(f"move `{text}` out of its guard", path,
-                           "".join(_insert(cleared, first, text)), first)  # fmt: skip
+            yield Mutation(
+                f"move `{text}` out of its guard",
+                path,
+                "".join(_insert(cleared, first, text)),
+                first,
+            )
 
     def duplicate(self, operand: Operand) -> Iterator[Mutation]:
         for event in self.events(operand)[:1]:
@@ -170,7 +177,7 @@ class Mutator:
     def mutations(self) -> Iterator[Mutation]:
         spec = self.contract.spec
         if spec.order is not None:
-            for first, then in zip(spec.order, spec.order[1:], strict=False):
+            for first, then in itertools.pairwise(spec.order):
                 yield from self.move_before(then, first, expect_anchor=not spec.strict)
                 yield from self.delete_all(first, "the earlier command")
         elif spec.count is not None:
@@ -215,8 +222,13 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_pack_declares_contracts_for_every_seed_workflow() -> None:
     documents = {document for document, _ in CONTRACTS}
-    assert {"workflows/git-protocol.md", "workflows/review-fix.md", "workflows/fix-findings.md",
-            "workflows/execute-wave.md", "workflows/fix-engine.md"} <= documents  # fmt: skip
+    assert {
+        "workflows/git-protocol.md",
+        "workflows/review-fix.md",
+        "workflows/fix-findings.md",
+        "workflows/execute-wave.md",
+        "workflows/fix-engine.md",
+    } <= documents
 
 
 @pytest.mark.parametrize(

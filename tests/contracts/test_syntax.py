@@ -79,8 +79,15 @@ def test_words_are_normalised_and_reads_located() -> None:
     command = script.body.items[0]
     assert isinstance(command, Command)
     assert [w.shape for w in command.words] == [
-        "git", "worktree", "add", "-b", "$b", "$wt", "x$base/y", "$lit",
-    ]  # fmt: skip
+        "git",
+        "worktree",
+        "add",
+        "-b",
+        "$b",
+        "$wt",
+        "x$base/y",
+        "$lit",
+    ]
     assert command.words[7].literal == "$lit"
     read = command.words[5].reads[0]
     assert (read.name, read.pos, read.quoted, read.whole) == ("wt", Pos(9, 31), True, True)

@@ -10,8 +10,9 @@ arms, `select`, C-style `for`, `[[ -n $x ]]`, `$(( … ))`, `files+=(…)`, and 
 (one typo loses the whole block), and reports only character offsets.
 
 Known gaps of tree-sitter-bash 0.25, handled here: `a=1 b=2⏎cmd` is parsed as one command with
-prefix assignments (fixed by re-parsing with a `;` at the end of that line), and `cat <<EOF | cmd`
-hangs the pipeline inside the heredoc redirect (put back in order). Not handled: some quoted glob
+prefix assignments (fixed by re-parsing with a `;` at the end of that line), `cat <<EOF | cmd`
+hangs the pipeline inside the heredoc redirect (put back in order), and `! a | b` negates `a`
+alone (bash negates the whole pipeline). Not handled: some quoted glob
 case patterns (`*"/.."/*)`), reported as a `bash-syntax` warning when `bash -n` accepts the block.
 
 It builds the small tree of `tree.py`; words are read by `words.py`.
