@@ -21,7 +21,7 @@ from fixloop.documents.blocks import Step
 RUNTIME = {"FIXLOOP_OUTPUT", "FIXLOOP_RUN_ID", "FIXLOOP_RUN_DIR", "FIXLOOP_STEP", "TMPDIR"}
 STEPS = {
     "check-review-status", "fix-one-finding", "inspect-changes", "syntax-check",
-    "auto-re-review", "backup-iteration", "check-fix-report", "interrupted-fixes",
+    "auto-re-review", "backup-iteration", "check-fix-report", "interrupted-fixes", "paths-between",
 }  # fmt: skip
 
 

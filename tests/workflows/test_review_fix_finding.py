@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import stat
 
-from tests.helpers.gitrepo import UserRepo
+from tests.helpers.gitrepo import UserRepo, git
 from tests.helpers.reviews import (
     APP_FIX,
     APP_FIXED,
+    REVIEW_REL,
     UTIL_BROKEN,
     UTIL_FIX,
     files_of,
     finding,
     fixed,
     messages,
+    pack,
     review_text,
     run,
     write_review,
 )
 
+from fixloop.agents.backend import AgentOutcome, AgentRequest
+from fixloop.agents.scripted import ScriptedBackend
 from fixloop.reviews.fix_report import HUMAN_VERIFICATION
+from fixloop.workflows.review_fix import ReviewFixOptions, run_review_fix
 from fixloop.workflows.review_fix_finding import ROLLED_BACK
 
 UTIL_ORIGINAL = "def name():\n    return 'util'\n"
@@ -240,3 +245,40 @@ def test_long_titles_are_shortened_in_the_commit_subject(user_repo: UserRepo) ->
     subject = messages(user_repo.path, tip)[0]
     assert subject.startswith("fix(02): CR-01 xxx") and subject.endswith("…")
     assert len(subject) < 100
+
+
+class CommittingModel:
+    """A fake model that disobeys: it plays the script, then commits its edit itself."""
+
+    name = "committing"
+
+    def __init__(self, script: dict[str, object]) -> None:
+        self.inner = ScriptedBackend(script)
+
+    def dispatch(self, request: AgentRequest) -> AgentOutcome:
+        outcome = self.inner.dispatch(request)
+        git(request.cwd, "commit", "--quiet", "-am", "fixer's own commit", check=False)
+        return outcome
+
+
+def test_a_fixer_that_commits_on_its_own_is_undone_not_merged(user_repo: UserRepo) -> None:
+    write_review(
+        user_repo.path,
+        review_text(
+            finding("CR-01", "util name", "src/util.py"),
+            finding("CR-02", "add subtracts", "src/app.py"),
+        ),
+    )
+    tip = user_repo.head()
+    model = CommittingModel({"fixer/CR-01/iteration-1": UTIL_FIX})
+    options = ReviewFixOptions(review=user_repo.path / REVIEW_REL, repo=user_repo.path)
+    result = run_review_fix(options, pack(), model)
+    assert result.outcomes[0].status == "skipped: fixer committed on its own"
+    assert result.outcomes[0].detail == "its commit was undone"
+    # CR-02's model call is inconclusive (no reply), so nothing else lands.
+    assert messages(user_repo.path, tip) == [
+        "fixer's own commit",
+        "revert(02): undo the commit the fixer made for CR-01",
+        "docs(02): add code review fix report",
+    ]
+    assert (user_repo.path / "src/util.py").read_text() == UTIL_ORIGINAL

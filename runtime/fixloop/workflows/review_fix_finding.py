@@ -145,6 +145,15 @@ class FindingFixer:
             key=fixer_key(finding.id, iteration),
         )
         changed = session.changed_paths()
+        if session.head_moved:
+            message = (
+                f"revert({session.padded_phase}): undo the commit the fixer made for {finding.id}"
+            )
+            error = session.undo_foreign_commit(changed, message)
+            detail = f"undoing it failed: {error}" if error else "its commit was undone"
+            return FindingOutcome(
+                finding, iteration, "skipped: fixer committed on its own", detail=detail
+            )
 
         def skip(reason: str, detail: str = "", summary: str = "") -> FindingOutcome:
             rollback_error = session.rollback(changed)

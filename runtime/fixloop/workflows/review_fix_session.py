@@ -42,7 +42,20 @@ class Session:
     padded_phase: str
     # review-fix's own files in the worktree (report, backups, re-reviewed REVIEW.md): never a fix.
     artifacts: set[str] = field(default_factory=set)
+    # The commit the worktree should be at (the last one we made) and the run's tag at it.
+    expected_head: str = ""
+    checkpoint: str = "baseline"
+    head: str = ""  # the worktree's commit as inspect-changes last saw it
     _numbers: itertools.count[int] = field(default_factory=itertools.count)
+
+    def __post_init__(self) -> None:
+        self.expected_head = self.expected_head or self.git.base
+        self.head = self.head or self.expected_head
+
+    @property
+    def head_moved(self) -> bool:
+        """True when something other than this workflow committed in the worktree."""
+        return self.head != self.expected_head
 
     @property
     def worktree(self) -> Path:
@@ -65,6 +78,7 @@ class Session:
         result = self.step("inspect-changes", CHANGES_FILE=str(target))
         if not result.ok:
             raise StepFailed(result)
+        self.head = result.outputs.get("HEAD", "")
         found: dict[str, str] = {}
         for entry in target.read_bytes().split(b"\0"):
             if len(entry) > 3:
@@ -74,12 +88,12 @@ class Session:
     def changed_paths(self) -> list[str]:
         return sorted(path for path in self.changes() if path not in self.artifacts)
 
-    def rollback(self, paths: Sequence[str]) -> str:
-        """Restore `paths` to HEAD, file by file; "" on success, else what failed."""
+    def rollback(self, paths: Sequence[str], to: str = "HEAD") -> str:
+        """Restore `paths` to HEAD (or a tag of this run), file by file; "" or what failed."""
         if not paths:
             return ""
         try:
-            self.git.rollback(paths)
+            self.git.rollback(paths, to)
         except FixloopError as exc:  # a failed step, or a path the protocol refuses
             return str(exc)
         return ""
@@ -93,4 +107,35 @@ class Session:
             return CommitResult(error=str(exc))
         if not commit:
             return CommitResult(error="the listed files had no change to commit")
+        self.expected_head = self.head = commit
+        try:
+            self.git.tag("last-fix")
+            self.checkpoint = "last-fix"
+        except FixloopError:
+            self.checkpoint = ""  # no checkpoint at this commit: a rogue commit cannot be undone
         return CommitResult(commit=commit)
+
+    def undo_foreign_commit(self, changed: Sequence[str], message: str) -> str:
+        """Undo commits made behind our back since `expected_head`; "" or what failed.
+
+        The paths they touched (and `changed`, left uncommitted) go back to the checkpoint with
+        `rollback-files`, then one `commit-paths` records the undo: history is never rewritten.
+        """
+        if not self.checkpoint:
+            return "no checkpoint to return to"
+        listing = self.run.dir / f"foreign-{next(self._numbers):04d}"
+        listed = self.step(
+            "paths-between",
+            FROM_COMMIT=self.expected_head,
+            TO_COMMIT=self.head,
+            LIST_FILE=str(listing),
+        )
+        if not listed.ok:
+            return listed.describe_failure()
+        committed = [os.fsdecode(p) for p in listing.read_bytes().split(b"\0") if p]
+        paths = sorted({*committed, *changed})
+        error = self.rollback(paths, to=self.checkpoint)
+        if error:
+            return error
+        undo = self.commit(paths, message)
+        return "" if undo.commit else undo.error
