@@ -23,14 +23,18 @@ def register(subparsers: Subparsers) -> None:
         help="check the bash in a pack's documents: generic rules and declared contracts",
     )
     check.add_argument(
-        "paths", nargs="*", type=Path, metavar="PATH",
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
         help="pack roots, folders, documents or .contracts.yaml files (default: the bundled pack)",
-    )  # fmt: skip
+    )
     check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     check.add_argument(
-        "--events", action="store_true",
+        "--events",
+        action="store_true",
         help="print the command events the checker sees (JSON) instead of checking",
-    )  # fmt: skip
+    )
     check.set_defaults(handler=run_check)
 
 
@@ -43,8 +47,9 @@ def run_check(args: argparse.Namespace) -> int:
         return 0
     errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
     if args.format == "json":
-        sys.stdout.write(report.as_json(result.diagnostics, len(result.documents),
-                                        len(result.contracts)))  # fmt: skip
+        sys.stdout.write(
+            report.as_json(result.diagnostics, len(result.documents), len(result.contracts))
+        )
     elif args.format == "sarif":
         sys.stdout.write(report.sarif(result.diagnostics, result.rule_help))
     else:
