@@ -10,6 +10,8 @@ What a call gets, and why:
   anything that does not validate is inconclusive;
 - a PreToolUse hook enforcing the write scope (`scope.py`) and a permission callback that refuses
   whatever the role was not given: it runs headless, so nothing may wait for a human;
+- Bash in the CLI's sandbox where the machine has one (`sandbox.py`): read-only outside the
+  worktree;
 - a child environment without `CLAUDECODE` (a nested CLI refuses or hangs with it) and an output
   buffer large enough for big tool results.
 
@@ -61,6 +63,11 @@ from fixloop.agents.backend import (
     OutcomeStatus,
     StopReason,
     Usage,
+)
+from fixloop.agents.sandbox import (
+    bash_sandbox_available,
+    sandbox_litter_removed,
+    sandbox_settings,
 )
 from fixloop.agents.scope import WRITE_TOOLS, WriteScope
 from fixloop.documents.tools import parse_tool
@@ -316,13 +323,16 @@ class ClaudeBackend:
         env: Mapping[str, str] | None = None,
         cli_path: Path | str | None = None,
         max_buffer_bytes: int = MAX_BUFFER_BYTES,
+        sandbox_bash: bool | None = None,
     ) -> None:
+        """`sandbox_bash`: run Bash in the CLI's sandbox (None: whenever the machine can)."""
         self.env = {key: value for key, value in (env or {}).items() if key != "CLAUDECODE"}
         # Whole-tool allow entries do skip the permission callback; scope is enforced by the
         # PreToolUse hook, which always runs, so the SDK's advice is already followed.
         warnings.filterwarnings("ignore", category=CanUseToolShadowedWarning)
         self.cli_path = cli_path
         self.max_buffer_bytes = max_buffer_bytes
+        self.sandbox_bash = bash_sandbox_available() if sandbox_bash is None else sandbox_bash
 
     def _options(self, request: AgentRequest, call: _Call) -> ClaudeAgentOptions:
         entries = [parse_tool(entry) for entry in request.tools]
@@ -348,6 +358,7 @@ class ClaudeBackend:
                 else None
             ),
             max_buffer_size=self.max_buffer_bytes,
+            sandbox=sandbox_settings() if self.sandbox_bash else None,
             cli_path=self.cli_path,
             stderr=call.stderr.append,
         )
@@ -358,8 +369,10 @@ class ClaudeBackend:
             return AgentOutcome.inconclusive(StopReason.BACKEND_ERROR, detail)
         call = _Call(WriteScope.create(request.cwd, request.writable), _granted(request.tools))
         started = time.monotonic()
+        litter = sandbox_litter_removed(request.cwd) if self.sandbox_bash else nullcontext()
         try:
-            anyio.run(self._run, request, call)
+            with litter:
+                anyio.run(self._run, request, call)
         except TimeoutError:
             usage = _usage(call.result, time.monotonic() - started)
             detail = f"no result within {request.timeout_s or 0:.1f}s"
