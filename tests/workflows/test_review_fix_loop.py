@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
-from tests.helpers.gitrepo import UserRepo
+import pytest
+from tests.helpers.gitrepo import UserRepo, git
 from tests.helpers.reviews import (
     APP_FIX,
     REPORT_REL,
@@ -14,13 +16,17 @@ from tests.helpers.reviews import (
     files_of,
     finding,
     messages,
+    pack,
     review_text,
     run,
     write_review,
 )
 
+from fixloop.agents.backend import AgentOutcome, AgentRequest
+from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.source import parse_document
 from fixloop.reviews.parser import parse_review
+from fixloop.workflows.review_fix import ReviewFixOptions, run_review_fix
 
 
 def _report(repo: Path) -> dict[str, object]:
@@ -117,3 +123,38 @@ def test_a_report_git_will_not_commit_is_kept_in_the_run_folder(user_repo: UserR
     assert "REVIEW-FIX.md not committed" in warning
     kept = user_repo.path / ".git" / "fixloop" / "runs" / result.run_id / "uncommitted"
     assert "fixed: 1" in (kept / "02-REVIEW-FIX.md").read_text()
+
+
+class UnrulyReviewer:
+    """A fake model whose reviewer also edits source (and, if asked, commits it)."""
+
+    name = "unruly"
+
+    def __init__(self, script: Mapping[str, object], commit: bool) -> None:
+        self.inner = ScriptedBackend(script)
+        self.commit = commit
+
+    def dispatch(self, request: AgentRequest) -> AgentOutcome:
+        outcome = self.inner.dispatch(request)
+        if request.role == "reviewer":
+            (request.cwd / "src" / "util.py").write_text("def name():\n    return 0\n")
+            if self.commit:
+                git(request.cwd, "commit", "--quiet", "-am", "reviewer's own commit")
+        return outcome
+
+
+@pytest.mark.parametrize("commit", [False, True])
+def test_a_reviewer_that_touches_code_is_undone(user_repo: UserRepo, commit: bool) -> None:
+    write_review(user_repo.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+    clean = _reviewer_writes(review_text(status="clean"))
+    script = {"fixer/CR-01/iteration-1": APP_FIX, "reviewer/review/iteration-2": clean}
+    backend = UnrulyReviewer(script, commit)
+    options = ReviewFixOptions(review=user_repo.path / REVIEW_REL, repo=user_repo.path, auto=True)
+    result = run_review_fix(options, pack(), backend)
+    [warning] = result.warnings
+    if commit:
+        assert warning.startswith("the reviewer committed on its own; its commit was undone")
+    else:
+        assert warning == "the reviewer changed src/util.py; rolled back"
+    assert (user_repo.path / "src/util.py").read_text() == "def name():\n    return 'util'\n"
+    assert result.outcomes[0].status == "fixed" and result.report_commit

@@ -159,6 +159,8 @@ class FixLoop:
             writable=[self.review_rel],
             key=f"reviewer/review/iteration-{iteration}",
         )
+        if not self.reviewer_left_code_alone():
+            return None
         if not outcome.ok:
             self.warn(f"re-review inconclusive ({outcome.reason}: {outcome.detail}); stopping")
             return None
@@ -171,6 +173,27 @@ class FixLoop:
         if new_review.status == "clean":
             self.progress(ReviewFixEvent("status", "re-review is clean"))
         return new_review
+
+    def reviewer_left_code_alone(self) -> bool:
+        """The reviewer writes only REVIEW.md: undo anything else it did, and say so."""
+        session = self.session
+        stray = session.changed_paths()
+        if session.head_moved:
+            message = f"revert({session.padded_phase}): undo the commit the reviewer made"
+            error = session.undo_foreign_commit(stray, message)
+            self.warn(
+                "the reviewer committed on its own; "
+                + (f"undoing it failed: {error}" if error else "its commit was undone")
+                + "; stopping"
+            )
+            return False
+        if stray:
+            error = session.rollback(stray)
+            self.warn(
+                f"the reviewer changed {', '.join(stray)}; "
+                + (f"rolling back failed: {error}" if error else "rolled back")
+            )
+        return True
 
     def commit_report(self) -> None:
         session = self.session
