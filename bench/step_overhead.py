@@ -13,7 +13,7 @@ change and untracked file included), alternating, in one process:
   Python, no events: what the git commands themselves cost.
 
 Interpreter start-up is excluded from both (the runtime is timed in-process). Prints the median
-of each and their ratio. Goal: ratio <= 1.5.
+of each side, the best of each, and their ratios. Goal: ratio <= 1.5.
 """
 
 from __future__ import annotations
@@ -121,10 +121,14 @@ def main() -> int:
                 _check(repo, args.findings)
                 shutil.rmtree(repo)
     median_runtime, median_floor = statistics.median(runtime), statistics.median(floor)
-    print(f"findings: {args.findings}, rounds: {args.rounds} (medians; same machine, same run)")
-    print(f"runtime (git_session, traced steps): {median_runtime * 1000:8.1f} ms")
-    print(f"floor   (plain bash, same commands):  {median_floor * 1000:8.1f} ms")
-    print(f"ratio runtime / floor: {median_runtime / median_floor:.2f}x (goal <= 1.5x)")
+    print(f"findings: {args.findings}, rounds: {args.rounds} (alternating; same machine, same run)")
+    print(f"runtime (git_session, traced steps): median {median_runtime * 1000:8.1f} ms, "
+          f"best {min(runtime) * 1000:8.1f} ms")  # fmt: skip
+    print(f"floor   (plain bash, same commands):  median {median_floor * 1000:8.1f} ms, "
+          f"best {min(floor) * 1000:8.1f} ms")  # fmt: skip
+    # On a shared machine the best of each side is the least disturbed measurement.
+    print(f"ratio runtime / floor: median {median_runtime / median_floor:.2f}x, "
+          f"best {min(runtime) / min(floor):.2f}x (goal <= 1.5x)")  # fmt: skip
     return 0
 
 

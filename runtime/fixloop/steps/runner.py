@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fixloop.diagnostics import Diagnostic, FixloopError
-from fixloop.documents.blocks import Step
+from fixloop.documents.blocks import MarkdownDocument, Step
 from fixloop.documents.inputs import InputError, coerce_inputs
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.steps.locking import LOCK_MARKER, repository_lock
@@ -132,8 +132,21 @@ class _CappedReader(threading.Thread):
         return self.head.decode("utf-8", "replace") + middle + tail.decode("utf-8", "replace")
 
 
+_PARSED: dict[tuple[str, str], MarkdownDocument] = {}
+
+
+def _markdown(workflow: WorkflowDoc) -> MarkdownDocument:
+    # Parsing a document costs more than running a short step; a document's text names it.
+    key = (str(workflow.source.path), workflow.source.text)
+    if key not in _PARSED:
+        if len(_PARSED) > 64:
+            _PARSED.clear()
+        _PARSED[key] = workflow.markdown()
+    return _PARSED[key]
+
+
 def find_step(workflow: WorkflowDoc, name: str) -> Step:
-    markdown = workflow.markdown()
+    markdown = _markdown(workflow)
     step = markdown.step(name)
     display = workflow.source.display
     if step is None:
@@ -284,13 +297,21 @@ def _execute(
     readers = [_CappedReader(process.stdout, cap), _CappedReader(process.stderr, cap)]
     for reader in readers:
         reader.start()
-    timed_out = False
-    try:
-        process.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    # A timer, not wait(timeout=): Popen.wait with a timeout polls with sleeps of up to 50 ms,
+    # which would add that much latency to every step.
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
         _kill_group(process.pid)
+
+    timer = threading.Timer(timeout_s, expire)
+    timer.start()
+    try:
         process.wait()
+    finally:
+        timer.cancel()
+    timed_out = expired.is_set()
     # A background child may still hold the pipes open; the group kill ends it, the join is bounded.
     _kill_group(process.pid)
     for reader in readers:
