@@ -16,7 +16,6 @@ the user's work, so a fast-forward is possible.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -116,5 +115,4 @@ def make_user_repo(path: Path) -> UserRepo:
 def copy_repo(template: Path, target: Path) -> UserRepo:
     """A byte copy of a repository made by `make_user_repo` (faster than building it again)."""
     shutil.copytree(template, target, symlinks=True)
-    os.utime(target)
     return UserRepo(target)
