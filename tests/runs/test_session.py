@@ -236,3 +236,21 @@ def test_cleanup_runs_when_the_workflow_fails(user_repo: UserRepo) -> None:
     assert (user_repo.path / "src" / "app.py").read_text() == "fixed before the failure\n"
     _clean(user_repo)
     run.finish("failed")
+
+
+def test_a_reused_run_id_is_refused_not_reused(user_repo: UserRepo) -> None:
+    protocol = load_protocol()
+    first = run_step(protocol, "setup-worktree", cwd=user_repo.path, inputs={"RUN_ID": "same"})
+    assert first.ok
+    marker = Path(first.outputs["WORKTREE"]) / "work-in-progress.txt"
+    marker.write_text("the first run's work\n")
+    second = run_step(protocol, "setup-worktree", cwd=user_repo.path, inputs={"RUN_ID": "same"})
+    assert not second.ok and "already exists" in second.stderr
+    assert marker.read_text() == "the first run's work\n"
+    sentinel = user_repo.path / ".git" / "fixloop" / "sentinels" / "same"
+    assert (
+        git(user_repo.path, "config", "--file", str(sentinel), "fixloop.worktree").strip()
+        == (first.outputs["WORKTREE"])
+    )
+    assert run_step(protocol, "cleanup", cwd=user_repo.path, inputs={"RUN_ID": "same"}).ok
+    _clean(user_repo)
