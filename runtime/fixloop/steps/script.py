@@ -9,10 +9,12 @@ command failed, and it numbers the crash points.
 
 Crash injection (for proving recovery): `FIXLOOP_CRASH_AT=STEP:K` in the runtime's environment
 makes the runtime SIGKILL itself, together with the step's whole process group, right after the
-K-th command of step STEP has finished (K counts from 1, in trace order; a K equal to the number of
-commands the step ran kills after the shell exits, before the runtime records the step).
-`STEP` may be `WORKFLOW/STEP` to pick one workflow's step. Nothing catches SIGKILL: this is the
-closest a test gets to a power cut.
+K-th command of step STEP has finished (K counts from 1, in trace order; a K at or beyond the
+number of commands the step ran kills once its shell has exited, before the runtime records the
+step). It fires in the first run of that step that reaches command K. `STEP` may be
+`WORKFLOW/STEP` to pick one workflow's step. Nothing catches SIGKILL: this is the closest a test
+gets to a power cut. A document that sets its own DEBUG trap replaces the runtime's, and with it
+tracing and crash injection for that step.
 """
 
 from __future__ import annotations
