@@ -206,3 +206,17 @@ def test_a_step_that_outlives_its_runtime_keeps_the_run_live(
         time.sleep(0.2)
     assert user_repo.worktrees() == [str(user_repo.path)]
     assert user_repo.branches() == ["main"]
+
+
+def test_a_temp_branch_the_user_checked_out_is_kept_not_forced(
+    user_repo: UserRepo, protocol: WorkflowDoc
+) -> None:
+    run_id, _ = _abandoned_run(user_repo, protocol)
+    user_repo.git("worktree", "remove", "--force", f".git/fixloop/worktrees/{run_id}")
+    user_repo.git("checkout", "--quiet", f"fixloop/run/{run_id}")  # the user inspects it
+    before = user_repo.user_work()
+    [item] = recover(user_repo.path, protocol).recovered
+    assert item.error is None and item.kept_branch == f"fixloop/run/{run_id}"
+    assert "could not be deleted (checked out?)" in item.describe()
+    assert user_repo.git("symbolic-ref", "--short", "HEAD").strip() == f"fixloop/run/{run_id}"
+    assert user_repo.user_work() == before

@@ -50,7 +50,9 @@ class Recovered:
             done.append(f"deleted branch {self.temp_branch}")
         if self.had_sentinel:
             done.append("removed sentinel")
-        if self.kept_branch:
+        if self.kept_branch and self.unmerged == 0:
+            done.append(f"KEPT branch {self.kept_branch}: it could not be deleted (checked out?)")
+        elif self.kept_branch:
             where = self.branch or "any other branch"
             done.append(
                 f"KEPT branch {self.kept_branch}: {self.unmerged} commit(s) not on {where}; "
