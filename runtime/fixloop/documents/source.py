@@ -13,10 +13,14 @@ from typing import Any
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
+from yaml.constructor import SafeConstructor
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 
 KeyPath = tuple[str | int, ...]
+# libyaml's parser when PyYAML has it (one parse instead of two pure-Python ones: the frontmatter
+# scan dominated `fixloop check` on large packs; see bench/check_speed.py).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,8 @@ def parse_document(text: str, path: Path, base: Path | None = None) -> SourceDoc
     body = "".join(lines[closing + 1 :])
     meta_first_line = 2  # line 1 is the opening '---'
     try:
-        node = yaml.compose(raw_meta, Loader=yaml.SafeLoader)
-        loaded = yaml.safe_load(raw_meta)
+        node = yaml.compose(raw_meta, Loader=_LOADER)
+        loaded = SafeConstructor().construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = meta_first_line + (mark.line if mark else 0)
