@@ -90,8 +90,7 @@ class CheckedDocument:
         return [str(a) for a in declared] if isinstance(declared, list) else []
 
 
-def _label_before(source: SourceDocument, block: FencedBlock) -> str | None:
-    lines = source.text.splitlines()
+def _label_before(lines: list[str], block: FencedBlock) -> str | None:
     index = block.fence_line - 2
     while index >= 0 and not lines[index].strip():
         index -= 1
@@ -101,8 +100,7 @@ def _label_before(source: SourceDocument, block: FencedBlock) -> str | None:
     return match["label"].strip() if match else None
 
 
-def _origin(source: SourceDocument, block: FencedBlock) -> Pos:
-    lines = source.text.splitlines()
+def _origin(lines: list[str], block: FencedBlock) -> Pos:
     row = block.content_line - 1
     first = block.content.split("\n", 1)[0]
     indent = 0
@@ -126,11 +124,12 @@ def check_document(source: SourceDocument, kind: str, base: Path | None = None) 
     shells = {s.lower() for s in checker.shell}
     finally_steps = set(checker.finally_.steps)
     finally_labels = {label.lower() for label in checker.finally_.labels}
+    lines = source.text.splitlines()
     for index, block in enumerate(markdown.blocks):
         if block.lang not in shells and not ("" in shells and not block.info.strip()):
             continue
-        script = parse_bash(block.content, _origin(source, block))
-        label = _label_before(source, block)
+        script = parse_bash(block.content, _origin(lines, block))
+        label = _label_before(lines, block)
         finally_ = block.step in finally_steps or (
             label is not None and label.lower().rstrip(":") in finally_labels
         )
