@@ -1,9 +1,10 @@
 """Kill a real run after every command of every git step, recover, and check the invariants.
 
-For each step of the git protocol that a run executes, and for each K from 1 to the number of
-commands that step runs, a fresh copy of a repository holding a user's staged hunk, unstaged
-change and untracked file goes through `tests/helpers/protocol_run.py` with
-`FIXLOOP_CRASH_AT=STEP:K` (the runtime SIGKILLs itself and the step's process group right after
+For each run of a git-protocol step that a real run executes (both `tag`s and both
+`commit-paths`, with deleted, binary and mode changes in the second), and for each K from 1 to
+the number of commands that step runs, a fresh copy of a repository holding a user's staged hunk,
+unstaged change and untracked file goes through `tests/helpers/protocol_run.py` with
+`FIXLOOP_CRASH_AT=STEP#N:K` (the runtime SIGKILLs itself and the step's process group right after
 command K). Then recovery runs, and these must hold:
 
 - `git worktree list` shows only the user's tree; no `fixloop/…` tag, sentinel or temp file left;
@@ -43,9 +44,10 @@ RECOVER = (
     "from fixloop.runs.session import load_protocol; "
     "print(recover(Path(sys.argv[1]), load_protocol()).lines())"
 )
+# Every run of a git step the driver makes: (step, N) for the N-th run of that step.
 RUN_STEPS = (
-    "preflight", "setup-worktree", "tag", "commit-paths", "rollback-files", "export-patch",
-    "cleanup",
+    ("preflight", 1), ("setup-worktree", 1), ("tag", 1), ("commit-paths", 1), ("tag", 2),
+    ("rollback-files", 1), ("commit-paths", 2), ("export-patch", 1), ("cleanup", 1),
 )  # fmt: skip
 
 
@@ -59,13 +61,14 @@ def _driver(repo: Path, crash_at: str | None, *options: str) -> subprocess.Compl
     )  # fmt: skip
 
 
-def _step_commands(events: Path) -> dict[str, int]:
-    """Commands each step ran, at its first run (the one FIXLOOP_CRASH_AT=STEP:K hits)."""
-    counts: dict[str, int] = {}
+def _step_commands(events: Path) -> dict[tuple[str, int], int]:
+    """Commands each run of each step ran, by (step, N) as FIXLOOP_CRASH_AT=STEP#N:K counts."""
+    counts: dict[tuple[str, int], int] = {}
     for line in events.read_text().splitlines():
         event = json.loads(line)
         if event["event"] == "step":
-            counts.setdefault(event["step"], event["commands"])
+            occurrence = 1 + sum(1 for step, _ in counts if step == event["step"])
+            counts[event["step"], occurrence] = event["commands"]
     return counts
 
 
@@ -80,7 +83,9 @@ def protocol() -> WorkflowDoc:
 
 
 @pytest.fixture(scope="module")
-def step_commands(template: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, int]:
+def step_commands(
+    template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[tuple[str, int], int]:
     repo = copy_repo(template, tmp_path_factory.mktemp("uncrashed") / "repo")
     done = _driver(repo.path, None)
     assert done.returncode == 0, done.stderr
@@ -166,18 +171,21 @@ def _crash_and_recover(
     return [f"{crash_at}: {p}" for p in check_invariants(repo, before, status, old_tip, report)]
 
 
-@pytest.mark.parametrize("step", RUN_STEPS)
+@pytest.mark.parametrize("point", RUN_STEPS, ids=[f"{s}#{n}" for s, n in RUN_STEPS])
 def test_kill_after_every_command_of_the_step(
-    step: str,
+    point: tuple[str, int],
     template: Path,
-    step_commands: dict[str, int],
+    step_commands: dict[tuple[str, int], int],
     protocol: WorkflowDoc,
     tmp_path: Path,
 ) -> None:
+    step, occurrence = point
     violations: list[str] = []
-    for k in range(1, step_commands[step] + 1):
-        violations += _crash_and_recover(template, tmp_path / f"k{k}", f"{step}:{k}", protocol)
-    COVERED[step] = step_commands[step]
+    count = step_commands[point]
+    for k in range(1, count + 1):
+        crash_at = f"{step}#{occurrence}:{k}"
+        violations += _crash_and_recover(template, tmp_path / f"k{k}", crash_at, protocol)
+    COVERED[f"{step}#{occurrence}"] = count
     VIOLATIONS.extend(violations)
     assert violations == []
 
@@ -192,7 +200,7 @@ def test_kill_after_every_command_of_a_cleanup_that_cannot_fast_forward(
     result = json.loads(done.stdout)
     assert result["state"] == "kept-branch"
     events = probe.path / ".git" / "fixloop" / "runs" / result["run"] / "events.jsonl"
-    count = _step_commands(events)["cleanup"]
+    count = _step_commands(events)["cleanup", 1]
     violations: list[str] = []
     for k in range(1, count + 1):
         target = tmp_path / f"k{k}"
@@ -203,10 +211,11 @@ def test_kill_after_every_command_of_a_cleanup_that_cannot_fast_forward(
 
 
 def test_kill_recovery_after_every_command(
-    template: Path, step_commands: dict[str, int], protocol: WorkflowDoc, tmp_path: Path
-) -> None:
+    template: Path, step_commands: dict[tuple[str, int], int], protocol: WorkflowDoc,
+    tmp_path: Path,
+) -> None:  # fmt: skip
     # The state with the most to recover: killed once the first fix commit is made.
-    crash = f"commit-paths:{step_commands['commit-paths']}"
+    crash = f"commit-paths#1:{step_commands['commit-paths', 1]}"
     probe = copy_repo(template, tmp_path / "probe")
     assert _driver(probe.path, crash).returncode == -9
     _wait_until_dead(probe.path)
@@ -215,7 +224,7 @@ def test_kill_recovery_after_every_command(
     recorder.close()
     [item] = report.recovered
     assert item.kept_branch, "the probe must leave a fix commit to protect"
-    count = _step_commands(recorder.events_path)["recover-run"]
+    count = _step_commands(recorder.events_path)["recover-run", 1]
     violations: list[str] = []
     for k in range(1, count + 1):
         repo = copy_repo(template, tmp_path / f"k{k}")

@@ -26,7 +26,17 @@ def test_workflow_qualified_step_matches_only_that_workflow() -> None:
     assert CrashPoint("cleanup", 1).matches("anything", "cleanup")
 
 
-@pytest.mark.parametrize("raw", ["cleanup", "cleanup:0", "cleanup:-1", ":3", "a b:1"])
+def test_an_occurrence_arms_only_that_run_of_the_step() -> None:
+    point = crash_point({"FIXLOOP_CRASH_AT": "commit-paths#2:5"})
+    assert point == CrashPoint("commit-paths", 5, None, 2)
+    assert not point.matches("git-protocol", "commit-paths", 1)
+    assert point.matches("git-protocol", "commit-paths", 2)
+    assert CrashPoint("tag", 1).matches("git-protocol", "tag", 7)
+
+
+@pytest.mark.parametrize(
+    "raw", ["cleanup", "cleanup:0", "cleanup:-1", ":3", "a b:1", "tag#0:1", "tag#:1"]
+)
 def test_a_malformed_switch_is_a_usage_error(raw: str) -> None:
     with pytest.raises(FixloopError) as caught:
         crash_point({"FIXLOOP_CRASH_AT": raw})

@@ -32,7 +32,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field
@@ -133,6 +133,7 @@ class _CappedReader(threading.Thread):
 
 
 _PARSED: dict[tuple[str, str], MarkdownDocument] = {}
+_RUNS_OF: Counter[tuple[str, str]] = Counter()  # runs of each step in this process (crash switch)
 
 
 def _markdown(workflow: WorkflowDoc) -> MarkdownDocument:
@@ -219,7 +220,9 @@ def run_step(
     found = find_step(workflow, step)
     env = _base_environment() | _environment_values(workflow, inputs)
     crash = crash_point(os.environ)
-    armed = crash if crash is not None and crash.matches(workflow.name, step) else None
+    _RUNS_OF[workflow.name, step] += 1
+    occurrence = _RUNS_OF[workflow.name, step]
+    armed = crash if crash is not None and crash.matches(workflow.name, step, occurrence) else None
     needs_lock = any(LOCK_MARKER in block.info.split() for block in found.blocks)
     script = compose((b for b in found.blocks if b.lang == "bash"), workflow.source.display)
     with tempfile.TemporaryDirectory(prefix="step-", dir=run.dir if run else None) as scratch:

@@ -11,8 +11,9 @@ Crash injection (for proving recovery): `FIXLOOP_CRASH_AT=STEP:K` in the runtime
 makes the runtime SIGKILL itself, together with the step's whole process group, right after the
 K-th command of step STEP has finished (K counts from 1, in trace order; a K at or beyond the
 number of commands the step ran kills once its shell has exited, before the runtime records the
-step). It fires in the first run of that step that reaches command K. `STEP` may be
-`WORKFLOW/STEP` to pick one workflow's step. Nothing catches SIGKILL: this is the closest a test
+step). It fires in the first run of that step that reaches command K; `STEP#N:K` arms only the
+N-th run of STEP in the runtime's process. `STEP` may be `WORKFLOW/STEP` to pick one workflow's
+step. Nothing catches SIGKILL: this is the closest a test
 gets to a power cut. A document that sets its own DEBUG trap replaces the runtime's, and with it
 tracing and crash injection for that step.
 """
@@ -27,7 +28,10 @@ from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.blocks import FencedBlock
 
 CRASH_ENV = "FIXLOOP_CRASH_AT"
-_CRASH = re.compile(r"^(?:(?P<workflow>[A-Za-z0-9_.-]+)/)?(?P<step>[A-Za-z0-9_.-]+):(?P<k>[0-9]+)$")
+_CRASH = re.compile(
+    r"^(?:(?P<workflow>[A-Za-z0-9_.-]+)/)?(?P<step>[A-Za-z0-9_.-]+)"
+    r"(?:#(?P<occurrence>[0-9]+))?:(?P<k>[0-9]+)$"
+)
 
 # The trap runs before each command: it records the command and its line, and when a crash is
 # armed and K commands have already completed it kills the runtime and this process group (`0`).
@@ -50,9 +54,14 @@ class CrashPoint:
     step: str
     after: int
     workflow: str | None = None
+    occurrence: int | None = None  # the N-th run of the step in this process; None: any
 
-    def matches(self, workflow: str, step: str) -> bool:
-        return self.step == step and self.workflow in (None, workflow)
+    def matches(self, workflow: str, step: str, occurrence: int = 1) -> bool:
+        return (
+            self.step == step
+            and self.workflow in (None, workflow)
+            and self.occurrence in (None, occurrence)
+        )
 
 
 def crash_point(environ: Mapping[str, str]) -> CrashPoint | None:
@@ -60,14 +69,15 @@ def crash_point(environ: Mapping[str, str]) -> CrashPoint | None:
     if not raw:
         return None
     match = _CRASH.match(raw)
-    if match is None or int(match["k"]) < 1:
+    occurrence = int(match["occurrence"]) if match and match["occurrence"] else None
+    if match is None or int(match["k"]) < 1 or occurrence == 0:
         raise FixloopError(
             Diagnostic(
                 CRASH_ENV, 1, 1, "usage",
-                f"{raw!r}: expected STEP:K or WORKFLOW/STEP:K with K >= 1",
+                f"{raw!r}: expected [WORKFLOW/]STEP[#N]:K with N, K >= 1",
             )
         )  # fmt: skip
-    return CrashPoint(match["step"], int(match["k"]), match["workflow"])
+    return CrashPoint(match["step"], int(match["k"]), match["workflow"], occurrence)
 
 
 @dataclass(frozen=True)
