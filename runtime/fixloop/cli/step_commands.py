@@ -30,7 +30,8 @@ how a step runs:
   If the workflow declares a RUN_ID input and you do not pass one, the new run's id is used.
 
 crash injection (for testing recovery):
-  {CRASH_ENV}=STEP:K kills the runtime with SIGKILL right after the K-th command of STEP.
+  {CRASH_ENV}=STEP:K kills the runtime with SIGKILL right after the K-th command of STEP
+  ({CRASH_ENV}=STEP#N:K: of the N-th run of STEP); then try `fixloop recover`.
 
 examples:
   fixloop step run git-protocol preflight --repo .
