@@ -254,3 +254,17 @@ def test_a_reused_run_id_is_refused_not_reused(user_repo: UserRepo) -> None:
     )
     assert run_step(protocol, "cleanup", cwd=user_repo.path, inputs={"RUN_ID": "same"}).ok
     _clean(user_repo)
+
+
+def test_no_fast_forward_when_the_user_switched_branches(user_repo: UserRepo) -> None:
+    run = Run.start(user_repo.path, "demo")
+    with git_session(run) as session:
+        (session.worktree / "src" / "app.py").write_text("fix\n")
+        session.commit(["src/app.py"], "fix: while the user moved on")
+        user_repo.git("checkout", "--quiet", "-b", "elsewhere")
+    outcome = session.outcome
+    assert outcome is not None and not outcome.fast_forwarded
+    assert outcome.kept_branch == session.temp_branch
+    assert user_repo.head("main") == session.base
+    assert user_repo.head("elsewhere") == session.base
+    run.finish("kept-branch")
