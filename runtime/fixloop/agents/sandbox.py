@@ -13,7 +13,9 @@ removes what the call created there, so the user's tree is left as it was found.
 from __future__ import annotations
 
 import contextlib
+import functools
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,8 +25,18 @@ from claude_agent_sdk import SandboxSettings
 _LITTER = (".claude", ".cc-writes")
 
 
+@functools.cache
 def bash_sandbox_available() -> bool:
-    return sys.platform == "linux" and all(shutil.which(tool) for tool in ("bwrap", "socat"))
+    """True when bubblewrap and socat are installed and bubblewrap can actually start a sandbox
+    here (some containers forbid the namespaces it needs)."""
+    if sys.platform != "linux" or not all(shutil.which(t) for t in ("bwrap", "socat")):
+        return False
+    probe = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 def sandbox_settings() -> SandboxSettings:
