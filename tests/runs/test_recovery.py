@@ -153,6 +153,11 @@ def test_fixloop_runs_list_shows_states(
     assert main(["runs", "list", "--repo", str(user_repo.path)]) == 0
     text = capsys.readouterr().out
     assert f"{done.id}  review-fix" in text and "crashed" in text
+    kept, _ = _abandoned_run(user_repo, protocol, commits=1)
+    recover(user_repo.path, protocol)
+    assert main(["runs", "list", "--repo", str(user_repo.path)]) == 0
+    [line] = [line for line in capsys.readouterr().out.splitlines() if line.startswith(kept)]
+    assert line.endswith(f"kept fixloop/run/{kept}  (recovered)") and "crashed" in line
 
 
 RUNTIME_DIES_ALONE = """

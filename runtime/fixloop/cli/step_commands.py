@@ -195,8 +195,13 @@ def run_runs_list(args: argparse.Namespace) -> int:
         print("no runs recorded")
     for info in runs:
         ended = info.get("ended_at") or "-"
+        kept = (info.get("details") or {}).get("kept_branch") or (info.get("recovery") or {}).get(
+            "kept_branch"
+        )
+        note = f"  kept {kept}" if kept else ""
+        note += "  (recovered)" if info.get("recovered_at") else ""
         print(
             f"{info.get('id')}  {info.get('workflow') or '?':<14}  {info.get('state'):<11}  "
-            f"started {info.get('started_at', '?')}  ended {ended}"
+            f"started {info.get('started_at', '?')}  ended {ended}{note}"
         )
     return 0
