@@ -10,6 +10,7 @@ call key the claude backend sends with every model request.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -286,3 +287,29 @@ def test_the_whole_demo_with_the_claude_backend(tmp_path: Path) -> None:
     assert [d["id"] for d in output["dropped"]] == [3]
     keys = {request.call_key for request in server.conversation}
     assert "verifier/3/pre-gate" in keys and "fixer/CR-01/iteration-1" in keys
+
+
+def test_review_fix_run_budget_stops_new_fixer_calls(tmp_path: Path) -> None:
+    repo = tmp_path / "shelf"
+    build_example(repo)
+    replay = ScriptReplay(REVIEW_FIX_SCRIPT)
+
+    def costly(request: RecordedRequest) -> Turn:
+        turn = replay(request)
+        return dataclasses.replace(turn, input_tokens=100_000)
+
+    with MessagesServer(costly) as server:
+        done = run_fixloop(
+            "review-fix", REVIEW_PATH, "--repo", str(repo), "--backend", "claude", "--json",
+            "--max-cost-usd", "0.5", env=server.env(), cwd=repo,
+        )  # fmt: skip
+
+    result = json.loads(done.stdout)
+    statuses = [finding["status"] for finding in result["findings"]]
+    assert any("call_budget" in status for status in statuses), statuses
+    refused = [f for f in result["findings"] if "run_budget" in f["status"]]
+    assert refused, "once the run budget was spent, later findings were not started"
+    assert all("not started: run cost budget spent" in f["detail"] for f in refused)
+    started = {request.call_key for request in server.conversation}
+    assert len(started) < len(REVIEW_FIX_SCRIPT), "no call started after the budget was spent"
+    assert git(repo, "status", "--porcelain") == ""
