@@ -16,7 +16,7 @@ from pathlib import Path
 
 from fixloop.contracts.document import CheckedDocument, Unit
 from fixloop.contracts.events import CommandEvent
-from fixloop.contracts.flow import Flow
+from fixloop.contracts.flow import Flow, summarize
 from fixloop.contracts.language import Contract, Operand, ScopeSpec
 from fixloop.contracts.patterns import Pattern, matches
 from fixloop.contracts.tree import Seq
@@ -259,8 +259,8 @@ class Evaluator:
                 for node_id, events in unit.by_node.items()
                 if any(e.id in labels for e in events)
             }
-            flow = Flow(watched)
-            results.append(flow.run(shell_runs(_document, units)))
+            ids = {event.id for events in watched.values() for event, _ in events}
+            results.append(Flow(watched).run(shell_runs(_document, units, ids)))
         return results, found
 
     def _order(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
@@ -346,26 +346,34 @@ class Evaluator:
         ]
 
 
-def shell_runs(document: CheckedDocument, units: list[Unit]) -> list[FlowUnit]:
-    """The shell processes the units run in: per step (fixloop's runner) or per block."""
+def shell_runs(document: CheckedDocument, units: list[Unit], watched: set[int]) -> list[FlowUnit]:
+    """The shell processes the units run in: per step (fixloop's runner) or per block.
+
+    A run holding no watched command carries its summary (can it end normally, can it fail),
+    computed once per document, so each contract interprets only the runs that matter to it.
+    """
     checker = document.contracts.checker
     workflow = document.kind == "workflow"
     errexit = workflow if checker.errexit is None else checker.errexit
     per_step = workflow if checker.one_shell_per_step is None else checker.one_shell_per_step
-    runs: list[FlowUnit] = []
-    previous: Unit | None = None
+    groups: list[list[Unit]] = []
     for unit in units:
-        if (
-            per_step
-            and previous is not None
-            and unit.step is not None
-            and (unit.step == previous.step)
-        ):
-            runs[-1].body.items.extend(unit.script.body.items)
+        previous = groups[-1][-1] if groups else None
+        same_step = previous is not None and unit.step is not None and unit.step == previous.step
+        if per_step and same_step:
+            groups[-1].append(unit)
         else:
-            body = Seq(unit.script.body.pos, items=list(unit.script.body.items))
-            runs.append(FlowUnit(body, unit.finally_, errexit))
-        previous = unit
+            groups.append([unit])
+    runs: list[FlowUnit] = []
+    for group in groups:
+        items = [item for unit in group for item in unit.script.body.items]
+        run = FlowUnit(Seq(group[0].script.body.pos, items=items), group[0].finally_, errexit)
+        if not any(e.id in watched for unit in group for e in unit.events):
+            key = tuple(id(unit) for unit in group)
+            if key not in document.summaries:
+                document.summaries[key] = summarize(run)
+            run.summary = document.summaries[key]
+        runs.append(run)
     return runs
 
 

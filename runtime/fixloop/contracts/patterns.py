@@ -66,8 +66,12 @@ Forms = Callable[[str], Sequence[str]]  # a word's shape → the shapes it may s
 
 
 def word_matches(pattern_word: str, shape: str, forms: Forms) -> bool:
+    if pattern_word == shape:
+        return True
     candidates = forms(shape)
     wanted = forms(pattern_word)
+    if not any("*" in p or "?" in p for p in wanted):
+        return any(p == c for p in wanted for c in candidates)
     return any(_glob(p).match(c) for p in wanted for c in candidates)
 
 
