@@ -107,3 +107,14 @@ def test_help_texts_explain_the_contract(capsys: Capture) -> None:
 def test_runs_list_on_a_fresh_repository(user_repo: UserRepo, capsys: Capture) -> None:
     assert main(["runs", "list", "--repo", str(user_repo.path)]) == 0
     assert capsys.readouterr().out == "no runs recorded\n"
+
+
+def test_trace_lists_commands_with_their_document_lines(
+    user_repo: UserRepo, capsys: Capture
+) -> None:
+    argv = ["step", "run", "git-protocol", "preflight", "--repo", str(user_repo.path), "--trace"]
+    assert main(argv) == 0
+    traced = [line for line in capsys.readouterr().err.splitlines() if line.startswith("+ ")]
+    assert len(traced) == 6
+    assert traced[0].startswith("+ workflows/git-protocol.md:")
+    assert traced[0].endswith(': branch="$(git symbolic-ref --quiet --short HEAD)"')

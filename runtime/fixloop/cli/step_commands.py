@@ -69,6 +69,10 @@ def register(subparsers: Any) -> None:
     run.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     run.add_argument("--timeout", type=float, default=300.0, help="seconds (default 300)")
     run.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    run.add_argument(
+        "--trace", action="store_true",
+        help="also list every command the step ran, with its line in the document (stderr)",
+    )  # fmt: skip
     run.set_defaults(handler=run_step_command)
 
     rec = subparsers.add_parser(
@@ -136,7 +140,8 @@ def _result_json(result: StepResult, run: Run) -> dict[str, Any]:
         "step": result.step, "ok": result.ok, "exit_code": result.exit_code,
         "timed_out": result.timed_out, "duration_s": result.duration_s,
         "outputs": result.outputs, "stdout": result.stdout, "stderr": result.stderr,
-        "commands": result.commands, "error": result.error,
+        "commands": result.commands, "command_sites": result.command_sites,
+        "error": result.error,
     }  # fmt: skip
 
 
@@ -160,6 +165,10 @@ def run_step_command(args: argparse.Namespace) -> int:
         return 0 if result.ok else 1
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
+    if args.trace:
+        for command, site in zip(result.commands, result.command_sites, strict=True):
+            first = command.splitlines()[0] if command else ""
+            print(f"+ {site or '(runtime)'}: {first}", file=sys.stderr)
     for key, value in result.outputs.items():
         print(f"{key}={value}" if "\n" not in value else f"{key}<<EOF\n{value}\nEOF")
     verdict = "ok" if result.ok else "FAILED"

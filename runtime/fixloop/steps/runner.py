@@ -75,6 +75,7 @@ class StepResult:
     commands: list[str] = field(default_factory=list)  # commands the step's shell ran, in order
     error: str | None = None  # set when the outputs could not be read
     last_command_at: str | None = None  # `file:line` of the last command in the document
+    command_sites: list[str | None] = field(default_factory=list)  # `file:line` per command
 
     @property
     def ok(self) -> bool:
@@ -266,10 +267,10 @@ def run_step(
             outputs = parse_outputs(output_file.read_text(encoding="utf-8", errors="replace"))
         except OutputError as exc:
             outputs, error = {}, str(exc)
-    last_at = script.document_line(traced[-1].line) if traced else None
+    sites = [script.document_line(command.line) for command in traced]
     result = StepResult(
         workflow.name, step, exit_code, outputs, stdout, stderr, duration, timed_out,
-        [command.text for command in traced], error, last_at,
+        [command.text for command in traced], error, sites[-1] if sites else None, sites,
     )  # fmt: skip
     if run is not None:
         run.record(_event(result, started_at))
