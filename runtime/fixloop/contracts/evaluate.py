@@ -7,7 +7,6 @@ for a command that is missing, at the heading of the step that should hold it.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -265,36 +264,27 @@ class Evaluator:
 
     def _order(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
         steps = contract.spec.order or []
+        # One analysis for the whole chain: each pair is judged on the same worlds.
+        names = {f"S{index}": operand for index, operand in enumerate(steps)}
+        results, found = self._flow(contract, scope, names)
+        missing = [op for key, op in names.items() if not found[key]]
+        if missing:
+            return [self._missing(contract, scope, op) for op in missing]
         problems: list[Diagnostic] = []
-        for first, then in itertools.pairwise(steps):
-            results, found = self._flow(contract, scope, {"A": first, "B": then})
-            if not found["A"] or not found["B"]:
-                problems += [
-                    self._missing(contract, scope, op)
-                    for op, key in ((first, "A"), (then, "B"))
-                    if not found[key]
-                ]
-                continue
-            if not contract.spec.strict:
-                for event in found["A"]:
-                    if _any_world(results, event, lambda w: w.mark("B") is not None):
-                        problems.append(
-                            self._at(
-                                contract,
-                                event,
-                                f"`{event.text()}` can run after `{contract.label(then)}`",
-                            )
-                        )
-                continue
-            for event in found["B"]:
-                if _any_world(results, event, lambda w: w.mark("A") is None):
-                    problems.append(
-                        self._at(
-                            contract,
-                            event,
-                            f"`{event.text()}` can run before `{contract.label(first)}`",
-                        )
-                    )
+        for index in range(len(steps) - 1):
+            first, then = f"S{index}", f"S{index + 1}"
+            if contract.spec.strict:
+                label = contract.label(steps[index])
+                for event in found[then]:
+                    if _any_world(results, event, lambda w, name=first: w.mark(name) is None):
+                        message = f"`{event.text()}` can run before `{label}`"
+                        problems.append(self._at(contract, event, message))
+            else:
+                label = contract.label(steps[index + 1])
+                for event in found[first]:
+                    if _any_world(results, event, lambda w, name=then: w.mark(name) is not None):
+                        message = f"`{event.text()}` can run after `{label}`"
+                        problems.append(self._at(contract, event, message))
         return problems
 
     def _guarded(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
