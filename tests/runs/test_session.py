@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from tests.helpers.gitrepo import UserRepo, git
+from tests.helpers.workflows import write_workflow
 
 from fixloop.diagnostics import FixloopError
 from fixloop.runs.session import GitSession, StepFailed, git_session, load_protocol
@@ -268,3 +269,53 @@ def test_no_fast_forward_when_the_user_switched_branches(user_repo: UserRepo) ->
     assert user_repo.head("main") == session.base
     assert user_repo.head("elsewhere") == session.base
     run.finish("kept-branch")
+
+
+SILENT_PROTOCOL = """\
+---
+name: git-protocol
+description: A protocol whose steps succeed but do not report what they did.
+inputs:
+  RUN_ID: {type: string, required: false}
+  WORKTREE: {type: string, required: false}
+  PATHS_FILE: {type: string, required: false}
+  MESSAGE: {type: string, required: false}
+  TAG: {type: string, required: false}
+  PATCH_FILE: {type: string, required: false}
+---
+
+## Commit {#commit-paths}
+
+```bash
+true
+```
+
+## Export {#export-patch}
+
+```bash
+printf 'FILES=several\\n' >> "$FIXLOOP_OUTPUT"
+```
+
+## Clean up {#cleanup}
+
+```bash
+printf 'FAST_FORWARDED=probably\\n' >> "$FIXLOOP_OUTPUT"
+```
+"""
+
+
+def test_a_step_that_does_not_report_its_result_fails_closed(
+    user_repo: UserRepo, tmp_path: Path
+) -> None:
+    silent = write_workflow(tmp_path / "pack", SILENT_PROTOCOL, name="git-protocol")
+    run = Run.start(user_repo.path, "demo")
+    setup = {"BRANCH": "main", "BASE": user_repo.head(), "WORKTREE": str(user_repo.path),
+             "TEMP_BRANCH": "none"}  # fmt: skip
+    session = GitSession(silent, run, setup, timeout_s=30)
+    with pytest.raises(StepFailed, match="commit-paths reported nothing for COMMITTED"):
+        session.commit(["src/app.py"], "fix")
+    with pytest.raises(StepFailed, match="reported 'several' for FILES"):
+        session.export_patch(tmp_path / "p.diff")
+    with pytest.raises(StepFailed, match=r"reported 'probably' for FAST_FORWARDED \(expected yes"):
+        session.cleanup()
+    run.finish("failed")

@@ -35,10 +35,21 @@ PROTOCOL = "git-protocol"
 class StepFailed(FixloopError):
     """A protocol step did not succeed; `result` says how (exit code, stderr, last command)."""
 
-    def __init__(self, result: StepResult) -> None:
+    def __init__(self, result: StepResult, problem: str | None = None) -> None:
         self.result = result
         where = f"{result.workflow}#{result.step}"
-        super().__init__(Diagnostic(where, 1, 1, "step-failed", result.describe_failure()), 1)
+        message = problem or result.describe_failure()
+        super().__init__(Diagnostic(where, 1, 1, "step-failed", message), 1)
+
+
+def _output(result: StepResult, name: str, allowed: tuple[str, ...] = ()) -> str:
+    """An output the step must have reported; a missing or unexpected one fails closed."""
+    value = result.outputs.get(name)
+    if value is None or (allowed and value not in allowed):
+        shown = "nothing" if value is None else repr(value)
+        expected = f" (expected {' or '.join(allowed)})" if allowed else ""
+        raise StepFailed(result, f"{result.step} reported {shown} for {name}{expected}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -98,14 +109,16 @@ class GitSession:
         result = self.step(
             "tag", {"RUN_ID": self.run.id, "WORKTREE": str(self.worktree), "TAG": name}
         )
-        return result.outputs["COMMIT"]
+        return _output(result, "COMMIT")
 
     def commit(self, paths: Iterable[str], message: str) -> str | None:
         """Commit exactly `paths` as they are in the worktree; None when none of them changed."""
         listed = self.paths_file(paths)
         inputs = {"WORKTREE": str(self.worktree), "PATHS_FILE": str(listed), "MESSAGE": message}
         result = self.step("commit-paths", inputs)
-        return result.outputs.get("COMMIT") if result.outputs.get("COMMITTED") == "yes" else None
+        if _output(result, "COMMITTED", ("yes", "no")) == "no":
+            return None
+        return _output(result, "COMMIT")
 
     def rollback(self, paths: Iterable[str], to: str = "HEAD") -> None:
         """Put `paths` back as they are in `to` (HEAD, or a tag name of this run)."""
@@ -126,14 +139,18 @@ class GitSession:
         }  # fmt: skip
         if paths is not None:
             inputs["PATHS_FILE"] = str(self.paths_file(paths))
-        return int(self.step("export-patch", inputs).outputs["FILES"])
+        result = self.step("export-patch", inputs)
+        files = _output(result, "FILES").strip()
+        if not files.isdigit():
+            raise StepFailed(result, f"export-patch reported {files!r} for FILES (not a count)")
+        return int(files)
 
     def cleanup(self) -> CleanupOutcome:
         if self.outcome is None:
             result = self.step("cleanup", {"RUN_ID": self.run.id}, cwd=self.run.repo)
             out = result.outputs
             self.outcome = CleanupOutcome(
-                fast_forwarded=out.get("FAST_FORWARDED") == "yes",
+                fast_forwarded=_output(result, "FAST_FORWARDED", ("yes", "no")) == "yes",
                 branch=out.get("BRANCH", self.branch),
                 kept_branch=out.get("KEPT_BRANCH") or None,
                 unmerged=out.get("UNMERGED", "0"),
