@@ -6,11 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.conftest import Golden
 from tests.helpers.gitrepo import UserRepo
 
 from fixloop.cli.main import build_parser, main
 
 Capture = pytest.CaptureFixture[str]
+GOLDENS = Path(__file__).parent / "goldens"
 
 
 def test_step_run_prints_outputs_and_a_summary(user_repo: UserRepo, capsys: Capture) -> None:
@@ -118,3 +120,20 @@ def test_trace_lists_commands_with_their_document_lines(
     assert len(traced) == 6
     assert traced[0].startswith("+ workflows/git-protocol.md:")
     assert traced[0].endswith(': branch="$(git symbolic-ref --quiet --short HEAD)"')
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (["step", "run", "--help"], "step-run-help.txt"),
+        (["recover", "--help"], "recover-help.txt"),
+        (["runs", "list", "--help"], "runs-list-help.txt"),
+    ],
+)
+def test_help_goldens(
+    argv: list[str], name: str, golden: Golden, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")  # argparse wraps to the terminal width
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(argv)
+    golden.check(GOLDENS / name, capsys.readouterr().out)

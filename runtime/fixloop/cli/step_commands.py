@@ -34,7 +34,7 @@ crash injection (for testing recovery):
   ({CRASH_ENV}=STEP#N:K: of the N-th run of STEP); then try `fixloop recover`.
 
 examples:
-  fixloop step run git-protocol preflight --repo .
+  fixloop step run git-protocol preflight --repo . --trace
   fixloop step run git-protocol setup-worktree --repo . --json
   fixloop step run ./my-workflow.md build --repo ../project --input TARGET='a b'
 """
