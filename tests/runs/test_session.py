@@ -319,3 +319,15 @@ def test_a_step_that_does_not_report_its_result_fails_closed(
     with pytest.raises(StepFailed, match=r"reported 'probably' for FAST_FORWARDED \(expected yes"):
         session.cleanup()
     run.finish("failed")
+
+
+def test_preflight_refuses_what_cannot_run(tmp_path: Path) -> None:
+    protocol = load_protocol()
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    result = run_step(protocol, "preflight", cwd=plain, inputs={})
+    assert result.exit_code == 1 and "not inside a git working tree" in result.stderr
+    empty = tmp_path / "empty"
+    git(tmp_path, "init", "--quiet", "--initial-branch=main", str(empty))
+    result = run_step(protocol, "preflight", cwd=empty, inputs={})
+    assert result.exit_code == 1 and "branch main has no commits yet" in result.stderr
