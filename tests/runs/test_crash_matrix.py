@@ -33,7 +33,7 @@ from tests.helpers.gitrepo import UserRepo, UserWork, copy_repo, make_user_repo
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.runs.recovery import RecoveryReport, recover
 from fixloop.runs.session import load_protocol
-from fixloop.steps.run import Run, is_live
+from fixloop.steps.run import Run, is_live, list_runs
 
 pytestmark = pytest.mark.slow
 
@@ -167,8 +167,18 @@ def _crash_and_recover(
     if done.returncode != -9:
         return [f"{crash_at}: the run was not killed (exit {done.returncode}): {done.stderr}"]
     _wait_until_dead(repo.path)
+    problems = _says_where_it_died(repo, crash_at)
     report = recover(repo.path, protocol)
-    return [f"{crash_at}: {p}" for p in check_invariants(repo, before, status, old_tip, report)]
+    problems += check_invariants(repo, before, status, old_tip, report)
+    return [f"{crash_at}: {p}" for p in problems]
+
+
+def _says_where_it_died(repo: UserRepo, crash_at: str) -> list[str]:
+    step = crash_at.partition("#")[0].partition(":")[0]
+    [info] = list_runs(repo.path / ".git" / "fixloop")
+    if info["state"] != "crashed" or info.get("last_step") != f"git-protocol#{step}":
+        return [f"runs list says {info['state']} in {info.get('last_step')}"]
+    return []
 
 
 @pytest.mark.parametrize("point", RUN_STEPS, ids=[f"{s}#{n}" for s, n in RUN_STEPS])

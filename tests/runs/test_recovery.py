@@ -157,7 +157,10 @@ def test_fixloop_runs_list_shows_states(
     recover(user_repo.path, protocol)
     assert main(["runs", "list", "--repo", str(user_repo.path)]) == 0
     [line] = [line for line in capsys.readouterr().out.splitlines() if line.startswith(kept)]
-    assert line.endswith(f"kept fixloop/run/{kept}  (recovered)") and "crashed" in line
+    assert line.endswith(
+        f"kept fixloop/run/{kept}  died in git-protocol#setup-worktree  (recovered)"
+    )
+    assert "crashed" in line
 
 
 RUNTIME_DIES_ALONE = """

@@ -208,6 +208,8 @@ def run_runs_list(args: argparse.Namespace) -> int:
             "kept_branch"
         )
         note = f"  kept {kept}" if kept else ""
+        if info.get("state") == "crashed" and info.get("last_step"):
+            note += f"  died in {info['last_step']}"
         note += "  (recovered)" if info.get("recovered_at") else ""
         print(
             f"{info.get('id')}  {info.get('workflow') or '?':<14}  {info.get('state'):<11}  "

@@ -6,6 +6,7 @@ which every worktree of the repository shares and which git never checks out:
     fixloop/runs/<run-id>/run.json      workflow, repository, pid, state, start/end times
     fixloop/runs/<run-id>/events.jsonl  one JSON object per line, appended (one per step)
     fixloop/runs/<run-id>/lock          flock-held by the live runtime for the run's lifetime
+    fixloop/runs/<run-id>/current-step  the step last started (where a crashed run died)
 
 A run is *live* exactly while its lock is held. The kernel drops the lock when the process dies,
 even by SIGKILL, so a run whose `run.json` still says `running` but whose lock is free crashed.
@@ -13,6 +14,7 @@ even by SIGKILL, so a run whose `run.json` still says `running` but whose lock i
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -119,6 +121,10 @@ class Run:
         run.record({"event": "run-start", "workflow": workflow})
         return run
 
+    def entering(self, workflow: str, step: str) -> None:
+        """Note the step about to run, so a crashed run can say where it died."""
+        (self.dir / "current-step").write_text(f"{workflow}#{step}\n", encoding="utf-8")
+
     def record(self, event: dict[str, Any]) -> None:
         """Append one event; each line is written whole and flushed, so a kill loses at most it."""
         if self._events is None:
@@ -161,6 +167,8 @@ def read_run(run_dir: Path) -> dict[str, Any]:
     info["live"] = is_live(run_dir)
     if info.get("state") == "running" and not info["live"]:
         info["state"] = "crashed"
+    with contextlib.suppress(OSError):
+        info["last_step"] = (run_dir / "current-step").read_text(encoding="utf-8").strip()
     return info
 
 

@@ -248,6 +248,8 @@ def run_step(
             if needs_lock
             else nullcontext()
         )
+        if run is not None:
+            run.entering(workflow.name, step)
         started_at = now_iso()
         start = time.monotonic()
         with lock as lock_fd:
