@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,13 @@ def test_a_killed_run_reads_as_crashed(user_repo: UserRepo) -> None:
     run_id = done.stdout.strip()
     [info] = [r for r in list_runs(state_dir_of(user_repo.path)) if r["id"] == run_id]
     assert info["state"] == "crashed" and info["live"] is False
+
+
+def test_events_from_parallel_threads_stay_whole_lines(user_repo: UserRepo) -> None:
+    run = Run.start(user_repo.path, "demo")
+    payload = "x" * 5000
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda n: run.record({"event": "step", "n": n, "p": payload}), range(200)))
+    run.finish("finished")
+    lines = run.events_path.read_text().splitlines()
+    assert sorted(json.loads(line).get("n", -1) for line in lines) == [-1, -1, *range(200)]

@@ -21,6 +21,7 @@ import os
 import re
 import secrets
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -87,6 +88,8 @@ class Run:
     state_dir: Path
     _lock: int | None = field(default=None, repr=False)
     _events: TextIO | None = field(default=None, repr=False)
+    # Steps of one run may execute in parallel threads (parallel executors); lines stay whole.
+    _writing: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def dir(self) -> Path:
@@ -127,11 +130,12 @@ class Run:
 
     def record(self, event: dict[str, Any]) -> None:
         """Append one event; each line is written whole and flushed, so a kill loses at most it."""
-        if self._events is None:
-            self._events = self.events_path.open("a", encoding="utf-8")
         line = json.dumps({"time": now_iso(), "run": self.id, **event}, ensure_ascii=False)
-        self._events.write(line + "\n")
-        self._events.flush()
+        with self._writing:
+            if self._events is None:
+                self._events = self.events_path.open("a", encoding="utf-8")
+            self._events.write(line + "\n")
+            self._events.flush()
 
     def finish(self, state: str, **details: Any) -> None:
         """Mark the run ended (`finished`, `failed`, `kept-branch`, …) and release its lock."""
