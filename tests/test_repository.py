@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -72,3 +73,37 @@ def test_wheel_carries_the_pack(tmp_path: Path) -> None:
         assert expected <= names, folder
     assert "fixloop/pack/plugin.json" in names
     assert "fixloop/cli/main.py" in names
+
+
+# Lower layers never import higher ones (DESIGN.md: "imports point one way").
+LAYERS = (
+    "diagnostics", "documents", "schemas", "contracts", "steps", "runs", "agents", "reviews",
+    "workflows", "demo", "testing", "cli", "__main__",
+)  # fmt: skip
+
+
+def _imported_packages(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        found |= {n.split(".")[1] for n in names if n.startswith("fixloop.")}
+    return found
+
+
+def test_imports_flow_one_way() -> None:
+    package_root = REPO_ROOT / "runtime/fixloop"
+    upward: list[str] = []
+    for path in sorted(package_root.rglob("*.py")):
+        relative = path.relative_to(package_root)
+        layer = relative.parts[0] if len(relative.parts) > 1 else relative.stem
+        if layer == "__init__":
+            continue
+        assert layer in LAYERS, f"{relative}: add its package to LAYERS"
+        for target in _imported_packages(path) - {layer}:
+            if LAYERS.index(target) > LAYERS.index(layer):
+                upward.append(f"{relative} imports fixloop.{target}")
+    assert upward == []
