@@ -54,7 +54,10 @@ class WriteScope:
             return None
         raw = tool_input.get(key)
         if not isinstance(raw, str) or not raw.strip():
-            return DeniedWrite(tool, str(raw), f"{tool} without a {key}: refused")
+            # No path, so no file it wanted: "" rather than "None", which could name one.
+            return DeniedWrite(
+                tool, raw if isinstance(raw, str) else "", f"{tool} without a {key}: refused"
+            )
         target = (self.root / raw).resolve()
         try:
             relative = target.relative_to(self.root)

@@ -12,6 +12,8 @@ Decisions the seed leaves to the implementation, made fail-closed:
 - A fixer call that is inconclusive, reports unsafe paths or files outside its scope, or asks for
   more scope twice, is a failed attempt with nothing staged; the files in its scope are restored
   to their content before the call (per file), so a half-made edit is not left behind.
+- A fixer refused a write to another repository file has asked for scope, whatever it reports
+  (`scope_expansion`); one refused outside the repository or in `.git` has failed the attempt.
 - Headless with `ask` (no terminal): scope expansion is deferred and pre-staged hunks are left
   alone (the finding is escalated with its fix unstaged): neither touches the user's work.
 """
@@ -29,9 +31,10 @@ from fixloop.documents.pack import WorkflowDoc
 from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
 from fixloop.steps.paths import check_path
 from fixloop.steps.run import Run
-from fixloop.workflows import escalation, snapshots
+from fixloop.workflows import escalation, scope_expansion, snapshots
 from fixloop.workflows import fix_findings_state as store
 from fixloop.workflows.choices import Prompter, question
+from fixloop.workflows.denied_writes import Denials, sort_denials
 from fixloop.workflows.fix_findings_briefs import (
     REAL,
     RESOLVED,
@@ -43,17 +46,12 @@ from fixloop.workflows.fix_findings_briefs import (
 from fixloop.workflows.fix_findings_state import FindingRecord, LoopState, Phase, RoundRecord
 from fixloop.workflows.intake import needs_pre_gate, path_problem
 from fixloop.workflows.prestaged import PrestagedChoice, assess
+from fixloop.workflows.scope_expansion import APPROVE, DEFER, ScopePolicy, scope_request
 from fixloop.workflows.staging import StagingSteps, StepFailed
 from fixloop.workflows.verdicts import Judgement, Next, decide, decide_pre_gate, judge
 
 MAX_ATTEMPTS = 2
-APPROVE, REJECT, DEFER = (
-    "Approve expanded scope",
-    "Reject — fix within original scope only",
-    "Defer this finding",
-)
 PrestagedPolicy = Literal["ask", "commit", "stash", "proceed"]
-ScopePolicy = Literal["ask", "approve", "reject", "defer"]
 
 
 @dataclass(frozen=True)
@@ -165,18 +163,26 @@ class FixFindingsLoop:
         record.in_flight = before
         self.save()
         outcome = self._fixer(record, number, key, note="")
-        result = _fix_result(outcome)
-        if isinstance(result, ScopeExpansionRequest):
-            answer = self._scope_answer(record, result)
+        result, denials = _fix_result(outcome), self._denials(record, number, outcome)
+        request = (
+            None if denials.forbidden else scope_request(outcome, result, denials, record.scope)
+        )
+        if request is not None:
+            # The re-dispatched call starts from the files as they were, not from a partial fix.
+            snapshots.restore(self.repo, Path(before.snapshot_dir), before.snapshot)
+            answer = scope_expansion.answer(
+                self.policies.on_scope_expansion, self.prompter, request,
+                repo=self.repo, finding_id=record.finding.id, notes=record.notes,
+            )  # fmt: skip
             if answer == DEFER:
-                deferred = f"scope expansion deferred: {result.justification}"
+                deferred = f"scope expansion deferred: {request.justification}"
                 record.rounds.append(_round(before, phase="verified", summary=deferred))
                 record.in_flight = None
                 self._escalate(record, None)
                 self.save()
                 return
             if answer == APPROVE:
-                wanted = [check_path(self.repo, f) for f in result.additional_files]
+                wanted = [check_path(self.repo, f) for f in request.additional_files]
                 added = [f for f in dict.fromkeys(wanted) if f not in record.scope]
                 record.scope += added
                 record.approved_files += added
@@ -189,11 +195,8 @@ class FixFindingsLoop:
                 key, note = f"{key}/original-scope", "The user rejected expanding the scope."
             self.save()
             outcome = self._fixer(record, number, key, note=note)
-            result = _fix_result(outcome)
-        if outcome.denied:
-            refused = ", ".join(f"{d.path} ({d.reason})" for d in outcome.denied)
-            record.notes.append(f"R{number}: the fixer's writes were refused: {refused}")
-        failure = self._fix_failure(outcome, result, record, before)
+            result, denials = _fix_result(outcome), self._denials(record, number, outcome)
+        failure = self._fix_failure(outcome, result, denials, record, before)
         if failure is not None:
             snapshots.restore(self.repo, Path(before.snapshot_dir), before.snapshot)
             record.rounds.append(_round(before, phase="verified", summary=failure))
@@ -215,14 +218,31 @@ class FixFindingsLoop:
             index_before=self.steps.index_entries(files) if files else {},
         )  # fmt: skip
 
+    def _denials(self, record: FindingRecord, number: int, outcome: AgentOutcome) -> Denials:
+        if outcome.denied:
+            refused = ", ".join(f"{d.path} ({d.reason})" for d in outcome.denied)
+            record.notes.append(f"R{number}: the fixer's writes were refused: {refused}")
+        return sort_denials(self.repo, outcome.denied, record.scope)
+
     def _fix_failure(
         self, outcome: AgentOutcome, result: FixReport | ScopeExpansionRequest | None,
-        record: FindingRecord, before: RoundRecord,
+        denials: Denials, record: FindingRecord, before: RoundRecord,
     ) -> str | None:  # fmt: skip
+        if denials.forbidden:
+            where = "; ".join(denials.forbidden)
+            return (
+                f"fixer tried to write where no scope expansion can reach ({where}); nothing staged"
+            )
         if result is None:
             return f"fixer inconclusive ({outcome.reason}): {outcome.detail}"
         if isinstance(result, ScopeExpansionRequest):
             return "fixer asked for a scope expansion again; counted as a failed attempt"
+        if denials.outside_scope:
+            tried = ", ".join(denials.outside_scope)
+            return (
+                f"fixer again tried to edit {tried}, outside its scope {record.scope}; counted "
+                "as a failed attempt, nothing staged"
+            )
         for path in result.files_changed:
             problem = path_problem(self.repo, path)
             if problem is not None:
@@ -240,24 +260,6 @@ class FixFindingsLoop:
             record, number, max_rounds=max_rounds, repo=self.repo, rules=self.brief, note=note
         )
         return self._call("fixer", inputs, task, record.scope, key)
-
-    def _scope_answer(self, record: FindingRecord, request: ScopeExpansionRequest) -> str:
-        unsafe = [p for p in request.additional_files if path_problem(self.repo, p) is not None]
-        if unsafe:
-            record.notes.append(f"scope expansion to unsafe paths {unsafe} refused")
-            return REJECT
-        policy = self.policies.on_scope_expansion
-        if policy != "ask":
-            return {"approve": APPROVE, "reject": REJECT, "defer": DEFER}[policy]
-        text = (
-            f"Finding {record.finding.id}: the fixer asks to also edit "
-            f"{', '.join(request.additional_files)}: {request.justification}"
-        )
-        answer = self.prompter.ask(question(text, [APPROVE, REJECT, DEFER], APPROVE))
-        if answer is None:
-            record.notes.append("scope expansion needs an answer; deferred (no terminal)")
-            return DEFER
-        return answer
 
     # -- stage ----------------------------------------------------------------------------
 

@@ -1,0 +1,136 @@
+"""fix-findings test helpers: a repository with the user's work in progress, findings, scripts.
+
+`make_repo` commits `calc.py` (mean() divides by zero), `other.py`, `helper.py` and `notes.txt`,
+then leaves the user's own work: a staged hunk in `other.py`, an unstaged change in `notes.txt`
+and an untracked `scratch.txt`. `UserWork` captures that work so a test proves it survived.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fixloop.agents.scripted import ScriptedBackend
+from fixloop.documents.pack import Pack
+from fixloop.workflows.choices import ScriptedPrompter
+from fixloop.workflows.fix_findings import Policies
+from fixloop.workflows.fix_findings_session import Session, run_fix_findings
+
+SPARE = "\n\ndef spare():\n    return 1\n"
+BUGGY = "def mean(xs):\n    return sum(xs) / len(xs)\n" + SPARE
+FIXED = "def mean(xs):\n    return sum(xs) / len(xs) if xs else 0.0\n" + SPARE
+BETTER = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n" + SPARE
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@dataclass
+class UserWork:
+    """The user's uncommitted work, captured so a test can prove it survived untouched."""
+
+    head: str
+    staged_other: str
+    index_other: str
+    files: dict[str, bytes]
+
+    @classmethod
+    def capture(cls, repo: Path) -> UserWork:
+        return cls(
+            head=git(repo, "rev-parse", "HEAD"),
+            staged_other=git(repo, "diff", "--staged", "--", "other.py"),
+            index_other=git(repo, "ls-files", "--stage", "--", "other.py"),
+            files={n: (repo / n).read_bytes() for n in ("other.py", "notes.txt", "scratch.txt")},
+        )
+
+    def assert_intact(self, repo: Path, *, head_moved: bool = False) -> None:
+        if not head_moved:
+            assert git(repo, "rev-parse", "HEAD") == self.head, "something was committed"
+        assert git(repo, "ls-files", "--stage", "--", "other.py") == self.index_other
+        if not head_moved:
+            assert git(repo, "diff", "--staged", "--", "other.py") == self.staged_other
+        for name, content in self.files.items():
+            assert (repo / name).read_bytes() == content, f"{name} changed"
+        assert "scratch.txt" in git(repo, "ls-files", "--others", "--exclude-standard")
+
+
+def finding(number: int = 1, **changes: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "id": number,
+        "severity": "P1",
+        "title": "mean() divides by zero on an empty list",
+        "body": "calc.py:2 divides by len(xs) without a guard.",
+        "file": "calc.py",
+        "line_start": 2,
+        "line_end": 2,
+        "confidence": 0.9,
+        "criterion": "no crash on empty input",
+        "verdict": "confirmed",
+        "evidence": "Verifier: traced mean([]) to ZeroDivisionError.",
+    }
+    return base | changes
+
+
+def verdict(of: dict[str, Any], name: str, severity: str | None = None) -> dict[str, Any]:
+    judged = of | {"verdict": name, "evidence": f"verifier says {name}"}
+    if severity is not None:
+        judged["severity"] = severity
+    return {"schema_version": "v1", "findings": [judged], "checks_run": ["calc.py read"]}
+
+
+def fix(content: str = FIXED, files: tuple[str, ...] = ("calc.py",)) -> dict[str, Any]:
+    return {
+        "edits": [{"path": "calc.py", "content": content}],
+        "output": {"files_changed": list(files), "summary": "fixed: guard", "concerns": None},
+    }
+
+
+def run(
+    pack: Pack,
+    repo: Path,
+    findings: list[dict[str, Any]],
+    script: dict[str, Any],
+    *,
+    policies: Policies | None = None,
+    answers: list[str | None] | None = None,
+) -> tuple[Session, ScriptedBackend, ScriptedPrompter]:
+    path = repo.parent / "findings.json"
+    path.write_text(json.dumps(findings), encoding="utf-8")
+    backend = ScriptedBackend(script)
+    prompter = ScriptedPrompter(answers or [])
+    session = run_fix_findings(
+        pack=pack, backend=backend, findings=path, repo=repo,
+        policies=policies or Policies(), prompter=prompter,
+    )  # fmt: skip
+    return session, backend, prompter
+
+
+def keys(backend: ScriptedBackend) -> list[str]:
+    return [call.key for call in backend.calls]
+
+
+def staged(repo: Path, name: str = "calc.py") -> str:
+    return git(repo, "show", f":{name}")
+
+
+def make_repo(tmp_path: Path) -> Path:
+    """calc.py (buggy) and helper.py committed; the user's own work around them."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "calc.py").write_text(BUGGY, encoding="utf-8")
+    (root / "other.py").write_text("VALUE = 1\n", encoding="utf-8")
+    (root / "helper.py").write_text("def helper():\n    return None\n", encoding="utf-8")
+    (root / "notes.txt").write_text("notes\n", encoding="utf-8")
+    git(root, "add", "--", "calc.py", "other.py", "helper.py", "notes.txt")
+    git(root, "commit", "-q", "-m", "initial")
+    (root / "other.py").write_text("VALUE = 2\n", encoding="utf-8")
+    git(root, "add", "--", "other.py")
+    (root / "notes.txt").write_text("notes\nmore, unstaged\n", encoding="utf-8")
+    (root / "scratch.txt").write_text("untracked\n", encoding="utf-8")
+    return root
