@@ -8,6 +8,7 @@ from tests.helpers.gitrepo import UserRepo, git
 from tests.helpers.reviews import (
     APP_FIX,
     APP_FIXED,
+    REPORT_REL,
     REVIEW_REL,
     UTIL_BROKEN,
     UTIL_FIX,
@@ -282,3 +283,52 @@ def test_a_fixer_that_commits_on_its_own_is_undone_not_merged(user_repo: UserRep
         "docs(02): add code review fix report",
     ]
     assert (user_repo.path / "src/util.py").read_text() == UTIL_ORIGINAL
+
+
+def test_a_refused_write_skips_the_finding_naming_the_file(user_repo: UserRepo) -> None:
+    repo = user_repo.path
+    write_review(
+        repo,
+        review_text(
+            finding("CR-01", "add subtracts", "src/app.py"),
+            finding("CR-02", "util name", "src/util.py"),
+        ),
+    )
+    tip = user_repo.head()
+    # It edits its own file, is refused src/util.py, then reports a src/app.py fix as if all went
+    # well: the report is true, but the fix it wanted was not the one it made.
+    ignores_denial = {
+        "edits": [*APP_FIX["edits"], {"path": "src/util.py", "content": "def name(): ...\n"}],
+        "output": APP_FIX["output"],
+    }
+    script = {"fixer/CR-01/iteration-1": ignores_denial, "fixer/CR-02/iteration-1": UTIL_FIX}
+    result, _ = run(repo, script)
+    skipped, util = result.outcomes
+    assert (
+        skipped.status
+        == "skipped: fixer tried to edit src/util.py, outside the finding; rolled back"
+    )
+    assert skipped.detail == "the write was refused; it then reported: fixed: add adds"
+    assert util.status == "fixed"
+    assert messages(repo, tip) == [
+        "fix(02): CR-02 util name",
+        "docs(02): add code review fix report",
+    ]
+    assert (repo / "src/app.py").read_text().endswith("a - b\n"), "its own edit was rolled back"
+    report = (repo / REPORT_REL).read_text()
+    assert "**Reason:** skipped: fixer tried to edit src/util.py, outside the finding" in report
+
+
+def test_a_refused_write_into_git_metadata_skips_the_finding(user_repo: UserRepo) -> None:
+    write_review(user_repo.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+    hook = {
+        "edits": [*APP_FIX["edits"], {"path": ".git/hooks/post-commit", "content": "#!/bin/sh\n"}],
+        "output": APP_FIX["output"],
+    }
+    result, _ = run(user_repo.path, {"fixer/CR-01/iteration-1": hook})
+    [outcome] = result.outcomes
+    assert outcome.status == (
+        "skipped: fixer tried to write .git/hooks/post-commit: paths inside .git are refused"
+    )
+    assert (user_repo.path / "src/app.py").read_text().endswith("a - b\n")
+    assert result.report_status == "none_fixed"

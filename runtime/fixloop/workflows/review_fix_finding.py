@@ -5,18 +5,24 @@ and a fix is committed only when that equals what the fixer reported and stays i
 files. Every failure (an inconclusive agent, a mismatch, a tier-2 error, a failed commit) rolls back
 exactly the changed files with the git protocol's `rollback-files` step and records why the
 finding was skipped. Earlier findings' commits are never touched.
+
+A write the backend refused skips the finding too, naming the file, whatever the fixer reported
+after it: the fix it wanted was not the one it made, and seed 004 has no scope expansion.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from fixloop.agents.backend import AgentOutcome
 from fixloop.reviews.fix_report import HUMAN_VERIFICATION
 from fixloop.reviews.model import ReviewFinding
 from fixloop.reviews.yamltext import one_line
 from fixloop.schemas.results import FixReport, ScopeExpansionRequest
+from fixloop.workflows.denied_writes import sort_denials
 from fixloop.workflows.review_fix_session import Session
 
 ROLLED_BACK = "skipped: fix caused errors, rolled back"
@@ -115,6 +121,32 @@ def _claim_mismatch(
     return None
 
 
+def _scope_refusal(
+    worktree: Path, outcome: AgentOutcome, result: object, files: list[str]
+) -> tuple[str, str] | None:
+    """Why the fixer's reach beyond its files skips the finding (reason, detail), or None."""
+    denials = sort_denials(worktree, outcome.denied, files)
+    if isinstance(result, FixReport):
+        said = f"it then reported: {result.summary}"
+    elif isinstance(result, ScopeExpansionRequest):
+        said = f"it then asked for {', '.join(result.additional_files)}"
+    else:
+        said = f"its call ended {outcome.status} ({outcome.reason}): {outcome.detail}"
+    if denials.forbidden:
+        where = "; ".join(denials.forbidden)
+        return one_line(f"skipped: fixer tried to write {where}"), f"refused; {said}"
+    if isinstance(result, ScopeExpansionRequest):
+        wanted = ", ".join(result.additional_files)
+        return "skipped: fix needs files outside the finding", (
+            f"asked for {wanted}: {result.justification}"
+        )
+    if denials.outside_scope:
+        tried = ", ".join(denials.outside_scope)
+        reason = f"skipped: fixer tried to edit {tried}, outside the finding; rolled back"
+        return one_line(reason), f"the write was refused; {said}"
+    return None
+
+
 class FindingFixer:
     """Fixes findings one at a time inside the session's worktree."""
 
@@ -161,15 +193,12 @@ class FindingFixer:
                 detail = f"{detail}; rollback failed: {rollback_error}".lstrip("; ")
             return FindingOutcome(finding, iteration, reason, summary=summary, detail=detail)
 
-        if not outcome.ok or outcome.output is None:
+        result = getattr(outcome.output, "root", outcome.output) if outcome.ok else None
+        refusal = _scope_refusal(session.worktree, outcome, result, files)
+        if refusal is not None:
+            return skip(*refusal)
+        if result is None:
             return skip(f"skipped: fixer result inconclusive ({outcome.reason})", outcome.detail)
-        result = getattr(outcome.output, "root", outcome.output)
-        if isinstance(result, ScopeExpansionRequest):
-            wanted = ", ".join(result.additional_files)
-            return skip(
-                "skipped: fix needs files outside the finding",
-                f"asked for {wanted}: {result.justification}",
-            )
         if not isinstance(result, FixReport):
             return skip("skipped: fixer result inconclusive (unexpected output)")
         summary = result.summary.strip()
