@@ -152,6 +152,39 @@ def test_an_out_of_scope_edit_is_denied_and_becomes_a_scope_request(tmp_path: Pa
     assert agent_denials and agent_denials[0]["denied"][0]["path"] == "shelf/labels.py"
 
 
+def test_review_fix_a_fixer_ignoring_its_denial_is_skipped_naming_the_file(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "shelf"
+    build_example(repo)
+    fix = REVIEW_FIX_SCRIPT["fixer/CR-01/iteration-1"]
+    # CR-01's real fix, plus an edit of labels.py (denied); it reports stock.py as if all was well.
+    wide = {
+        **fix,
+        "edits": [
+            *fix["edits"],
+            {"path": "shelf/labels.py", "old": "def slug", "new": "def slug_"},
+        ],
+    }
+    script = ScriptReplay({**REVIEW_FIX_SCRIPT, "fixer/CR-01/iteration-1": wide})
+
+    with MessagesServer(script) as server:
+        done = run_fixloop(
+            "review-fix", REVIEW_PATH, "--repo", str(repo), "--backend", "claude", "--json",
+            env=server.env(), cwd=repo,
+        )  # fmt: skip
+
+    result = json.loads(done.stdout)
+    cr01 = next(o for o in result["findings"] if o["id"] == "CR-01")
+    assert cr01["status"] == (
+        "skipped: fixer tried to edit shelf/labels.py, outside the finding; rolled back"
+    )
+    assert "if not prices" not in (repo / "shelf" / "stock.py").read_text(), "CR-01 rolled back"
+    assert "CR-01" not in git(repo, "log", "--format=%s")
+    report = (repo / REPORT_PATH).read_text()
+    assert "fixer tried to edit shelf/labels.py" in report
+
+
 def test_malformed_structured_output_is_inconclusive_and_skipped(tmp_path: Path) -> None:
     repo = tmp_path / "shelf"
     build_example(repo)
@@ -240,6 +273,61 @@ def test_fix_findings_scope_expansion_from_a_denied_edit_is_escalated(tmp_path: 
     assert git(repo, "diff", "--staged") == "" and git(repo, "diff") == ""
     denial = server.conversation[-1].tool_results()[1]
     assert denial.get("is_error") and "not among the files assigned" in str(denial["content"])
+
+
+def test_fix_findings_a_fixer_ignoring_its_denial_is_asked_about_and_given_the_file(
+    tmp_path: Path,
+) -> None:
+    repo, findings = findings_repo(tmp_path)
+    [first, _] = json.loads(findings.read_text())
+    findings.write_text(json.dumps([first]))
+    guard = {"path": "calc.py", "old": "len(xs)\n", "new": "len(xs) if xs else helper()\n"}
+    helper = {"path": "helper.py", "old": "None", "new": "0.0"}
+    script = ScriptReplay(
+        {
+            # Edits calc.py, is denied helper.py, and reports a calc.py fix as if nothing happened.
+            "fixer/1/round-1": {
+                "edits": [guard, helper],
+                "output": {"files_changed": ["calc.py"], "summary": "guarded", "concerns": None},
+            },
+            # The same edits again: `guard` only matches if round 1's calc.py edit was undone.
+            "fixer/1/round-1/expanded": {
+                "edits": [guard, helper],
+                "output": {
+                    "files_changed": ["calc.py", "helper.py"],
+                    "summary": "guarded, helper returns 0.0",
+                    "concerns": None,
+                },
+            },
+            "verifier/1/round-1": {
+                "output": {
+                    "schema_version": "v1",
+                    "findings": [{**first, "verdict": "rejected", "evidence": "mean([]) == 0.0"}],
+                    "checks_run": ["mean([]) traced"],
+                }
+            },
+        }
+    )
+
+    with MessagesServer(script) as server:
+        done = run_fixloop(
+            "fix-findings", str(findings), "--repo", str(repo), "--backend", "claude",
+            "--on-scope-expansion", "approve", "--json", env=server.env(), cwd=repo,
+        )  # fmt: skip
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["resolved"] == [1]
+    assert script.unplayed() == [] and server.unscripted == 0
+    first_call = [r for r in server.conversation if r.call_key == "fixer/1/round-1"]
+    refusals = [r for r in first_call[-1].tool_results() if r.get("is_error")]
+    assert any("helper.py is not among the files assigned" in str(r["content"]) for r in refusals)
+    assert git(repo, "show", ":calc.py") == BUGGY.replace(
+        "len(xs)\n", "len(xs) if xs else helper()\n"
+    )
+    assert git(repo, "show", ":helper.py") == "def helper():\n    return 0.0\n"
+    verifier = next(r for r in server.conversation if r.call_key == "verifier/1/round-1")
+    assert "+    return 0.0" in verifier.system, "the approved file's diff was verified"
+    assert git(repo, "rev-list", "--count", "HEAD") == "1\n", "staged, never committed"
 
 
 def test_fix_findings_budget_stop_escalates_and_starts_nothing_more(tmp_path: Path) -> None:
