@@ -7,7 +7,9 @@ Markdown document, or a `<stem>.contracts.yaml` sidecar (its document is checked
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,8 +86,35 @@ def contract_diagnostics(
     return Evaluator(document, library.get).check(contract)
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Run without the cycle collector; afterwards, what was built joins the oldest generation.
+
+    A check keeps every document's syntax tree and events alive until it returns and builds no
+    reference cycles, so each collection re-scanned every tree built so far: a third of the time
+    of a 1,000-document check. `freeze` + `unfreeze` moves the objects into the oldest generation
+    without scanning them, so the first collection after the check does not pay for them either.
+    Left alone when the collector is off or the process froze objects of its own.
+    """
+    if not gc.isenabled() or gc.get_freeze_count():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.unfreeze()
+        gc.enable()
+
+
 def check_paths(paths: Sequence[Path], base: Path | None = None) -> CheckResult:
     """Check every document under `paths`; a path that is not there is a FixloopError (exit 2)."""
+    with _collector_paused():
+        return _check_paths(paths, base)
+
+
+def _check_paths(paths: Sequence[Path], base: Path | None) -> CheckResult:
     missing = [p for p in paths if not p.exists()]
     if missing:
         raise FixloopError(

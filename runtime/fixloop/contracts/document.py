@@ -13,13 +13,14 @@ import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from fixloop.contracts.events import CommandEvent, extract
+from fixloop.contracts.events import CommandEvent, extract, visit
 from fixloop.contracts.language import Contracts, load_contracts
 from fixloop.contracts.syntax import parse_bash
-from fixloop.contracts.tree import Pos, Script
+from fixloop.contracts.tree import Node_, Pos, Script
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.blocks import FencedBlock, MarkdownDocument, StepStyle, parse_markdown
 from fixloop.documents.source import SourceDocument
@@ -38,6 +39,11 @@ class Unit:
     events: list[CommandEvent]
     by_node: dict[int, list[CommandEvent]]
 
+    @cached_property
+    def nodes(self) -> list[tuple[Node_, bool]]:
+        """Every node with its condition context (`events.visit`), walked once for all rules."""
+        return visit(self.script.body)
+
 
 @dataclass
 class CheckedDocument:
@@ -54,6 +60,8 @@ class CheckedDocument:
     # A word's shape → the shapes it may stand for (static values resolved), once per document.
     forms: Callable[[str], Sequence[str]] | None = None
     by_name: dict[str, list[CommandEvent]] = field(default_factory=dict)
+    # Event id → every form of its words after the name: the cheap pre-test of matching.
+    word_forms: dict[int, frozenset[str]] = field(default_factory=dict)
 
     @property
     def display(self) -> str:

@@ -7,24 +7,21 @@ for a command that is missing, at the heading of the step that should hold it.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from fixloop.contracts.document import CheckedDocument, Unit
 from fixloop.contracts.events import CommandEvent
 from fixloop.contracts.flow import Flow, summarize
 from fixloop.contracts.language import Contract, Operand, ScopeSpec
-from fixloop.contracts.patterns import Pattern, matches
+from fixloop.contracts.matching import matching_ids
 from fixloop.contracts.tree import Seq
 from fixloop.contracts.worlds import FlowResult, World
 from fixloop.contracts.worlds import Unit as FlowUnit
 from fixloop.diagnostics import Diagnostic
 
 Lookup = Callable[[Path], CheckedDocument | None]
-_VAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @dataclass
@@ -38,56 +35,10 @@ class Scope:
         return [e for _, units in self.parts for u in units for e in u.events]
 
 
-def static_values(document: CheckedDocument) -> dict[str, str]:
-    """Variables assigned one value, once or always the same, without command substitution."""
-    seen: dict[str, set[str]] = {}
-    for unit in document.units:
-        for event in unit.events:
-            for assign in event.command.assigns:
-                if assign.value is not None:
-                    seen.setdefault(assign.name, set()).add(assign.value.shape)
-        for pairs in _assign_only(unit):
-            for name, shape in pairs:
-                seen.setdefault(name, set()).add(shape)
-    return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1 and "$(" not in next(iter(v))}
-
-
-def _assign_only(unit: Unit) -> list[list[tuple[str, str]]]:
-    from fixloop.contracts.events import iter_commands
-
-    found = []
-    for command in iter_commands(unit.script.body):
-        if not command.words:
-            found.append([(a.name, a.value.shape) for a in command.assigns if a.value is not None])
-    return found
-
-
-def forms_for(document: CheckedDocument) -> Callable[[str], Sequence[str]]:
-    values = static_values(document)
-
-    @cache
-    def forms(shape: str) -> tuple[str, ...]:
-        resolved = shape
-        for _ in range(4):
-            nxt = _VAR.sub(lambda m: values.get(m[1], m[0]), resolved)
-            if nxt == resolved:
-                break
-            resolved = nxt
-        return (shape,) if resolved == shape else (shape, resolved)
-
-    return forms
-
-
 class Evaluator:
     def __init__(self, document: CheckedDocument, lookup: Lookup) -> None:
         self.document = document
         self.lookup = lookup
-
-    @staticmethod
-    def _forms(document: CheckedDocument) -> Callable[[str], Sequence[str]]:
-        if document.forms is None:
-            document.forms = forms_for(document)
-        return document.forms
 
     def matching(self, contract: Contract, operand: Operand, scope: Scope) -> list[CommandEvent]:
         patterns = contract.patterns(operand)
@@ -95,12 +46,7 @@ class Evaluator:
         for document, units in scope.parts:
             ids: set[int] = set()
             for pattern in patterns:
-                if pattern.text not in document.matched:
-                    forms = self._forms(document)
-                    document.matched[pattern.text] = [
-                        e.id for e in _candidates(document, pattern) if _matches(pattern, e, forms)
-                    ]
-                ids.update(document.matched[pattern.text])
+                ids.update(matching_ids(document, pattern))
             found += [e for unit in units for e in unit.events if e.id in ids]
         return found
 
@@ -276,13 +222,13 @@ class Evaluator:
             if contract.spec.strict:
                 label = contract.label(steps[index])
                 for event in found[then]:
-                    if _any_world(results, event, lambda w, name=first: w.mark(name) is None):
+                    if _any_world(results, event, _without(first)):
                         message = f"`{event.text()}` can run before `{label}`"
                         problems.append(self._at(contract, event, message))
             else:
                 label = contract.label(steps[index + 1])
                 for event in found[first]:
-                    if _any_world(results, event, lambda w, name=then: w.mark(name) is not None):
+                    if _any_world(results, event, _with(then)):
                         message = f"`{event.text()}` can run after `{label}`"
                         problems.append(self._at(contract, event, message))
         return problems
@@ -367,26 +313,18 @@ def shell_runs(document: CheckedDocument, units: list[Unit], watched: set[int]) 
     return runs
 
 
-def _candidates(document: CheckedDocument, pattern: Pattern) -> list[CommandEvent]:
-    """Events that can match: those named like the pattern, unless its name is a glob or `$`."""
-    if any(c in pattern.name for c in "*?[$"):
-        return document.events
-    if not document.by_name:
-        for event in document.events:
-            name = event.name.rsplit("/", 1)[-1] if not event.name.startswith("$") else "$"
-            document.by_name.setdefault(name, []).append(event)
-        document.by_name.setdefault("$", [])
-    return document.by_name.get(pattern.name, []) + document.by_name["$"]
-
-
-def _matches(pattern: Pattern, event: CommandEvent, forms: Callable[[str], Sequence[str]]) -> bool:
-    return matches(pattern, event.shapes, forms)
-
-
 def _any_world(
     results: list[FlowResult], event: CommandEvent, test: Callable[[World], bool]
 ) -> bool:
     return any(test(w) for r in results for w in r.before.get(event.id, ()))
+
+
+def _without(name: str) -> Callable[[World], bool]:
+    return lambda world: world.mark(name) is None
+
+
+def _with(name: str) -> Callable[[World], bool]:
+    return lambda world: world.mark(name) is not None
 
 
 def _first_line(document: CheckedDocument) -> int:

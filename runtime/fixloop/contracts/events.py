@@ -278,37 +278,45 @@ def extract(
     return walk.events, walk.by_command
 
 
-def visit(node: Node_ | None, cond: bool = False) -> Iterator[tuple[Node_, bool]]:
+def visit(node: Node_ | None, cond: bool = False) -> list[tuple[Node_, bool]]:
     """Every node with whether it runs in a condition context (where `set -e` does not apply)."""
+    found: list[tuple[Node_, bool]] = []
+    _visit(node, cond, found)
+    return found
+
+
+def _visit(node: Node_ | None, cond: bool, found: list[tuple[Node_, bool]]) -> None:
+    # Appending to one list: the generic rules walk every block, and nested generators were
+    # the larger part of their time.
     if node is None:
         return
-    yield node, cond
+    found.append((node, cond))
     if isinstance(node, Command):
         for word in command_words(node):
             for sub in word.subs:
-                yield from visit(sub, True)
+                _visit(sub, True, found)
         if node.trap is not None:
-            yield from visit(node.trap, cond)
+            _visit(node.trap, cond, found)
         return
     if isinstance(node, If):
         for test, body in node.clauses:
-            yield from visit(test, True)
-            yield from visit(body, cond)
-        yield from visit(node.orelse, cond)
+            _visit(test, True, found)
+            _visit(body, cond, found)
+        _visit(node.orelse, cond, found)
         return
     if isinstance(node, AndOr):
-        yield from visit(node.left, True)
-        yield from visit(node.right, cond)
+        _visit(node.left, True, found)
+        _visit(node.right, cond, found)
         return
     if isinstance(node, Not):
-        yield from visit(node.body, True)
+        _visit(node.body, True, found)
         return
     if isinstance(node, Loop):
-        yield from visit(node.cond, True)
-        yield from visit(node.body, cond)
+        _visit(node.cond, True, found)
+        _visit(node.body, cond, found)
         return
     for child in children(node):
-        yield from visit(child, cond)
+        _visit(child, cond, found)
 
 
 def command_words(command: Command) -> list[Word]:

@@ -65,6 +65,19 @@ def parse_pattern(text: str) -> Pattern:
 Forms = Callable[[str], Sequence[str]]  # a word's shape → the shapes it may stand for
 
 
+@cache
+def literal_words(pattern: Pattern) -> frozenset[str]:
+    """Words after the name that a matching command must hold among its words' forms.
+
+    Every non-option word of a pattern (a positional, or an option's value) is matched against
+    one command word; when it has no `$` and no wildcard, only an equal form matches it. So a
+    command lacking one of these forms cannot match: a cheap test before `matches`.
+    """
+    return frozenset(
+        w for w in pattern.words if not is_option(w) and not any(c in w for c in "$*?")
+    )
+
+
 def word_matches(pattern_word: str, shape: str, forms: Forms) -> bool:
     if pattern_word == shape:
         return True

@@ -98,7 +98,7 @@ def _bash_accepts(text: str) -> bool:
 def _unquoted_inputs(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     inputs = document.inputs
     found = []
-    for node, _ in visit(unit.script.body):
+    for node, _ in unit.nodes:
         if not isinstance(node, Command) or not node.words:
             continue
         if node.words[0].literal in ("[[", "export", "local", "declare", "readonly"):
@@ -162,7 +162,7 @@ def _is_recursive_rm(command: Command) -> bool:
 def _rm_rf(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     safe = _non_empty_inputs(document)
     found = []
-    for node, _ in visit(unit.script.body):
+    for node, _ in unit.nodes:
         if not isinstance(node, Command):
             continue
         safe |= _made_safe(node)
@@ -194,7 +194,7 @@ def _arithmetic(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     configured = document.contracts.checker.errexit
     errexit = document.kind == "workflow" if configured is None else configured
     found = []
-    for node, cond in visit(unit.script.body):
+    for node, cond in unit.nodes:
         if isinstance(node, Command) and node.words and node.words[0].literal == "set":
             args = [w.literal or "" for w in node.words[1:]]
             if any(a.startswith("-") and "e" in a[1:] and a[1:].isalpha() for a in args) or (

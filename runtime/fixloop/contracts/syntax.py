@@ -85,9 +85,9 @@ class _Builder(SourceReader):
 
     def statement(self, node: Node) -> Node_ | None:  # noqa: PLR0912
         kind = node.type
-        at = self.pos(node)
         if kind == "command":
             return self.command(node)
+        at = self.pos(node)
         if kind in ("variable_assignment", "variable_assignments"):
             return Command(at, assigns=self.assignments(node, "plain"))
         if kind in ("declaration_command", "unset_command"):

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from fixloop.contracts.document import CheckedDocument, Unit
-from fixloop.contracts.events import node_words, unwrap, visit
+from fixloop.contracts.events import node_words, unwrap
 from fixloop.contracts.tree import Arith, Command, Loop, Read
 from fixloop.diagnostics import Diagnostic
 
@@ -79,7 +79,7 @@ def _defined_in(units: list[Unit]) -> _Scope:
     defined: set[str] = set()
     exported: set[str] = set()
     for unit in units:
-        for node, _ in visit(unit.script.body):
+        for node, _ in unit.nodes:
             if isinstance(node, Command):
                 defined |= {a.name for a in node.assigns}
                 exported |= set(node.exported)
@@ -126,7 +126,7 @@ def undefined_variables(document: CheckedDocument) -> list[Diagnostic]:
         scope = _defined_in(units)
         reported: set[str] = set()
         for unit in units:
-            for node, _ in visit(unit.script.body):
+            for node, _ in unit.nodes:
                 reads: list[Read] = [r for w in node_words(node) for r in w.reads]
                 if isinstance(node, Arith):
                     reads += node.reads

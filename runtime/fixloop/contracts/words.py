@@ -20,14 +20,15 @@ class SourceReader:
     def __init__(self, source: bytes, origin: Pos) -> None:
         self.source = source
         self.lines = source.split(b"\n")
+        self.ascii = [line.isascii() for line in self.lines]
         self.origin = origin
         self.errors: list[Broken] = []
         self.splits: list[int] = []  # byte offsets where a statement should have ended
 
     def pos(self, node: Node) -> Pos:
-        row, byte_col = node.start_point
-        line = self.lines[row] if row < len(self.lines) else b""
-        col = len(line[:byte_col].decode("utf-8", "replace"))
+        row, col = node.start_point
+        if col and row < len(self.lines) and not self.ascii[row]:
+            col = len(self.lines[row][:col].decode("utf-8", "replace"))
         if row == 0:
             return Pos(self.origin.row, self.origin.col + col)
         return Pos(self.origin.row + row, col)
@@ -40,6 +41,8 @@ class SourceReader:
         raise NotImplementedError
 
     def word(self, node: Node) -> Word:
+        if not node.child_count and (node.type == "raw_string" or node.type not in _HANDLERS):
+            return self._leaf(node)
         word = Word(self.text(node), "", self.pos(node))
         word.shape = self.collect(node, word, quoted=False)
         word.quoted = node.type in ("string", "raw_string", "ansi_c_string") or any(
@@ -52,6 +55,14 @@ class SourceReader:
             for r in word.reads
         ]
         return word
+
+    def _leaf(self, node: Node) -> Word:
+        # Most argv words are one token without expansions: the same Word, built directly.
+        text = self.text(node)
+        if node.type == "raw_string":
+            return Word(text, text[1:-1], self.pos(node), literal=text[1:-1], quoted=True)
+        shape = _unescape(text) if node.type == "word" and "\\" in text else text
+        return Word(text, shape, self.pos(node), literal=shape)
 
     def collect(self, node: Node, word: Word, quoted: bool) -> str:
         """The shape of `node`, recording reads and substitutions into `word`."""
