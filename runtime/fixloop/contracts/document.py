@@ -79,13 +79,13 @@ class CheckedDocument:
         step = self.markdown.step(name)
         return step.line if step else 1
 
-    @property
+    @cached_property
     def inputs(self) -> set[str]:
         declared = self.source.metadata.get("inputs")
         names = set(declared) if isinstance(declared, dict) else set()
         return names | set(self.contracts.checker.inputs)
 
-    @property
+    @cached_property
     def outputs(self) -> set[str]:
         declared = self.source.metadata.get("outputs")
         return set(declared) if isinstance(declared, dict) else set()

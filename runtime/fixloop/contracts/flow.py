@@ -92,7 +92,7 @@ class Flow:
             return self.block(unit, worlds)
         # No watched command inside: the run only decides whether the world goes on or fails.
         can_end, can_fail = unit.summary
-        result = {w._replace(status=0) for w in worlds} if can_end else set()
+        result = {w.at(0) for w in worlds} if can_end else set()
         if can_fail:
             result |= {w._replace(status=1, failed=True) for w in worlds}
         return result
@@ -156,9 +156,7 @@ class Flow:
             return self.andor(node, worlds, cond)
         if isinstance(node, Not):
             out = self.node(node.body, worlds, cond=True)
-            out.normal = {
-                w._replace(status=None if w.status is None else 1 - w.status) for w in out.normal
-            }
+            out.normal = {w.at(None if w.status is None else 1 - w.status) for w in out.normal}
             return out
         if isinstance(node, Pipeline):
             return self.pipeline(node, worlds, cond)
@@ -167,17 +165,17 @@ class Flow:
         if isinstance(node, Loop):
             return self.loop(node, worlds)
         if isinstance(node, Case):
-            result = Outcome(normal={w._replace(status=0) for w in worlds})
+            result = Outcome(normal={w.at(0) for w in worlds})
             for arm in node.arms:
                 result.absorb(self.node(arm, worlds, cond))
             return result
         if isinstance(node, Function):
-            return Outcome(normal={w._replace(status=0) for w in worlds})
+            return Outcome(normal={w.at(0) for w in worlds})
         if isinstance(node, Subshell):
             out = self.node(node.body, worlds, cond)
             return Outcome(normal=out.normal | out.exits | out.returns)
         if isinstance(node, (Arith, Broken)):
-            return self._errexit({w._replace(status=None) for w in worlds}, cond)
+            return self._errexit({w.at(None) for w in worlds}, cond)
         return Outcome(normal=set(worlds))
 
     def seq(self, items: list[Node_], worlds: set[World], cond: bool) -> Outcome:
@@ -219,7 +217,7 @@ class Flow:
         if node.orelse is not None:
             result.absorb(self.node(node.orelse, pending, cond))
         else:
-            result.normal |= {w._replace(status=0) for w in pending}
+            result.normal |= {w.at(0) for w in pending}
         return result
 
     def loop(self, node: Loop, worlds: set[World]) -> Outcome:
@@ -254,11 +252,11 @@ class Flow:
                 result.absorb(test, normal=False)
                 ok, bad = split(test.normal)
                 body_in, leave = (ok, bad) if node.kind == "while" else (bad, ok)
-                result.normal |= {w._replace(status=0) for w in leave}
+                result.normal |= {w.at(0) for w in leave}
             out = self.node(node.body, body_in, cond=False)
             result.exits |= out.exits
             result.returns |= out.returns
-            result.normal |= {w._replace(status=0) for w in out.breaks}
+            result.normal |= {w.at(0) for w in out.breaks}
             back = out.normal | out.continues
             if node.cond is None:
                 result.normal |= back
@@ -282,7 +280,7 @@ class Flow:
             for status, verdict in ((0, "ok"), (1, "fail")):
                 if world.status is not None and world.status != status:
                     continue
-                new = world._replace(status=status)
+                new = world.at(status)
                 for event, names in events:
                     for name in names:
                         new = new.with_mark((name, verdict, event.id))
@@ -293,9 +291,9 @@ class Flow:
         out = Outcome()
         for world in worlds:
             if world.errexit and not cond and world.status != 0:
-                out.exits.add(world._replace(status=1))
+                out.exits.add(world.at(1))
                 if world.status is None:
-                    out.normal.add(world._replace(status=0))
+                    out.normal.add(world.at(0))
             else:
                 out.normal.add(world)
         return out
@@ -319,14 +317,12 @@ class Flow:
         name = command.words[0].literal if command.words else None
         args = [w.literal for w in command.words[1:]]
         if name is None and command.words:
-            return self._errexit(
-                self._mark(command, {w._replace(status=None) for w in worlds}), cond
-            )
+            return self._errexit(self._mark(command, {w.at(None) for w in worlds}), cond)
         if name is None:
             return self._errexit(self._assign(command, worlds, prior, substituted), cond)
         if name in ("exit", "return"):
             keep, code = _code(command)
-            bucket = {w._replace(status=w.status if keep else code) for w in worlds}
+            bucket = {w.at(w.status if keep else code) for w in worlds}
             return Outcome(exits=bucket) if name == "exit" else Outcome(returns=bucket)
         if name in ("break", "continue"):
             return Outcome(breaks=worlds) if name == "break" else Outcome(continues=worlds)
@@ -339,7 +335,7 @@ class Flow:
         if name == "trap" and command.trap is not None:
             return Outcome(normal=self._trap(command, worlds))
         if name == "false":
-            return self._errexit(self._mark(command, {w._replace(status=1) for w in worlds}), cond)
+            return self._errexit(self._mark(command, {w.at(1) for w in worlds}), cond)
         if name in ("[", "[[", "test"):
             decided = {self._test(command, w) for w in worlds}
             return self._errexit(self._mark(command, decided), cond)
@@ -350,7 +346,7 @@ class Flow:
             back = out.normal | out.returns
             return Outcome(normal=self._mark(command, back), exits=out.exits)
         status: Status = 0 if name in _ALWAYS_OK else None
-        worlds = {w._replace(status=status) for w in worlds}
+        worlds = {w.at(status) for w in worlds}
         if command.assigns and name in ("local", "export", "declare", "readonly", "typeset"):
             worlds = self._assign(command, worlds, prior, substituted)
         return self._errexit(self._mark(command, worlds), cond)
@@ -373,14 +369,14 @@ class Flow:
                 else:
                     value = None
                 new = new.with_flag(assign.name, value)
-            out.add(new._replace(status=new.status if substituted else 0))
+            out.add(new.at(new.status if substituted else 0))
         return self._mark(command, out)
 
     def _trap(self, command: Command, worlds: set[World]) -> set[World]:
         assert command.trap is not None
         signals = {s.upper().removeprefix("SIG") for s in command.trap_signals}
         if not signals & {"EXIT", "0"}:
-            return {w._replace(status=0) for w in worlds}
+            return {w.at(0) for w in worlds}
         handler = command.words[1].literal or ""
         key = id(command)
         self.traps[key] = command.trap
@@ -398,10 +394,10 @@ class Flow:
             if known and value is not None and right.isdigit():
                 equal = (value == 0) == (int(right) == 0)
                 if operator in ("-eq", "=", "=="):
-                    return world._replace(status=0 if equal else 1)
+                    return world.at(0 if equal else 1)
                 if operator in ("-ne", "!="):
-                    return world._replace(status=1 if equal else 0)
-        return world._replace(status=None)
+                    return world.at(1 if equal else 0)
+        return world.at(None)
 
 
 def _code(command: Command) -> tuple[bool, Status]:

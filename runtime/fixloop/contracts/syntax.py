@@ -222,17 +222,18 @@ class _Builder(SourceReader):
             between = self.source[assigns[-1].end_byte : name.start_byte]
             if b"\\\n" not in between:
                 self.splits.append(assigns[-1].end_byte)
-        for child in node.children:
-            if child.type == "variable_assignment":
+        for index, child in enumerate(node.children):
+            kind = child.type
+            if kind == "variable_assignment":
                 command.assigns += self.assignments(child, "plain")
-            elif child.type == "command_name":
+            elif kind == "command_name":
                 command.words.append(
                     self.word(child.named_children[0] if child.named_children else child)
                 )
-            elif child.is_named and child.type not in ("comment", "file_redirect"):
-                if node.field_name_for_child(node.children.index(child)) == "argument":
+            elif child.is_named and kind not in ("comment", "file_redirect"):
+                if node.field_name_for_child(index) == "argument":
                     command.words.append(self.word(child))
-            elif child.type == "file_redirect":
+            elif kind == "file_redirect":
                 command.redirects.append(self.redirect(child)[0])
         self.parse_trap(command)
         return command

@@ -29,6 +29,12 @@ class World(NamedTuple):
     errexit: bool = False
     failed: bool = False
 
+    def at(self, status: Status) -> World:
+        """This world with another last exit status: the most frequent change, made directly."""
+        return World(
+            self.marks, status, self.flags, self.lists, self.traps, self.errexit, self.failed
+        )
+
     def mark(self, name: str) -> Mark | None:
         return next((m for m in self.marks if m[0] == name), None)
 
@@ -90,7 +96,7 @@ def split(worlds: Iterable[World]) -> tuple[set[World], set[World]]:
     bad: set[World] = set()
     for world in worlds:
         if world.status in (0, None):
-            ok.add(world._replace(status=0))
+            ok.add(world.at(0))
         if world.status != 0:
-            bad.add(world._replace(status=1))
+            bad.add(world.at(1))
     return ok, bad
