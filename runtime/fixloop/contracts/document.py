@@ -20,7 +20,7 @@ from typing import Any
 from fixloop.contracts.events import CommandEvent, extract, visit
 from fixloop.contracts.language import Contracts, load_contracts
 from fixloop.contracts.syntax import parse_bash
-from fixloop.contracts.tree import Node_, Pos, Script
+from fixloop.contracts.tree import Function, Node_, Pos, Script
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.blocks import FencedBlock, MarkdownDocument, StepStyle, parse_markdown
 from fixloop.documents.source import SourceDocument
@@ -55,6 +55,7 @@ class CheckedDocument:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # Path-analysis summaries of shell runs without watched commands, shared by all contracts.
     summaries: dict[tuple[int, ...], tuple[bool, bool]] = field(default_factory=dict)
+    scans: dict[tuple[int, ...], tuple[dict[str, Function], set[str]]] = field(default_factory=dict)
     # Event ids matching each pattern text, shared by all contracts of the document.
     matched: dict[str, list[int]] = field(default_factory=dict)
     # A word's shape → the shapes it may stand for (static values resolved), once per document.

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fixloop.contracts.document import CheckedDocument, Unit
 from fixloop.contracts.events import CommandEvent
-from fixloop.contracts.flow import Flow, summarize
+from fixloop.contracts.flow import Flow, scan_run, summarize
 from fixloop.contracts.language import Contract, Operand, ScopeSpec
 from fixloop.contracts.matching import matching_ids
 from fixloop.contracts.tree import Seq
@@ -304,8 +304,11 @@ def shell_runs(document: CheckedDocument, units: list[Unit], watched: set[int]) 
     for group in groups:
         items = [item for unit in group for item in unit.script.body.items]
         run = FlowUnit(Seq(group[0].script.body.pos, items=items), group[0].finally_, errexit)
+        key = tuple(id(unit) for unit in group)
+        if key not in document.scans:
+            document.scans[key] = scan_run(run.body)
+        run.scan = document.scans[key]
         if not any(e.id in watched for unit in group for e in unit.events):
-            key = tuple(id(unit) for unit in group)
             if key not in document.summaries:
                 document.summaries[key] = summarize(run)
             run.summary = document.summaries[key]

@@ -98,9 +98,9 @@ class Flow:
         return result
 
     def block(self, unit: Unit, worlds: set[World]) -> set[World]:
-        self.functions = {}
-        self.flag_names = set()
-        self._prescan(unit.body)
+        if unit.scan is None:
+            unit.scan = scan_run(unit.body)
+        self.functions, self.flag_names = unit.scan
         start = {w._replace(status=0, flags=(), traps=(), errexit=unit.errexit) for w in worlds}
         out = self.node(unit.body, start, cond=False)
         ended: set[World] = set()
@@ -123,17 +123,6 @@ class Flow:
             out = self.node(self.traps[trap], worlds, cond=True)
             worlds = out.normal | out.exits | out.returns
         return {w._replace(status=world.status, failed=world.failed) for w in worlds}
-
-    def _prescan(self, node: Node_) -> None:
-        if isinstance(node, Function):
-            self.functions[node.name] = node
-        if isinstance(node, Command):
-            for assign in node.assigns:
-                shape = assign.value.shape if assign.value is not None else ""
-                if shape == "$?" or shape.isdigit():
-                    self.flag_names.add(assign.name)
-        for child in children(node):
-            self._prescan(child)
 
     # -- statements ---------------------------------------------------------------------------
 
@@ -299,16 +288,11 @@ class Flow:
         return out
 
     def _substitutions(self, command: Command, worlds: set[World]) -> tuple[set[World], bool]:
-        words = [*command.words, *(a.value for a in command.assigns if a.value is not None)]
-        words += [r.target for r in command.redirects if r.target is not None]
         current = set(worlds)
-        found = False
-        for word in words:
-            for sub in word.subs:
-                found = True
-                out = self.node(sub, current, cond=True)
-                current = out.normal | out.exits | out.returns
-        return current, found
+        for sub in command.substitutions:
+            out = self.node(sub, current, cond=True)
+            current = out.normal | out.exits | out.returns
+        return current, bool(command.substitutions)
 
     def command(self, command: Command, worlds: set[World], cond: bool) -> Outcome:
         prior = {w: w.status for w in worlds}
@@ -398,6 +382,26 @@ class Flow:
                 if operator in ("-ne", "!="):
                     return world.at(1 if equal else 0)
         return world.at(None)
+
+
+def scan_run(body: Seq) -> tuple[dict[str, Function], set[str]]:
+    """The functions a shell run defines, and the names it assigns a status to (`rc=$?`)."""
+    functions: dict[str, Function] = {}
+    flag_names: set[str] = set()
+    _scan(body, functions, flag_names)
+    return functions, flag_names
+
+
+def _scan(node: Node_, functions: dict[str, Function], flag_names: set[str]) -> None:
+    if isinstance(node, Function):
+        functions[node.name] = node
+    if isinstance(node, Command):
+        for assign in node.assigns:
+            shape = assign.value.shape if assign.value is not None else ""
+            if shape == "$?" or shape.isdigit():
+                flag_names.add(assign.name)
+    for child in children(node):
+        _scan(child, functions, flag_names)
 
 
 def _code(command: Command) -> tuple[bool, Status]:

@@ -9,6 +9,7 @@ generic rules walk it, never tree-sitter nodes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple
 
 
@@ -75,6 +76,13 @@ class Command(Node_):
     exported: list[str] = field(default_factory=list)  # `export NAME` without a value
     trap: Seq | None = None  # parsed handler of `trap '…' EXIT|ERR|…`
     trap_signals: tuple[str, ...] = ()
+
+    @cached_property
+    def substitutions(self) -> list[Node_]:
+        """The `$(…)` of its words, assignment values and redirection targets, in run order."""
+        words = [*self.words, *(a.value for a in self.assigns if a.value is not None)]
+        words += [r.target for r in self.redirects if r.target is not None]
+        return [sub for word in words for sub in word.subs]
 
 
 @dataclass

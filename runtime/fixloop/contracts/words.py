@@ -76,6 +76,13 @@ class SourceReader:
 
     def _expansion(self, node: Node, word: Word, quoted: bool) -> str:
         word.expands = True
+        named = node.named_children
+        if node.type == "simple_expansion" and len(named) == 1 and named[0].type == "variable_name":
+            # `$name`, the most frequent expansion: no operator, no `#`, nothing else inside.
+            name = self.text(named[0])
+            if not name.isdigit():
+                word.reads.append(Read(name, self.pos(named[0]), quoted, False, False))
+            return f"${name}"
         holder = next((c for c in node.named_children if c.type in _NAME_TYPES), None)
         if holder is None:
             return self.text(node)

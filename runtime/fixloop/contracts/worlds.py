@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from fixloop.contracts.tree import Seq
+from fixloop.contracts.tree import Function, Seq
 
 Status = int | None  # 0 success, 1 failure, None unknown
 Mark = tuple[str, str, int]  # watched name, "ok" | "fail", event id
@@ -82,6 +82,8 @@ class Unit:
     errexit: bool = False  # the runner starts the shell under `set -e`
     # For a run with no watched command: (can end normally, can fail); its effect on any world.
     summary: tuple[bool, bool] | None = None
+    # Its functions by name and its status-flag names (`rc=$?`), found once per document.
+    scan: tuple[dict[str, Function], set[str]] | None = None
 
 
 @dataclass
