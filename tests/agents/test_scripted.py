@@ -138,6 +138,20 @@ def test_edits_outside_the_writable_files_are_refused(tmp_path: Path) -> None:
     assert (tmp_path / "other.py").read_text(encoding="utf-8") == "keep\n"
 
 
+def test_bash_commands_run_after_the_edits_unchecked_and_unreported(tmp_path: Path) -> None:
+    (tmp_path / "other.py").write_text("keep\n", encoding="utf-8")
+    reply = {
+        "edits": [{"path": "app.py", "content": "ok\n"}],
+        "bash": ["cat app.py > other.py", "exit 3", "printf 'new\\n' > made.txt"],
+        "output": REPORT,
+    }
+    backend = ScriptedBackend({"fixer/1/round-1": reply})
+    outcome = backend.dispatch(request(tmp_path, writable=("app.py",)))
+    assert outcome.ok and outcome.denied == ()  # a shell write is not a refused tool call
+    assert (tmp_path / "other.py").read_text(encoding="utf-8") == "ok\n"  # after the edits
+    assert (tmp_path / "made.txt").read_text(encoding="utf-8") == "new\n"  # exit 3 went on
+
+
 def test_a_replacement_that_does_not_match_once_is_a_crash(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("a\na\n", encoding="utf-8")
     edits = [{"path": "app.py", "old": "a", "new": "b"}]

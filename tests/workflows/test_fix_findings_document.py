@@ -34,6 +34,7 @@ def test_the_document_passes_its_contracts_and_the_generic_rules() -> None:
     assert [d.format() for d in result.diagnostics] == []
     ids = {contract.id for _, contract in result.contracts}
     assert {"nothing-is-committed", "no-tree-wide-git", "only-files-changed-are-staged"} <= ids
+    assert {"fingerprint-only-reads", "index-entry-back-before-its-bytes"} <= ids
 
 
 @pytest.mark.parametrize(
@@ -49,6 +50,16 @@ def test_the_document_passes_its_contracts_and_the_generic_rules() -> None:
          'git update-ref "$SAVED_REF" "$saved"\n', "user-hunks-saved-before-taken-out"),
         ('git diff --staged --stat --no-color -- "${files[@]}"', "git diff --staged --stat",
          "escalation-summary-is-scoped"),
+        (': > "$HASH_FILE"\n', ': > "$HASH_FILE"\ngit update-index -q --refresh\n',
+         "fingerprint-only-reads"),
+        ('  git checkout-index --force -- "${files[@]}"\n', "  git checkout-index --force --all\n",
+         "clean-files-back-by-name"),
+        ('  git checkout-index --force -- "${files[@]}"\n', "  git checkout-index --force --all\n",
+         "no-tree-wide-checkout-index"),
+        ('  git checkout-index --force -- "${files[@]}"\n',
+         '  git checkout-index --force -- "${files[@]}"\n'
+         '  for path in "${files[@]}"; do git update-index --force-remove -- "$path"; done\n',
+         "index-entry-back-before-its-bytes"),
     ],
 )  # fmt: skip
 def test_the_contracts_catch_what_they_name(tmp_path: Path, old: str, new: str, rule: str) -> None:

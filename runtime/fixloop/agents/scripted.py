@@ -15,6 +15,8 @@ key (`AgentRequest.key`, by convention `role/finding-id/phase`, e.g. `fixer/3/ro
         - {path: src/auth.py, content: "..."}   # write the whole file (creates it if needed)
         - {path: src/auth.py, old: "a", new: "b"}  # replace exactly one occurrence of `old`
         - {path: src/old.py, delete: true}      # remove the file
+      bash:                                     # optional: shell commands, run after the edits
+        - sed -i 's/a/b/' src/other.py
       output: {files_changed: [src/auth.py], summary: "fixed: ...", concerns: null}
       cost_usd: 0.01                            # optional, charged to a run budget
     verifier/3/round-1:
@@ -30,11 +32,17 @@ Rules, all failing closed:
   because a real model's denied tool call does not end its turn either.
 - `old` that is not found exactly once makes the call inconclusive (`crash`): a real model's edit
   tool fails the same way.
+- `bash` commands play a model's shell tool calls: each runs as `bash -c` in the worktree (stdin
+  empty, output discarded), in order, after the edits; one running past 60 s times the call out.
+  Like a real shell command they are NOT checked against `writable` and never recorded as
+  denied: they are how a script shows a workflow a write no refusal saw. A command's exit status
+  does not end the call (a failed tool call does not end a real model's turn either).
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
@@ -81,6 +89,7 @@ class ScriptedEdit(_Strict):
 
 class ScriptedReply(_Strict):
     edits: list[ScriptedEdit] = Field(default_factory=list)
+    bash: list[str] = Field(default_factory=list)
     output: Any = None
     fail: Literal["crash", "timeout", "malformed"] | None = None
     raw: str | None = None  # the text a `malformed` reply returns
@@ -185,6 +194,15 @@ class ScriptedBackend:
             problem = _apply(edit, request, denied)
             if problem is not None:
                 outcome = AgentOutcome.inconclusive(StopReason.CRASH, problem, usage)
+                return _with_denied(outcome, denied)
+        for command in reply.bash:
+            try:
+                subprocess.run(
+                    ["bash", "-c", command], cwd=request.cwd, stdin=subprocess.DEVNULL,
+                    capture_output=True, timeout=60, check=False,
+                )  # fmt: skip
+            except subprocess.TimeoutExpired:
+                outcome = AgentOutcome.inconclusive(StopReason.TIMEOUT, f"bash: {command}", usage)
                 return _with_denied(outcome, denied)
         if reply.fail == "crash":
             outcome = AgentOutcome.inconclusive(StopReason.CRASH, "scripted crash", usage)

@@ -12,12 +12,17 @@ refused paths here, in the same clean repository form as every other path it han
 
 A refusal that names no path (a malformed tool call) or a file the call was assigned is neither:
 no write happened and no other file is wanted.
+
+A write nothing refused (a shell command, a backend that does not report) is found in the tree
+afterwards (`tree_guard`), put back, and joins the same record through `with_stray`: the files
+go to `unasked` (the same request, "changed without asking"), what could not be put back to
+`forbidden`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fixloop.agents.backend import DeniedWrite
@@ -30,9 +35,16 @@ from fixloop.workflows.intake import path_problem
 class Denials:
     outside_scope: tuple[str, ...] = ()  # clean repository-relative paths, first refusal first
     forbidden: tuple[str, ...] = ()  # "<path as named>: <why it can never be granted>"
+    unasked: tuple[str, ...] = ()  # other repository files changed unrefused, then put back
 
     def __bool__(self) -> bool:
-        return bool(self.outside_scope or self.forbidden)
+        return bool(self.outside_scope or self.forbidden or self.unasked)
+
+    def with_stray(self, changed: Sequence[str], unrestorable: Sequence[str]) -> Denials:
+        """These denials plus what the call changed outside its files without being refused."""
+        unasked = tuple(p for p in dict.fromkeys(changed) if p not in self.outside_scope)
+        forbidden = tuple(dict.fromkeys([*self.forbidden, *unrestorable]))
+        return replace(self, unasked=unasked, forbidden=forbidden)
 
 
 def sort_denials(root: Path, denied: Iterable[DeniedWrite], scope: Sequence[str]) -> Denials:
@@ -65,6 +77,15 @@ def tried_to_edit(files: Sequence[str], scope: Sequence[str]) -> str:
     return (
         f"The fixer tried to edit {named}, outside this finding's files ({assigned}); "
         "the write was refused."
+    )
+
+
+def changed_unasked(files: Sequence[str], scope: Sequence[str]) -> str:
+    """One sentence: which files the fixer changed outside its files, unasked and unrefused."""
+    assigned = ", ".join(scope) or "none"
+    return (
+        f"The fixer changed {', '.join(files)} without asking, outside this finding's files "
+        f"({assigned}); the changes were put back as they were."
     )
 
 

@@ -14,6 +14,8 @@ Decisions the seed leaves to the implementation, made fail-closed:
   to their content before the call (per file), so a half-made edit is not left behind.
 - A fixer refused a write to another repository file has asked for scope, whatever it reports
   (`scope_expansion`); one refused outside the repository or in `.git` has failed the attempt.
+  So has one that changed another file by other means (`tree_guard` finds and puts it back);
+  a change that cannot be put back exactly fails the attempt.
 - Headless with `ask` (no terminal): scope expansion is deferred and pre-staged hunks are left
   alone (the finding is escalated with its fix unstaged): neither touches the user's work.
 """
@@ -43,11 +45,13 @@ from fixloop.workflows.fix_findings_briefs import (
     pre_gate_artifact,
     verifier_brief,
 )
+from fixloop.workflows.fix_findings_checks import fix_failure
 from fixloop.workflows.fix_findings_state import FindingRecord, LoopState, Phase, RoundRecord
-from fixloop.workflows.intake import needs_pre_gate, path_problem
+from fixloop.workflows.intake import needs_pre_gate
 from fixloop.workflows.prestaged import PrestagedChoice, assess
 from fixloop.workflows.scope_expansion import APPROVE, DEFER, ScopePolicy, scope_request
 from fixloop.workflows.staging import StagingSteps, StepFailed
+from fixloop.workflows.tree_guard import TreeGuard
 from fixloop.workflows.verdicts import Judgement, Next, decide, decide_pre_gate, judge
 
 MAX_ATTEMPTS = 2
@@ -82,6 +86,7 @@ class FixFindingsLoop:
         self.say = say
         self.brief = fix_brief(workflow)
         self.steps = StagingSteps(workflow, repo, run, run.dir / "scratch")
+        self.guard = TreeGuard(self.steps, repo, run.dir / "kept")
 
     def save(self) -> None:
         store.save(self.state, self.run.dir)
@@ -104,6 +109,10 @@ class FixFindingsLoop:
             # Killed during a fixer call: put its files back before the call is made again.
             interrupted = record.in_flight
             snapshots.restore(self.repo, Path(interrupted.snapshot_dir), interrupted.snapshot)
+            if interrupted.tree_before:
+                here = self.run.dir / "resumed" / f"finding-{index}"  # the old run stays as it was
+                stray = self.guard.after(Path(interrupted.tree_before), record.scope, into=here)
+                record.notes += stray.notes("an interrupted fixer call")
             record.in_flight = None
             self.save()
         if record.pre_gate is None:
@@ -162,8 +171,8 @@ class FixFindingsLoop:
         before = self._before_round(index, number, record.scope)
         record.in_flight = before
         self.save()
-        outcome = self._fixer(record, number, key, note="")
-        result, denials = _fix_result(outcome), self._denials(record, number, outcome)
+        outcome, denials = self._fixer(record, number, key, note="")
+        result = _fix_result(outcome)
         request = (
             None if denials.forbidden else scope_request(outcome, result, denials, record.scope)
         )
@@ -194,9 +203,11 @@ class FixFindingsLoop:
             else:
                 key, note = f"{key}/original-scope", "The user rejected expanding the scope."
             self.save()
-            outcome = self._fixer(record, number, key, note=note)
-            result, denials = _fix_result(outcome), self._denials(record, number, outcome)
-        failure = self._fix_failure(outcome, result, denials, record, before)
+            outcome, denials = self._fixer(record, number, key, note=note)
+            result = _fix_result(outcome)
+        failure = fix_failure(
+            self.repo, outcome, result, denials=denials, record=record, before=before
+        )
         if failure is not None:
             snapshots.restore(self.repo, Path(before.snapshot_dir), before.snapshot)
             record.rounds.append(_round(before, phase="verified", summary=failure))
@@ -224,42 +235,23 @@ class FixFindingsLoop:
             record.notes.append(f"R{number}: the fixer's writes were refused: {refused}")
         return sort_denials(self.repo, outcome.denied, record.scope)
 
-    def _fix_failure(
-        self, outcome: AgentOutcome, result: FixReport | ScopeExpansionRequest | None,
-        denials: Denials, record: FindingRecord, before: RoundRecord,
-    ) -> str | None:  # fmt: skip
-        if denials.forbidden:
-            where = "; ".join(denials.forbidden)
-            return (
-                f"fixer tried to write where no scope expansion can reach ({where}); nothing staged"
-            )
-        if result is None:
-            return f"fixer inconclusive ({outcome.reason}): {outcome.detail}"
-        if isinstance(result, ScopeExpansionRequest):
-            return "fixer asked for a scope expansion again; counted as a failed attempt"
-        if denials.outside_scope:
-            tried = ", ".join(denials.outside_scope)
-            return (
-                f"fixer again tried to edit {tried}, outside its scope {record.scope}; counted "
-                "as a failed attempt, nothing staged"
-            )
-        for path in result.files_changed:
-            problem = path_problem(self.repo, path)
-            if problem is not None:
-                return f"fixer reported an unsafe path, nothing staged: {problem}"
-            clean = check_path(self.repo, path)
-            if clean not in record.scope:
-                return f"fixer changed {path!r} outside its scope {record.scope}; nothing staged"
-            if not (self.repo / clean).exists() and clean not in before.index_before:
-                return f"fixer reported {path!r}, which exists neither on disk nor in the index"
-        return None
-
-    def _fixer(self, record: FindingRecord, number: int, key: str, note: str) -> AgentOutcome:
-        max_rounds = self._max_rounds(record)
+    def _fixer(
+        self, record: FindingRecord, number: int, key: str, note: str
+    ) -> tuple[AgentOutcome, Denials]:
+        """One fixer call between two tree fingerprints: its denials, plus what it changed."""
         inputs, task = fixer_brief(
-            record, number, max_rounds=max_rounds, repo=self.repo, rules=self.brief, note=note
-        )
-        return self._call("fixer", inputs, task, record.scope, key)
+            record, number, max_rounds=self._max_rounds(record), repo=self.repo,
+            rules=self.brief, note=note,
+        )  # fmt: skip
+        assert record.in_flight is not None
+        tree = self.guard.before(Path(record.in_flight.snapshot_dir))
+        record.in_flight.tree_before = str(tree)
+        self.save()
+        outcome = self._call("fixer", inputs, task, record.scope, key)
+        stray = self.guard.after(tree, record.scope)
+        record.notes += stray.notes(f"R{number}")
+        denials = self._denials(record, number, outcome)
+        return outcome, denials.with_stray(stray.changed, stray.unrestorable)
 
     # -- stage ----------------------------------------------------------------------------
 

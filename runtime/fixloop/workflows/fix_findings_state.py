@@ -50,6 +50,7 @@ class RoundRecord(_State):
     snapshot_dir: str = ""
     snapshot: dict[str, str | None] = Field(default_factory=dict)
     index_before: dict[str, str] = Field(default_factory=dict)
+    tree_before: str = ""  # the fingerprint taken before the last fixer call (`tree_guard`)
 
 
 class FindingRecord(_State):

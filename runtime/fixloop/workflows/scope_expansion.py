@@ -4,8 +4,10 @@ A fixer that needs files outside its finding must ask first (`ScopeExpansionRequ
 that instead tries to edit them is refused by the backend, and whatever it then reports, the
 refusal is the same request in other words: `scope_request` makes one from the refused paths
 (or widens the model's own request by them), so a single path handles both: ask, then approve,
-reject or defer. Refused writes that no approval could grant (outside the repository, into
-`.git`) are not a request: the caller fails the attempt instead (`Denials.forbidden`).
+reject or defer. Files it changed anyway, unrefused (found in the tree and put back, see
+`tree_guard`), are part of the same request, said as "changed without asking". Refused writes
+that no approval could grant (outside the repository, into `.git`) are not a request: the caller
+fails the attempt instead (`Denials.forbidden`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Literal
 from fixloop.agents.backend import AgentOutcome
 from fixloop.schemas.results import FixReport, ScopeExpansionRequest
 from fixloop.workflows.choices import Prompter, question
-from fixloop.workflows.denied_writes import Denials, tried_to_edit
+from fixloop.workflows.denied_writes import Denials, changed_unasked, tried_to_edit
 from fixloop.workflows.intake import path_problem
 
 APPROVE, REJECT, DEFER = (
@@ -35,7 +37,7 @@ def scope_request(
     scope: Sequence[str],
 ) -> ScopeExpansionRequest | None:
     """The request this call amounts to, or None when it asked for nothing and tried nothing."""
-    tried = list(denials.outside_scope)
+    tried = [*denials.outside_scope, *denials.unasked]
     if isinstance(result, ScopeExpansionRequest):
         asked = {Path(name) for name in result.additional_files}
         more = [name for name in tried if Path(name) not in asked]
@@ -43,7 +45,7 @@ def scope_request(
             return result
         return _request(
             [*result.additional_files, *more],
-            f"{result.justification} {tried_to_edit(more, scope)}",
+            f"{result.justification} {_what_it_did(more, denials, scope)}",
         )
     if not tried:
         return None
@@ -51,7 +53,14 @@ def scope_request(
         said = f" It then reported: {result.summary}" if result.summary.strip() else ""
     else:
         said = f" Its call then ended inconclusive ({outcome.reason}): {outcome.detail}"
-    return _request(tried, tried_to_edit(tried, scope) + said)
+    return _request(tried, _what_it_did(tried, denials, scope) + said)
+
+
+def _what_it_did(files: Sequence[str], denials: Denials, scope: Sequence[str]) -> str:
+    refused = [name for name in files if name in denials.outside_scope]
+    unasked = [name for name in files if name not in denials.outside_scope]
+    said = [tried_to_edit(refused, scope)] if refused else []
+    return " ".join([*said, changed_unasked(unasked, scope)] if unasked else said)
 
 
 def answer(

@@ -95,6 +95,15 @@ class StagingSteps:
         target.write_bytes(b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in records))
         self._run("restore-index", files, INDEX_FILE=str(target))
 
+    def tree_fingerprint(self, status: Path, hashes: Path) -> None:
+        """`git status --porcelain=v2 -z` into `status`; each listed path's kind and blob into
+        `hashes` (see `tree_guard`, which reads both)."""
+        self._run("tree-fingerprint", [], STATUS_FILE=str(status), HASH_FILE=str(hashes))
+
+    def checkout_from_index(self, files: Sequence[str]) -> None:
+        """Give `files` back the bytes of their index entries (and nothing else)."""
+        self._run("checkout-from-index", files)
+
     def staged_diff(self, files: Sequence[str]) -> str:
         target = self.scratch / "staged.diff"
         self._run("staged-diff", files, DIFF_FILE=str(target))
