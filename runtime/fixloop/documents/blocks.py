@@ -83,8 +83,12 @@ class MarkdownDocument:
 
 @cache
 def build_markdown() -> MarkdownIt:
-    """The one markdown-it configuration fixloop parses documents with."""
-    return MarkdownIt("commonmark").disable("html_block")
+    """The one markdown-it configuration fixloop parses documents with.
+
+    Only block structure is used (headings, fences, their lines), so the inline stage is off: it
+    halves the parse time and changes no block token (a heading's raw text is kept either way).
+    """
+    return MarkdownIt("commonmark").disable(["html_block", "inline"])
 
 
 @dataclass(frozen=True)
