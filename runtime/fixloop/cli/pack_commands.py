@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from fixloop.cli.arguments import parse_pairs
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.inputs import InputError, coerce_inputs
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
@@ -112,18 +113,6 @@ def run_agents_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parse_vars(pairs: list[str]) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise FixloopError(
-                Diagnostic("--var", 1, 1, "usage", f"expected KEY=VALUE, got {pair!r}")
-            )
-        values[key] = value
-    return values
-
-
 def _load_vars_file(path: Path) -> dict[str, Any]:
     shown = display_path(path)
     try:
@@ -143,7 +132,9 @@ def run_render(args: argparse.Namespace) -> int:
     pack = load_valid_pack(args.pack)
     agent = pack.agent(args.agent)
     from_text = args.vars is None
-    raw: dict[str, Any] = _parse_vars(args.var) if from_text else _load_vars_file(args.vars)
+    raw: dict[str, Any] = (
+        parse_pairs(args.var, "--var") if from_text else _load_vars_file(args.vars)
+    )
     try:
         values = coerce_inputs(agent.spec.fixloop.inputs, raw, from_text=from_text)
     except InputError as exc:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from fixloop.cli.arguments import parse_pairs
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack, validate_spec
 from fixloop.documents.source import load_document
@@ -97,18 +98,6 @@ def register(subparsers: Any) -> None:
     listing.set_defaults(handler=run_runs_list)
 
 
-def _parse_inputs(pairs: list[str]) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise FixloopError(
-                Diagnostic("--input", 1, 1, "usage", f"expected KEY=VALUE, got {pair!r}")
-            )
-        values[key] = value
-    return values
-
-
 def load_workflow(name: str, pack_root: Path | None) -> WorkflowDoc:
     """A workflow by name from the pack, or from a .md path; errors in that document only."""
     path = Path(name)
@@ -148,7 +137,7 @@ def _result_json(result: StepResult, run: Run) -> dict[str, Any]:
 def run_step_command(args: argparse.Namespace) -> int:
     repo = _check_repo(args.repo)
     workflow = load_workflow(args.workflow, args.pack)
-    inputs = _parse_inputs(args.input)
+    inputs = parse_pairs(args.input, "--input")
     run = Run.start(repo, workflow.name)
     if "RUN_ID" in workflow.spec.inputs and "RUN_ID" not in inputs:
         inputs["RUN_ID"] = run.id

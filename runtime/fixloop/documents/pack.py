@@ -77,27 +77,27 @@ class Pack:
         return self.manifest.name if self.manifest else self.root.name
 
     def agent(self, name: str) -> AgentDoc:
+        """The agent `name` or `<pack>:name`; a FixloopError naming the known ones otherwise."""
         bare = name.split(":", 1)[1] if name.startswith(f"{self.name}:") else name
-        if bare not in self.agents:
-            known = ", ".join(sorted(self.agents)) or "none"
-            raise FixloopError(
-                Diagnostic(
-                    display_path(self.root / "agents"), 1, 1, "unknown-agent",
-                    f"no agent named {name!r} in this pack (agents: {known})",
-                )
-            )  # fmt: skip
-        return self.agents[bare]
+        return _lookup(self.agents, bare, name, self.root / "agents", "agent")
 
     def workflow(self, name: str) -> WorkflowDoc:
-        if name not in self.workflows:
-            known = ", ".join(sorted(self.workflows)) or "none"
-            raise FixloopError(
-                Diagnostic(
-                    display_path(self.root / "workflows"), 1, 1, "unknown-workflow",
-                    f"no workflow named {name!r} in this pack (workflows: {known})",
-                )
-            )  # fmt: skip
-        return self.workflows[name]
+        return _lookup(self.workflows, name, name, self.root / "workflows", "workflow")
+
+
+DocT = TypeVar("DocT")
+
+
+def _lookup(documents: dict[str, DocT], key: str, asked: str, folder: Path, kind: str) -> DocT:
+    if key not in documents:
+        known = ", ".join(sorted(documents)) or "none"
+        raise FixloopError(
+            Diagnostic(
+                display_path(folder), 1, 1, f"unknown-{kind}",
+                f"no {kind} named {asked!r} in this pack ({kind}s: {known})",
+            )
+        )  # fmt: skip
+    return documents[key]
 
 
 def default_pack_root() -> Path:
