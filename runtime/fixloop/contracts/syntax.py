@@ -12,10 +12,11 @@ arms, `select`, C-style `for`, `[[ -n $x ]]`, `$(( … ))`, `files+=(…)`, and 
 Known gaps of tree-sitter-bash 0.25, handled here: `a=1 b=2⏎cmd` is parsed as one command with
 prefix assignments (fixed by re-parsing with a `;` at the end of that line), `cat <<EOF | cmd`
 hangs the pipeline inside the heredoc redirect (put back in order), and `! a | b` negates `a`
-alone (bash negates the whole pipeline). Not handled: some quoted glob
-case patterns (`*"/.."/*)`), reported as a `bash-syntax` warning when `bash -n` accepts the block.
+alone (bash negates the whole pipeline). Not handled: some quoted glob case patterns
+(`*"/.."/*)`), reported as a `bash-syntax` warning when `bash -n` accepts the block.
 
-It builds the small tree of `tree.py`; words are read by `words.py`.
+It builds the small tree of `tree.py`: the statements here, the simple commands at its leaves in
+`simple_commands.py`, their words in `words.py`.
 """
 
 from __future__ import annotations
@@ -25,10 +26,9 @@ from functools import cache
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from fixloop.contracts.simple_commands import CommandReader
 from fixloop.contracts.tree import (
     AndOr,
-    Arith,
-    Assign,
     Broken,
     Case,
     Command,
@@ -39,14 +39,10 @@ from fixloop.contracts.tree import (
     Not,
     Pipeline,
     Pos,
-    Read,
-    Redirect,
     Script,
     Seq,
     Subshell,
-    Word,
 )
-from fixloop.contracts.words import SourceReader
 
 
 @cache
@@ -54,7 +50,7 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
 
 
-_DECLARATIONS = {"local", "export", "declare", "readonly", "typeset"}
+# Node types that are a statement of their own: a heredoc redirect may hold one (`heredoc_tail`).
 _STATEMENT_TYPES = {
     "command",
     "pipeline",
@@ -74,11 +70,17 @@ _STATEMENT_TYPES = {
     "declaration_command",
     "unset_command",
     "test_command",
-    "ERROR",
 }
 
 
-class _Builder(SourceReader):
+class _Builder(CommandReader):
+    """Statements of one parsed text, and what tree-sitter-bash got wrong about them."""
+
+    def __init__(self, source: bytes, origin: Pos) -> None:
+        super().__init__(source, origin)
+        self.errors: list[Broken] = []
+        self.splits: list[int] = []  # byte offsets where a statement should have ended
+
     def seq(self, nodes: list[Node], at: Node) -> Seq:
         items = [self.statement(n) for n in nodes if n.is_named and n.type != "comment"]
         return Seq(self.pos(at), items=[i for i in items if i is not None])
@@ -86,7 +88,7 @@ class _Builder(SourceReader):
     def statement(self, node: Node) -> Node_ | None:  # noqa: PLR0912
         kind = node.type
         if kind == "command":
-            return self.command(node)
+            return self.simple_command(node)
         at = self.pos(node)
         if kind in ("variable_assignment", "variable_assignments"):
             return Command(at, assigns=self.assignments(node, "plain"))
@@ -165,9 +167,9 @@ class _Builder(SourceReader):
         tail: tuple[str, Node_] | None = None
         for child in node.children:
             if child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
-                redirect, extra = self.redirect(child)
-                body.redirects.append(redirect)
-                tail = extra or tail
+                body.redirects.append(self.redirect(child))
+                if child.type == "heredoc_redirect":
+                    tail = self.heredoc_tail(child) or tail
         if tail is None:
             return body
         # `cat <<EOF | node …` and `cat <<EOF && x`: tree-sitter hangs the rest of the pipeline
@@ -178,41 +180,25 @@ class _Builder(SourceReader):
             return Pipeline(body.pos, items=[body, *more])
         return AndOr(body.pos, left=body, op=op, right=rest)
 
-    def redirect(self, node: Node) -> tuple[Redirect, tuple[str, Node_] | None]:
-        fd_node = node.child_by_field_name("descriptor")
-        fd = self.text(fd_node) if fd_node else None
-        if node.type == "heredoc_redirect":
-            start = next((c for c in node.children if c.type == "heredoc_start"), None)
-            body_node = next((c for c in node.children if c.type == "heredoc_body"), None)
-            delimiter = self.text(start) if start else ""
-            quoted = any(q in delimiter for q in "'\"\\")
-            body = None
-            if body_node is not None:
-                body = Word(self.text(body_node), self.text(body_node), self.pos(body_node))
-                if not quoted:
-                    self.collect(body_node, body, quoted=True)
-            extra: tuple[str, Node_] | None = None
-            for child in node.children:
-                if child.type in ("&&", "||"):
-                    right = node.child_by_field_name("right")
-                    built = self.statement(right) if right else None
-                    if built is not None:
-                        extra = (child.type, built)
-                elif child.type == "pipeline":
-                    extra = ("|", Pipeline(self.pos(child), items=self.flat_pipeline(child)))
-                elif child.type in _STATEMENT_TYPES and child.type != "ERROR":
-                    built = self.statement(child)
-                    if built is not None:
-                        extra = ("|", built)
-            op = next((c.type for c in node.children if c.type in ("<<", "<<-")), "<<")
-            return Redirect(op, None, fd, body), extra
-        op = next((c.type for c in node.children if not c.is_named), ">")
-        dest = node.child_by_field_name("destination")
-        target = self.word(dest) if dest else None
-        return Redirect(op, target, fd), None
+    def heredoc_tail(self, node: Node) -> tuple[str, Node_] | None:
+        """What tree-sitter hung inside a heredoc redirect: `|` or `&&`/`||` and the statement."""
+        extra: tuple[str, Node_] | None = None
+        for child in node.children:
+            if child.type in ("&&", "||"):
+                right = node.child_by_field_name("right")
+                built = self.statement(right) if right else None
+                if built is not None:
+                    extra = (child.type, built)
+            elif child.type == "pipeline":
+                extra = ("|", Pipeline(self.pos(child), items=self.flat_pipeline(child)))
+            elif child.type in _STATEMENT_TYPES:
+                built = self.statement(child)
+                if built is not None:
+                    extra = ("|", built)
+        return extra
 
-    def command(self, node: Node) -> Command:
-        command = Command(self.pos(node))
+    def simple_command(self, node: Node) -> Command:
+        """A `command` node, after noting where tree-sitter ran it into the next line."""
         name = node.child_by_field_name("name")
         assigns = [c for c in node.children if c.type == "variable_assignment"]
         if name is not None and assigns and assigns[-1].end_point[0] < name.start_point[0]:
@@ -222,19 +208,7 @@ class _Builder(SourceReader):
             between = self.source[assigns[-1].end_byte : name.start_byte]
             if b"\\\n" not in between:
                 self.splits.append(assigns[-1].end_byte)
-        for index, child in enumerate(node.children):
-            kind = child.type
-            if kind == "variable_assignment":
-                command.assigns += self.assignments(child, "plain")
-            elif kind == "command_name":
-                command.words.append(
-                    self.word(child.named_children[0] if child.named_children else child)
-                )
-            elif child.is_named and kind not in ("comment", "file_redirect"):
-                if node.field_name_for_child(index) == "argument":
-                    command.words.append(self.word(child))
-            elif kind == "file_redirect":
-                command.redirects.append(self.redirect(child)[0])
+        command = self.command(node)
         self.parse_trap(command)
         return command
 
@@ -247,78 +221,6 @@ class _Builder(SourceReader):
         command.trap_signals = tuple(w.shape for w in command.words[2:])
         inner_origin = Pos(handler.pos.row, handler.pos.col + (1 if handler.quoted else 0))
         command.trap = parse_bash(handler.literal, inner_origin).body
-
-    def declaration(self, node: Node) -> Command:
-        keyword = node.children[0].type if node.children else "declare"
-        command = Command(
-            self.pos(node), words=[Word(keyword, keyword, self.pos(node), literal=keyword)]
-        )
-        kind = keyword if keyword in _DECLARATIONS else "plain"
-        for child in node.named_children:
-            if child.type == "variable_assignment":
-                command.assigns += self.assignments(child, kind)
-            elif child.type == "variable_name":
-                name = self.text(child)
-                command.words.append(Word(name, name, self.pos(child), literal=name))
-                if keyword == "export":
-                    command.exported.append(name)
-                elif kind in _DECLARATIONS:
-                    command.assigns.append(Assign(name, None, self.pos(child), kind))
-            elif child.type != "comment":
-                command.words.append(self.word(child))
-        return command
-
-    def assignments(self, node: Node, kind: str) -> list[Assign]:
-        if node.type == "variable_assignments":
-            return [a for c in node.named_children for a in self.assignments(c, kind)]
-        name_node = node.child_by_field_name("name")
-        value_node = node.child_by_field_name("value")
-        name = self.text(name_node) if name_node else ""
-        if name_node is not None and name_node.type == "subscript":
-            inner = name_node.child_by_field_name("name")
-            name = self.text(inner) if inner else name
-        value = self.word(value_node) if value_node else None
-        return [Assign(name, value, self.pos(node), kind)]
-
-    def test(self, node: Node) -> Command:
-        opener = node.children[0] if node.children else node
-        command = Command(self.pos(node), words=[self.word(opener)])
-        for leaf in self.test_leaves(node):
-            command.words.append(self.word(leaf))
-        if node.children and node.children[-1].type in ("]", "]]"):
-            command.words.append(self.word(node.children[-1]))
-        return command
-
-    def test_leaves(self, node: Node) -> list[Node]:
-        leaves: list[Node] = []
-        for child in node.children:
-            if child.type in (
-                "binary_expression",
-                "unary_expression",
-                "parenthesized_expression",
-                "ternary_expression",
-                "postfix_expression",
-            ):
-                leaves += self.test_leaves(child)
-            elif child.type in ("[", "[[", "]", "]]"):
-                continue
-            else:
-                leaves.append(child)
-        return leaves
-
-    def arith(self, node: Node) -> Arith:
-        arith = Arith(self.pos(node), text=self.text(node))
-        stack = list(node.children)
-        while stack:
-            child = stack.pop()
-            if child.type in ("postfix_expression", "unary_expression") and any(
-                c.type in ("++", "--") for c in child.children
-            ):
-                arith.increments = True
-            if child.type == "variable_name":
-                arith.reads.append(Read(self.text(child), self.pos(child), True, False, False))
-            stack += child.children
-        return arith
 
     def if_(self, node: Node) -> If:
         result = If(self.pos(node))
@@ -389,8 +291,6 @@ class _Builder(SourceReader):
             ]
             result.arms.append(self.seq(stmts, item))
         return result
-
-    # -- words --------------------------------------------------------------------------------
 
 
 _START = Pos(0, 0)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from fixloop.contracts.tree import Broken, Pos, Read, Seq, Word
+from fixloop.contracts.tree import Pos, Read, Seq, Word
 
 
 class SourceReader:
@@ -22,8 +22,6 @@ class SourceReader:
         self.lines = source.split(b"\n")
         self.ascii = [line.isascii() for line in self.lines]
         self.origin = origin
-        self.errors: list[Broken] = []
-        self.splits: list[int] = []  # byte offsets where a statement should have ended
 
     def pos(self, node: Node) -> Pos:
         row, col = node.start_point
