@@ -1,4 +1,4 @@
-"""`fixloop step run`, `fixloop recover`, `fixloop runs list` through the real CLI entry point."""
+"""`fixloop step run`, `recover`, `runs list`, `runs prune` through the real CLI entry point."""
 
 from __future__ import annotations
 
@@ -84,7 +84,8 @@ def test_a_workflow_file_outside_the_pack(
 ) -> None:
     document = tmp_path / "mine.md"
     document.write_text(
-        "---\nname: mine\ndescription: Mine.\ninputs:\n  WHO: {type: string}\n---\n\n"
+        "---\nname: mine\ndescription: Mine.\ninputs:\n  WHO: {type: string}\n"
+        "outputs:\n  GREETING: A greeting.\n---\n\n"
         "## Greet {#greet}\n\n```bash\nprintf 'GREETING=hello %s\\n' \"$WHO\" >> "
         '"$FIXLOOP_OUTPUT"\n```\n'
     )
@@ -128,6 +129,7 @@ def test_trace_lists_commands_with_their_document_lines(
         (["step", "run", "--help"], "step-run-help.txt"),
         (["recover", "--help"], "recover-help.txt"),
         (["runs", "list", "--help"], "runs-list-help.txt"),
+        (["runs", "prune", "--help"], "runs-prune-help.txt"),
     ],
 )
 def test_help_goldens(
@@ -137,3 +139,76 @@ def test_help_goldens(
     with pytest.raises(SystemExit):
         build_parser().parse_args(argv)
     golden.check(GOLDENS / name, capsys.readouterr().out)
+
+
+def test_runs_prune_says_what_it_removed_and_kept(user_repo: UserRepo, capsys: Capture) -> None:
+    for _ in range(3):
+        assert (
+            main(["step", "run", "git-protocol", "preflight", "--repo", str(user_repo.path)]) == 0
+        )
+    runs = user_repo.path / ".git" / "fixloop" / "runs"
+    capsys.readouterr()
+    argv = ["runs", "prune", "--repo", str(user_repo.path), "--keep", "1"]
+    assert main([*argv, "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in lines[:3]] == [
+        ["would", "remove"], ["would", "remove"], ["kept", lines[2].split()[1]],
+    ]  # fmt: skip
+    assert lines[2].endswith("finished, ended " + lines[2].split("ended ")[1])
+    assert "one of the newest 1 finished runs" in lines[2]
+    assert lines[-1] == "would remove 2 run folder(s), kept 1"
+    assert len(list(runs.iterdir())) == 3
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("removed ") == 3 and out.endswith("removed 2 run folder(s), kept 1\n")
+    assert [path.name for path in runs.iterdir()] == [lines[2].split()[1]]
+
+
+def test_runs_prune_on_a_fresh_repository(user_repo: UserRepo, capsys: Capture) -> None:
+    assert main(["runs", "prune", "--repo", str(user_repo.path)]) == 0
+    assert capsys.readouterr().out == "removed 0 run folder(s), kept 0\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["--keep", "-1"], "--keep:1:1: usage: expected a whole number >= 0, got '-1'"),
+        (["--keep", "two"], "--keep:1:1: usage: expected a whole number >= 0, got 'two'"),
+        (["--keep", "1.5"], "--keep:1:1: usage: expected a whole number >= 0, got '1.5'"),
+        (
+            ["--older-than", "-3"],
+            "--older-than:1:1: usage: expected a number of days >= 0, got '-3'",
+        ),
+        (
+            ["--older-than", "nan"],
+            "--older-than:1:1: usage: expected a number of days >= 0, got 'nan'",
+        ),
+        (
+            ["--older-than", "inf"],
+            "--older-than:1:1: usage: expected a number of days >= 0, got 'inf'",
+        ),
+    ],
+)
+def test_runs_prune_bad_values_are_one_line_and_exit_2(
+    user_repo: UserRepo, capsys: Capture, argv: list[str], line: str
+) -> None:
+    assert main(["step", "run", "git-protocol", "preflight", "--repo", str(user_repo.path)]) == 0
+    capsys.readouterr()
+    assert main(["runs", "prune", "--repo", str(user_repo.path), "--keep", "0", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines() == [line]
+    assert len(list((user_repo.path / ".git" / "fixloop" / "runs").iterdir())) == 1
+
+
+def test_runs_prune_bad_flags_and_repositories_exit_2(tmp_path: Path, capsys: Capture) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["runs", "prune", "--bogus"])
+    assert caught.value.code == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+    assert main(["runs", "prune", "--repo", str(tmp_path / "missing")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"{tmp_path / 'missing'}:1:1: usage: no such directory"
+    ]
+    assert main(["runs", "prune", "--repo", str(tmp_path)]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"{tmp_path}:1:1: repository: ")

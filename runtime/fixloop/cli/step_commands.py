@@ -1,4 +1,4 @@
-"""`fixloop step run`, `fixloop recover`, `fixloop runs list`: debugging steps, healing crashes."""
+"""`fixloop step run`, `recover`, `runs list`, `runs prune`: debugging steps, healing crashes."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack, validate_spec
 from fixloop.documents.source import load_document
 from fixloop.documents.specs import WorkflowSpec
+from fixloop.runs.prune import DEFAULT_KEEP, prune_runs
 from fixloop.runs.recovery import recover
 from fixloop.runs.session import load_protocol
 from fixloop.steps.run import Run, list_runs, state_dir_of
@@ -47,6 +48,26 @@ remove its worktree, delete its temp branch unless that branch holds commits you
 not have (then it is KEPT and named, with the commands to merge or delete it), delete its tags,
 and remove its sentinel last. Your branch, your index and your files are never touched.
 Exit code: 0 when everything found was recovered, 1 when something could not be.
+"""
+
+PRUNE_EPILOG = f"""\
+Each run keeps a folder in <git-common-dir>/fixloop/runs/<run-id>/. This removes the folders
+of FINISHED runs, oldest first, keeping the newest N (--keep, default {DEFAULT_KEEP}) and, with
+--older-than, every run that finished less than DAYS days ago. It never removes a run that:
+  - is running (a process holds its lock);
+  - crashed, or still has a sentinel, worktree, temp branch or tags (`fixloop recover` and
+    `fix-findings --resume` work from them);
+  - failed, or kept its temp branch for commits your branch does not have (its record says why);
+  - holds user content the run set aside: prestaged-N.patch (your staged hunks), displaced/
+    (bytes of files that were put back), uncommitted/ (a report that could not be committed).
+    These may be the only copy of your work, so they go only with --include-saved. Git refs
+    such as refs/fixloop/prestaged/<run-id>/N are never deleted; they are named instead.
+Pruning holds the repository lock that runs take to change shared git metadata, so it never
+races a run starting. Exit code: 0 on success, 1 when the lock stays taken, 2 on bad input.
+
+examples:
+  fixloop runs prune --dry-run
+  fixloop runs prune --keep 5 --older-than 14 --repo ../project --json
 """
 
 
@@ -96,6 +117,29 @@ def register(subparsers: Any) -> None:
     listing.add_argument("--repo", type=Path, default=Path(), help="repository (default .)")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.set_defaults(handler=run_runs_list)
+    prune = runs_sub.add_parser(
+        "prune",
+        help="remove the folders of old finished runs (never running, crashed or kept ones)",
+        description="Remove the run folders of old finished runs; say what was kept and why.",
+        epilog=PRUNE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    prune.add_argument("--repo", type=Path, default=Path(), help="repository (default .)")
+    prune.add_argument(
+        "--keep", default=str(DEFAULT_KEEP), metavar="N",
+        help=f"always keep the newest N finished runs (default {DEFAULT_KEEP}; 0 keeps none)",
+    )  # fmt: skip
+    prune.add_argument(
+        "--older-than", metavar="DAYS",
+        help="also keep finished runs that ended less than DAYS days ago (fractions allowed)",
+    )  # fmt: skip
+    prune.add_argument(
+        "--include-saved", action="store_true",
+        help="also remove runs holding user content they set aside (see below)",
+    )  # fmt: skip
+    prune.add_argument("--dry-run", action="store_true", help="say what would go; change nothing")
+    prune.add_argument("--json", action="store_true", help="machine-readable report")
+    prune.set_defaults(handler=run_runs_prune)
 
 
 def load_workflow(name: str, pack_root: Path | None) -> WorkflowDoc:
@@ -204,4 +248,34 @@ def run_runs_list(args: argparse.Namespace) -> int:
             f"{info.get('id')}  {info.get('workflow') or '?':<14}  {info.get('state'):<11}  "
             f"started {info.get('started_at', '?')}  ended {ended}{note}"
         )
+    return 0
+
+
+def _number(flag: str, text: str | None, *, whole: bool) -> float | None:
+    """A flag's value as a number >= 0; bad input is one located line and exit 2."""
+    if text is None:
+        return None
+    kind = "a whole number" if whole else "a number of days"
+    try:
+        value = int(text) if whole else float(text)
+    except ValueError:
+        value = -1
+    if not value >= 0 or value == float("inf"):
+        raise FixloopError(Diagnostic(flag, 1, 1, "usage", f"expected {kind} >= 0, got {text!r}"))
+    return value
+
+
+def run_runs_prune(args: argparse.Namespace) -> int:
+    keep = _number("--keep", args.keep, whole=True)
+    older = _number("--older-than", args.older_than, whole=False)
+    repo = _check_repo(args.repo)
+    report = prune_runs(
+        repo, keep=int(keep or 0), older_than_days=older, include_saved=args.include_saved,
+        dry_run=args.dry_run,
+    )  # fmt: skip
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        for line in report.lines():
+            print(line)
     return 0
