@@ -243,15 +243,13 @@ class StatementFlow:
         return current, bool(command.substitutions)
 
     def command(self, command: Command, worlds: set[World], cond: bool) -> Outcome:
-        prior = {w: w.status for w in worlds}
         worlds, substituted = self._substitutions(command, worlds)
         worlds = self._watch(command, worlds)
         name = command.words[0].literal if command.words else None
-        args = [w.literal for w in command.words[1:]]
         if name is None and command.words:
             return self._errexit(self._mark(command, {w.at(None) for w in worlds}), cond)
         if name is None:
-            return self._errexit(self._assign(command, worlds, prior, substituted), cond)
+            return self._errexit(self._assign(command, worlds, substituted), cond)
         if name in ("exit", "return"):
             keep, code = _code(command)
             bucket = {w.at(w.status if keep else code) for w in worlds}
@@ -259,6 +257,7 @@ class StatementFlow:
         if name in ("break", "continue"):
             return Outcome(breaks=worlds) if name == "break" else Outcome(continues=worlds)
         if name == "set":
+            args = [w.literal for w in command.words[1:]]
             return Outcome(
                 normal={
                     w._replace(status=0, errexit=_errexit_setting(args, w.errexit)) for w in worlds
@@ -280,22 +279,19 @@ class StatementFlow:
         status: Status = 0 if name in _ALWAYS_OK else None
         worlds = {w.at(status) for w in worlds}
         if command.assigns and name in ("local", "export", "declare", "readonly", "typeset"):
-            worlds = self._assign(command, worlds, prior, substituted)
+            worlds = self._assign(command, worlds, substituted)
         return self._errexit(self._mark(command, worlds), cond)
 
-    def _assign(
-        self, command: Command, worlds: set[World], prior: dict[World, Status], substituted: bool
-    ) -> set[World]:
+    def _assign(self, command: Command, worlds: set[World], substituted: bool) -> set[World]:
         out: set[World] = set()
         for world in worlds:
-            before = prior.get(world, world.status)
             new = world
             for assign in command.assigns:
                 if assign.name not in self.flag_names:
                     continue
                 shape = assign.value.shape if assign.value is not None else ""
                 if shape == "$?":
-                    value: Status = before
+                    value: Status = world.status
                 elif shape.isdigit():
                     value = 0 if int(shape) == 0 else 1
                 else:
