@@ -282,6 +282,10 @@ inputs:
   MESSAGE: {type: string, required: false}
   TAG: {type: string, required: false}
   PATCH_FILE: {type: string, required: false}
+outputs:
+  COMMITTED: Never written here.
+  FILES: A file count that is not a number.
+  FAST_FORWARDED: Neither yes nor no.
 ---
 
 ## Commit {#commit-paths}

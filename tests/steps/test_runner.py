@@ -27,6 +27,14 @@ inputs:
   FLAG: {type: boolean, required: false}
   NEEDED: {type: string, required: false}
   DEPTH: {type: string, required: false}
+outputs:
+  TITLE: The title input, as the step saw it.
+  COUNT: The count input.
+  FLAG: The flag input, or unset.
+  SHARED: A variable set in the step's first block.
+  MOVED: yes when the first block's cd held in the second.
+  LEAK: A FIXLOOP_ variable from the caller's environment, or absent.
+  BODY: The title, as a multi-line value.
 ---
 
 # Demo
@@ -84,6 +92,20 @@ printf 'BODY<<FIXLOOP_EOF\\n%s\\nFIXLOOP_EOF\\n' "$TITLE" >> "$FIXLOOP_OUTPUT"
 
 ```bash
 echo "not an assignment" >> "$FIXLOOP_OUTPUT"
+```
+
+## A typo in an output name {#typo}
+
+```bash
+printf 'TITLE=%s\\n' "$TITLE" >> "$FIXLOOP_OUTPUT"
+printf 'TITEL=%s\\n' "$TITLE" >> "$FIXLOOP_OUTPUT"
+```
+
+## The same output twice {#twice}
+
+```bash
+printf 'TITLE=draft\\n' >> "$FIXLOOP_OUTPUT"
+printf 'TITLE<<FIXLOOP_EOF\\nfinal\\nFIXLOOP_EOF\\n' >> "$FIXLOOP_OUTPUT"
 ```
 
 ## Sleep with a child {#sleepy}
@@ -154,8 +176,8 @@ def test_an_unset_variable_stops_the_step(demo: WorkflowDoc, tmp_path: Path) -> 
     assert "never reached" not in result.stdout
     assert "NEEDED: unbound variable" in result.stderr
     assert result.last_command == 'echo "$NEEDED"'
-    assert result.last_command_at == "workflows/demo.md:47"
-    assert 'after `echo "$NEEDED"` (workflows/demo.md:47)' in result.describe_failure()
+    assert result.last_command_at == "workflows/demo.md:55"
+    assert 'after `echo "$NEEDED"` (workflows/demo.md:55)' in result.describe_failure()
 
 
 def test_a_failure_inside_a_pipeline_stops_the_step(demo: WorkflowDoc, tmp_path: Path) -> None:
@@ -169,6 +191,22 @@ def test_malformed_outputs_fail_the_step(demo: WorkflowDoc, tmp_path: Path) -> N
     assert result.exit_code == 0
     assert not result.ok
     assert result.error is not None and "line 1: expected NAME=value" in result.error
+
+
+def test_an_undeclared_output_name_fails_the_step(demo: WorkflowDoc, tmp_path: Path) -> None:
+    result = run_step(demo, "typo", cwd=tmp_path, inputs={"TITLE": "t"})
+    assert result.exit_code == 0
+    assert not result.ok
+    assert result.error == (
+        f"{demo.source.display}: step 'typo' wrote output TITEL, which the workflow does not "
+        "declare under `outputs:` (declared: BODY, COUNT, FLAG, LEAK, MOVED, SHARED, TITLE)"
+    )
+    assert result.describe_failure() == f"demo#typo: {result.error}"
+    assert result.outputs == {"TITLE": "t"}  # the undeclared value is never handed on
+
+
+def test_a_later_write_of_an_output_wins(demo: WorkflowDoc, tmp_path: Path) -> None:
+    assert _env_step(demo, "twice", tmp_path) == {"TITLE": "final"}
 
 
 def test_timeout_kills_the_whole_process_group(demo: WorkflowDoc, tmp_path: Path) -> None:

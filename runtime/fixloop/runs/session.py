@@ -42,8 +42,11 @@ class StepFailed(FixloopError):
         super().__init__(Diagnostic(where, 1, 1, "step-failed", message), 1)
 
 
-def _output(result: StepResult, name: str, allowed: tuple[str, ...] = ()) -> str:
-    """An output the step must have reported; a missing or unexpected one fails closed."""
+def required_output(result: StepResult, name: str, allowed: tuple[str, ...] = ()) -> str:
+    """An output the step must have reported; a missing or unexpected one fails closed.
+
+    The runner checks only that every name a step writes is declared (`steps/outputs.py`); a
+    declared output the step did not write is absent, and a caller that needs it comes here."""
     value = result.outputs.get(name)
     if value is None or (allowed and value not in allowed):
         shown = "nothing" if value is None else repr(value)
@@ -109,16 +112,16 @@ class GitSession:
         result = self.step(
             "tag", {"RUN_ID": self.run.id, "WORKTREE": str(self.worktree), "TAG": name}
         )
-        return _output(result, "COMMIT")
+        return required_output(result, "COMMIT")
 
     def commit(self, paths: Iterable[str], message: str) -> str | None:
         """Commit exactly `paths` as they are in the worktree; None when none of them changed."""
         listed = self.paths_file(paths)
         inputs = {"WORKTREE": str(self.worktree), "PATHS_FILE": str(listed), "MESSAGE": message}
         result = self.step("commit-paths", inputs)
-        if _output(result, "COMMITTED", ("yes", "no")) == "no":
+        if required_output(result, "COMMITTED", ("yes", "no")) == "no":
             return None
-        return _output(result, "COMMIT")
+        return required_output(result, "COMMIT")
 
     def rollback(self, paths: Iterable[str], to: str = "HEAD") -> None:
         """Put `paths` back as they are in `to` (HEAD, or a tag name of this run)."""
@@ -140,7 +143,7 @@ class GitSession:
         if paths is not None:
             inputs["PATHS_FILE"] = str(self.paths_file(paths))
         result = self.step("export-patch", inputs)
-        files = _output(result, "FILES").strip()
+        files = required_output(result, "FILES").strip()
         if not files.isdigit():
             raise StepFailed(result, f"export-patch reported {files!r} for FILES (not a count)")
         return int(files)
@@ -150,7 +153,7 @@ class GitSession:
             result = self.step("cleanup", {"RUN_ID": self.run.id}, cwd=self.run.repo)
             out = result.outputs
             self.outcome = CleanupOutcome(
-                fast_forwarded=_output(result, "FAST_FORWARDED", ("yes", "no")) == "yes",
+                fast_forwarded=required_output(result, "FAST_FORWARDED", ("yes", "no")) == "yes",
                 branch=out.get("BRANCH", self.branch),
                 kept_branch=out.get("KEPT_BRANCH") or None,
                 unmerged=out.get("UNMERGED", "0"),

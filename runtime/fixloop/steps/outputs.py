@@ -9,14 +9,23 @@ A step writes to the file named by `$FIXLOOP_OUTPUT` (the format GitHub Actions 
         printf 'SUMMARY<<FIXLOOP_EOF\n%s\nFIXLOOP_EOF\n' "$summary"
     } >> "$FIXLOOP_OUTPUT"
 
-Names are shell identifiers. A later line for the same name wins. Anything else in the file (a
-line without `=`, a heredoc never closed, a bad name) makes the step fail: an output the runtime
+Names are shell identifiers. A later line for the same name wins (as in GitHub Actions): a
+step may write a default first and the real value after. Anything else in the file (a line
+without `=`, a heredoc never closed, a bad name) makes the step fail: an output the runtime
 cannot read is never guessed at.
+
+Every name a step writes must be declared under the workflow's `outputs:`; a name that is not
+(a typo: `REVIEW_PATH` written, `FIX_REPORT_PATH` declared) makes the step fail with a message
+naming the document, the step, the undeclared name and the declared ones (`undeclared_outputs`).
+A declared output a step does not write is not an error here: outputs are per step, and most
+steps write only a few of the workflow's outputs. A caller that needs a value must fail closed
+when it is missing (`fixloop.runs.session.required_output`), never default it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -59,6 +68,21 @@ def parse_outputs(text: str) -> dict[str, str]:
         _check_name(name, number)
         outputs[name] = value
     return outputs
+
+
+def undeclared_outputs(
+    outputs: dict[str, str], declared: Collection[str], document: str, step: str
+) -> str | None:
+    """The error for names written but not declared under `outputs:`; None when all are."""
+    unknown = sorted(set(outputs) - set(declared))
+    if not unknown:
+        return None
+    names = ", ".join(unknown)
+    known = ", ".join(sorted(declared)) or "none"
+    return (
+        f"{document}: step {step!r} wrote output {names}, which the workflow does not declare "
+        f"under `outputs:` (declared: {known})"
+    )
 
 
 def _check_name(name: str, number: int) -> None:

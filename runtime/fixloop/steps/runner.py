@@ -2,7 +2,7 @@
 
     result = run_step(pack.workflow("git-protocol"), "setup-worktree", cwd=repo,
                       inputs={"RUN_ID": run.id}, run=run)
-    if not result.ok: ...           # exit code != 0, timed out, or unreadable outputs
+    if not result.ok: ...           # exit code != 0, timed out, unreadable or undeclared outputs
     worktree = result.outputs["WORKTREE"]
 
 How a step runs:
@@ -44,7 +44,7 @@ from fixloop.documents.blocks import MarkdownDocument, Step
 from fixloop.documents.inputs import InputError, coerce_inputs
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.steps.locking import LOCK_MARKER, repository_lock
-from fixloop.steps.outputs import OutputError, parse_outputs
+from fixloop.steps.outputs import OutputError, parse_outputs, undeclared_outputs
 from fixloop.steps.run import Run, now_iso, state_dir_of
 from fixloop.steps.script import CrashPoint, compose, crash_point, read_trace
 
@@ -73,7 +73,7 @@ class StepResult:
     duration_s: float
     timed_out: bool
     commands: list[str] = field(default_factory=list)  # commands the step's shell ran, in order
-    error: str | None = None  # set when the outputs could not be read
+    error: str | None = None  # set when the outputs could not be read or were not declared
     last_command_at: str | None = None  # `file:line` of the last command in the document
     command_sites: list[str | None] = field(default_factory=list)  # `file:line` per command
 
@@ -269,6 +269,10 @@ def run_step(
             outputs = parse_outputs(output_file.read_text(encoding="utf-8", errors="replace"))
         except OutputError as exc:
             outputs, error = {}, str(exc)
+        declared = workflow.spec.outputs
+        error = error or undeclared_outputs(outputs, declared, workflow.source.display, step)
+        if error is not None:  # what the step wrote is kept only where it was declared
+            outputs = {name: value for name, value in outputs.items() if name in declared}
     sites = [script.document_line(command.line) for command in traced]
     result = StepResult(
         workflow.name, step, exit_code, outputs, stdout, stderr, duration, timed_out,

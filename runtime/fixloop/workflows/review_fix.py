@@ -16,7 +16,7 @@ from fixloop.agents.backend import Backend
 from fixloop.agents.dispatch import Dispatcher
 from fixloop.documents.pack import Pack
 from fixloop.runs.recovery import RecoveryReport
-from fixloop.runs.session import GitSession, StepFailed, git_session
+from fixloop.runs.session import GitSession, StepFailed, git_session, required_output
 from fixloop.steps.run import Run
 from fixloop.steps.runner import run_step
 from fixloop.workflows.review_fix_loop import FixLoop
@@ -53,7 +53,7 @@ def run_review_fix(
     status = run_step(flow, "check-review-status", cwd=plan.repo, inputs=plan.inputs)
     if not status.ok:
         raise StepFailed(status)
-    result = ReviewFixResult(plan.review_rel, status.outputs.get("STATUS", "unknown"))
+    result = ReviewFixResult(plan.review_rel, required_output(status, "STATUS"))
     if result.review_status in ("clean", "skipped"):
         progress(ReviewFixEvent("status", f"review is {result.review_status}: no issues to fix"))
         return result

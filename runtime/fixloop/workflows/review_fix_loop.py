@@ -22,7 +22,7 @@ from fixloop.reviews.fix_report import (
 )
 from fixloop.reviews.model import Review
 from fixloop.reviews.parser import load_review
-from fixloop.runs.session import StepFailed
+from fixloop.runs.session import StepFailed, required_output
 from fixloop.workflows.review_fix_finding import FindingFixer, FindingOutcome
 from fixloop.workflows.review_fix_plan import (
     Progress,
@@ -134,7 +134,7 @@ class FixLoop:
         )
         if not backup.ok:
             raise StepFailed(backup)
-        made = [line for line in backup.outputs.get("BACKUPS", "").splitlines() if line]
+        made = [line for line in required_output(backup, "BACKUPS").splitlines() if line]
         self.backups += made
         self.session.artifacts.update(made)
 
@@ -201,7 +201,7 @@ class FixLoop:
         if not checked.ok:
             self.keep_uncommitted(checked.describe_failure())
             return
-        self.result.report_status = checked.outputs.get("REPORT_STATUS", "")
+        self.result.report_status = required_output(checked, "REPORT_STATUS")
         paths = [self.report_rel]
         if self.plan.options.auto:
             changes = session.changes()

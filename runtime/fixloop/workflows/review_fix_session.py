@@ -18,7 +18,7 @@ from pathlib import Path
 from fixloop.agents.dispatch import Dispatcher
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import WorkflowDoc
-from fixloop.runs.session import GitSession, StepFailed
+from fixloop.runs.session import GitSession, StepFailed, required_output
 from fixloop.steps.run import Run
 from fixloop.steps.runner import StepResult, run_step
 
@@ -78,7 +78,7 @@ class Session:
         result = self.step("inspect-changes", CHANGES_FILE=str(target))
         if not result.ok:
             raise StepFailed(result)
-        self.head = result.outputs.get("HEAD", "")
+        self.head = required_output(result, "HEAD")
         found: dict[str, str] = {}
         for entry in target.read_bytes().split(b"\0"):
             if len(entry) > 3:

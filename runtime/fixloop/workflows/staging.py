@@ -22,9 +22,21 @@ class StepFailed(Exception):
     """A git step failed; the message says which and why (the repository is as the step left
     it: each step checks before it changes anything)."""
 
-    def __init__(self, result: StepResult) -> None:
+    def __init__(self, result: StepResult, problem: str | None = None) -> None:
         self.result = result
-        super().__init__(result.describe_failure())
+        where = f"{result.workflow}#{result.step}"
+        super().__init__(f"{where}: {problem}" if problem else result.describe_failure())
+
+
+def _output(result: StepResult, name: str, *, count: bool = False) -> str:
+    """An output the step must have reported (a count: digits only); anything else fails closed."""
+    value = result.outputs.get(name)
+    if value is None or (count and not value.isdigit()):
+        shown = "nothing" if value is None else repr(value)
+        raise StepFailed(
+            result, f"reported {shown} for {name}" + (" (not a count)" if count else "")
+        )
+    return value
 
 
 @dataclass(frozen=True)
@@ -67,11 +79,11 @@ class StagingSteps:
 
     def commit_prestaged(self, files: Sequence[str], message: str) -> str:
         result = self._run("commit-prestaged", files, COMMIT_MESSAGE=message)
-        return result.outputs["COMMIT"]
+        return _output(result, "COMMIT")
 
     def set_aside_prestaged(self, files: Sequence[str], ref: str, patch: Path) -> str:
         result = self._run("set-aside-prestaged", files, SAVED_REF=ref, PATCH_FILE=str(patch))
-        return result.outputs["SAVED_COMMIT"]
+        return _output(result, "SAVED_COMMIT")
 
     def stage(self, files: Sequence[str]) -> None:
         self._run("stage", files)
@@ -110,8 +122,11 @@ class StagingSteps:
         return _read(target)
 
     def staged_summary(self, files: Sequence[str]) -> StagedSummary:
-        outputs = self._run("staged-summary", files).outputs
-        return StagedSummary(outputs["STAT"], int(outputs["ADDED"]), int(outputs["REMOVED"]))
+        result = self._run("staged-summary", files)
+        added = int(_output(result, "ADDED", count=True))
+        return StagedSummary(
+            _output(result, "STAT"), added, int(_output(result, "REMOVED", count=True))
+        )
 
 
 def _read(path: Path) -> str:
