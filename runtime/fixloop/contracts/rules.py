@@ -8,6 +8,8 @@
 - `unquoted-input`: `$INPUT` unquoted in a command's arguments: an input is data, never code.
 - `rm-rf-empty-var`: `rm -r` of a path built from a variable that could be empty.
 - `errexit-arithmetic`: `((n++))` under `set -e` exits when n was 0; use `n=$((n + 1))`.
+- `undeclared-output`: a `NAME=` written to `"$FIXLOOP_OUTPUT"` whose NAME the document's
+  `outputs:` does not declare (`outputs.py`): the runtime would fail that step.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import subprocess
 
 from fixloop.contracts.document import CheckedDocument, Unit
 from fixloop.contracts.events import visit
+from fixloop.contracts.outputs import undeclared_outputs
 from fixloop.contracts.tree import Arith, Command
 from fixloop.contracts.variables import undefined_variables
 from fixloop.diagnostics import Diagnostic, Severity
@@ -28,6 +31,7 @@ RULES = {
     "rm-rf-empty-var": "rm -r of a path built from a variable that could be empty",
     "errexit-arithmetic": "((n++)) under set -e exits the script when n was 0",
     "unclosed-fence": "a code fence that is never closed",
+    "undeclared-output": "an output written to $FIXLOOP_OUTPUT that `outputs:` does not declare",
 }
 
 
@@ -48,6 +52,7 @@ def check_rules(document: CheckedDocument, strict_variables: bool) -> list[Diagn
         found += _rm_rf(document, unit)
         found += _arithmetic(document, unit)
         found += _unquoted_inputs(document, unit)
+    found += undeclared_outputs(document)
     if strict_variables:
         found += undefined_variables(document)
     return found
