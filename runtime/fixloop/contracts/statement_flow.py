@@ -225,15 +225,16 @@ class StatementFlow:
         return marked
 
     def _errexit(self, worlds: set[World], cond: bool) -> Outcome:
-        out = Outcome()
+        normal: set[World] = set()
+        exits: set[World] = set()
         for world in worlds:
             if world.errexit and not cond and world.status != 0:
-                out.exits.add(world.at(1))
+                exits.add(world.at(1))
                 if world.status is None:
-                    out.normal.add(world.at(0))
+                    normal.add(world.at(0))
             else:
-                out.normal.add(world)
-        return out
+                normal.add(world)
+        return Outcome(normal, exits)
 
     def _substitutions(self, command: Command, worlds: set[World]) -> tuple[set[World], bool]:
         current = set(worlds)

@@ -9,6 +9,7 @@ already failed. An `Outcome` sorts the worlds leaving a construct by how they le
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -58,21 +59,35 @@ class World(NamedTuple):
 Worlds = frozenset[World]
 
 
-@dataclass
+_NO_WORLDS: frozenset[World] = frozenset()
+
+
+@dataclass(slots=True)
 class Outcome:
+    """The worlds leaving a construct, by how they leave it.
+
+    One per node visited: only `normal` gets its own set up front. The other four are rarely
+    filled, so they share one empty frozenset until something is added (`|=` then makes a new
+    set instead of changing the shared one); add to them only with `|=`.
+    """
+
     normal: set[World] = field(default_factory=set)
-    exits: set[World] = field(default_factory=set)
-    returns: set[World] = field(default_factory=set)
-    breaks: set[World] = field(default_factory=set)
-    continues: set[World] = field(default_factory=set)
+    exits: AbstractSet[World] = _NO_WORLDS
+    returns: AbstractSet[World] = _NO_WORLDS
+    breaks: AbstractSet[World] = _NO_WORLDS
+    continues: AbstractSet[World] = _NO_WORLDS
 
     def absorb(self, other: Outcome, normal: bool = True) -> None:
         if normal:
             self.normal |= other.normal
-        self.exits |= other.exits
-        self.returns |= other.returns
-        self.breaks |= other.breaks
-        self.continues |= other.continues
+        if other.exits:
+            self.exits |= other.exits
+        if other.returns:
+            self.returns |= other.returns
+        if other.breaks:
+            self.breaks |= other.breaks
+        if other.continues:
+            self.continues |= other.continues
 
 
 @dataclass
