@@ -124,3 +124,25 @@ def test_briefs_are_the_bash_of_the_dispatched_agents(check_text: CheckText) -> 
     assert [(d.path.endswith("agents/fixer.md"), d.rule, d.line) for d in found] == [
         (True, "briefs-clean", 10)
     ]
+
+
+LOCAL_STATUS = """
+finish() {
+  git -C "$main_repo" merge --ff-only "$b"
+  local rc=$?
+  if [ "$rc" -eq 0 ]; then
+    git -C "$main_repo" branch -D "$b"
+  fi
+}
+finish
+"""
+
+
+def test_local_reads_the_status_before_it_and_then_succeeds(check_text: CheckText) -> None:
+    # bash gives `rc` the merge's status; `local` itself then succeeds.
+    front = "checker:\n  errexit: false\n  env: [main_repo, b]\n"
+    assert check_text(workflow({"cleanup": LOCAL_STATUS}, front), GUARD) == []
+    unguarded = LOCAL_STATUS.replace('"$rc" -eq 0', '"$rc" -ne 0')
+    assert rules(check_text(workflow({"cleanup": unguarded}, front), GUARD)) == [
+        ("delete-only-after-ff", 18)
+    ]

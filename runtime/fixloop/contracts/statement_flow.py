@@ -277,10 +277,12 @@ class StatementFlow:
             self.depth -= 1
             back = out.normal | out.returns
             return Outcome(normal=self._mark(command, back), exits=out.exits)
+        if command.assigns and name in ("local", "export", "declare", "readonly", "typeset"):
+            # `local rc=$?` reads the status of the command before it; the builtin itself then
+            # succeeds, masking any `$(…)` in its values, as bash does.
+            return self._errexit(self._assign(command, worlds, substituted=False), cond)
         status: Status = 0 if name in _ALWAYS_OK else None
         worlds = {w.at(status) for w in worlds}
-        if command.assigns and name in ("local", "export", "declare", "readonly", "typeset"):
-            worlds = self._assign(command, worlds, substituted)
         return self._errexit(self._mark(command, worlds), cond)
 
     def _assign(self, command: Command, worlds: set[World], substituted: bool) -> set[World]:
