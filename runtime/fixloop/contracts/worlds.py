@@ -56,9 +56,6 @@ class World(NamedTuple):
         return self._replace(flags=(*((k, v) for k, v in self.flags if k != name), (name, value)))
 
 
-Worlds = frozenset[World]
-
-
 _NO_WORLDS: frozenset[World] = frozenset()
 
 
