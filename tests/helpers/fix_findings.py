@@ -23,6 +23,12 @@ SPARE = "\n\ndef spare():\n    return 1\n"
 BUGGY = "def mean(xs):\n    return sum(xs) / len(xs)\n" + SPARE
 FIXED = "def mean(xs):\n    return sum(xs) / len(xs) if xs else 0.0\n" + SPARE
 BETTER = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n" + SPARE
+HELPER = "def helper():\n    return None\n"
+HELPER_FIXED = "def helper():\n    return 0.0\n"
+# Replaces text only the untouched file has: a re-dispatched call that still saw an earlier call's
+# calc.py edit would not find it, and its edit would fail.
+GUARD_ON_BUGGY = {"path": "calc.py", "old": "len(xs)\n", "new": "len(xs) if xs else helper()\n"}
+GUARDED = BUGGY.replace("len(xs)\n", "len(xs) if xs else helper()\n")
 
 
 def git(repo: Path, *args: str) -> str:

@@ -21,14 +21,13 @@ from tests.helpers.fix_findings import (
     fix,
     git,
     keys,
-    make_repo,
     run,
     staged,
     verdict,
 )
 
 from fixloop.agents.scripted import ScriptedBackend
-from fixloop.documents.pack import Pack, default_pack_root, load_pack
+from fixloop.documents.pack import Pack
 from fixloop.schemas.results import FixVerifyLoopOutput
 from fixloop.steps.run import Run
 from fixloop.workflows import fix_findings_state as store
@@ -37,18 +36,6 @@ from fixloop.workflows.choices import ScriptedPrompter
 from fixloop.workflows.fix_findings import Policies
 from fixloop.workflows.fix_findings_session import new_state, run_fix_findings
 from fixloop.workflows.fix_findings_state import RoundRecord
-
-
-@pytest.fixture(scope="module")
-def pack() -> Pack:
-    loaded, _ = load_pack(default_pack_root())
-    return loaded
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path)
-
 
 # -- seed 002's verdict → bucket table, every row -----------------------------------------------
 

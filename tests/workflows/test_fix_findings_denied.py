@@ -16,25 +16,21 @@ import pytest
 from tests.helpers.fix_findings import (
     BUGGY,
     FIXED,
+    GUARD_ON_BUGGY,
+    GUARDED,
+    HELPER,
+    HELPER_FIXED,
     UserWork,
     finding,
     git,
     keys,
-    make_repo,
     run,
     staged,
     verdict,
 )
 
-from fixloop.documents.pack import Pack, default_pack_root, load_pack
+from fixloop.documents.pack import Pack
 from fixloop.workflows.fix_findings import Policies
-
-HELPER = "def helper():\n    return None\n"
-HELPER_FIXED = "def helper():\n    return 0.0\n"
-# Replaces text only the untouched file has: a re-dispatched call that still saw the first call's
-# calc.py edit would not find it, and its edit would fail.
-GUARD_ON_BUGGY = {"path": "calc.py", "old": "len(xs)\n", "new": "len(xs) if xs else helper()\n"}
-GUARDED = BUGGY.replace("len(xs)\n", "len(xs) if xs else helper()\n")
 
 
 def ignores_denial(*refused: dict[str, Any]) -> dict[str, Any]:
@@ -46,17 +42,6 @@ def ignores_denial(*refused: dict[str, Any]) -> dict[str, Any]:
 
 
 TRIES_HELPER = ignores_denial({"path": "helper.py", "content": HELPER_FIXED})
-
-
-@pytest.fixture(scope="module")
-def pack() -> Pack:
-    loaded, _ = load_pack(default_pack_root())
-    return loaded
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path)
 
 
 def test_approved_the_fixer_gets_the_file_it_tried_and_both_are_verified(

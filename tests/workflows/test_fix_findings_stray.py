@@ -19,11 +19,14 @@ import pytest
 from tests.helpers.fix_findings import (
     BUGGY,
     FIXED,
+    GUARD_ON_BUGGY,
+    GUARDED,
+    HELPER,
+    HELPER_FIXED,
     UserWork,
     finding,
     git,
     keys,
-    make_repo,
     run,
     staged,
     verdict,
@@ -31,16 +34,12 @@ from tests.helpers.fix_findings import (
 
 from fixloop.agents.backend import AgentOutcome, AgentRequest
 from fixloop.agents.scripted import ScriptedBackend
-from fixloop.documents.pack import Pack, default_pack_root, load_pack
+from fixloop.documents.pack import Pack
 from fixloop.workflows.choices import ScriptedPrompter
 from fixloop.workflows.fix_findings import Policies
 from fixloop.workflows.fix_findings_session import run_fix_findings
 from fixloop.workflows.tree_guard import KEEP_FILE_LIMIT
 
-HELPER = "def helper():\n    return None\n"
-HELPER_FIXED = "def helper():\n    return 0.0\n"
-GUARD_ON_BUGGY = {"path": "calc.py", "old": "len(xs)\n", "new": "len(xs) if xs else helper()\n"}
-GUARDED = BUGGY.replace("len(xs)\n", "len(xs) if xs else helper()\n")
 WITHIN = {
     "edits": [GUARD_ON_BUGGY],
     "output": {"files_changed": ["calc.py"], "summary": "fixed", "concerns": None},
@@ -57,17 +56,6 @@ def sneaks(*commands: str) -> dict[str, Any]:
 
 
 SED_HELPER = "sed -i 's/return None/return 0.0/' helper.py"
-
-
-@pytest.fixture(scope="module")
-def pack() -> Pack:
-    loaded, _ = load_pack(default_pack_root())
-    return loaded
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path)
 
 
 def state_of(repo: Path, *names: str) -> dict[str, Any]:
