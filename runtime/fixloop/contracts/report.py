@@ -10,7 +10,6 @@ from fixloop import __version__
 from fixloop.diagnostics import Diagnostic, Severity
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/fixloop/fixloop/blob/main/docs/contracts.md"
 
 
 def text(diagnostics: Sequence[Diagnostic]) -> str:
@@ -37,7 +36,6 @@ def sarif(diagnostics: Sequence[Diagnostic], rule_help: Mapping[str, str]) -> st
             "id": rule,
             "name": rule,
             "shortDescription": {"text": rule_help.get(rule, f"contract {rule}")},
-            "helpUri": INFORMATION_URI,
         }
         for rule in rule_ids
     ]
@@ -67,7 +65,6 @@ def sarif(diagnostics: Sequence[Diagnostic], rule_help: Mapping[str, str]) -> st
                     "driver": {
                         "name": "fixloop",
                         "version": __version__,
-                        "informationUri": INFORMATION_URI,
                         "rules": rules,
                     }
                 },
