@@ -70,6 +70,15 @@ def _check_name(value: str) -> str:
 Name = Annotated[str, Field(min_length=1)]
 
 
+def _known_tools(value: object) -> list[str]:
+    """A `tools:`-style value as entries, every one a tool Claude Code knows."""
+    entries = split_tools(value)
+    unknown = [entry for entry in entries if parse_tool(entry) is None]
+    if unknown:
+        raise ValueError(f"unknown tool {', '.join(repr(u) for u in unknown)}")
+    return entries
+
+
 class AgentExtension(Strict):
     inputs: dict[str, InputSpec] = Field(default_factory=dict)
     output: str | None = None
@@ -98,11 +107,7 @@ class AgentSpec(BaseModel):
     @field_validator("tools", "disallowed_tools", mode="before")
     @classmethod
     def _tools(cls, value: object) -> list[str]:
-        entries = split_tools(value)
-        unknown = [entry for entry in entries if parse_tool(entry) is None]
-        if unknown:
-            raise ValueError(f"unknown tool {', '.join(repr(u) for u in unknown)}")
-        return entries
+        return _known_tools(value)
 
     @field_validator("model")
     @classmethod
@@ -131,11 +136,7 @@ class CommandSpec(BaseModel):
     @field_validator("allowed_tools", mode="before")
     @classmethod
     def _tools(cls, value: object) -> list[str]:
-        entries = split_tools(value)
-        unknown = [entry for entry in entries if parse_tool(entry) is None]
-        if unknown:
-            raise ValueError(f"unknown tool {', '.join(repr(u) for u in unknown)}")
-        return entries
+        return _known_tools(value)
 
 
 class WorkflowSpec(Strict):
