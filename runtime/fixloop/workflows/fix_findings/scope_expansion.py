@@ -18,7 +18,7 @@ from typing import Literal
 
 from fixloop.agents.backend import AgentOutcome
 from fixloop.schemas.results import FixReport, ScopeExpansionRequest
-from fixloop.workflows.fix_findings.intake import path_problem
+from fixloop.steps.paths import path_problem
 from fixloop.workflows.kernel.choices import Prompter, question
 from fixloop.workflows.kernel.denied_writes import Denials, changed_unasked, tried_to_edit
 

@@ -102,6 +102,10 @@ class Workflow:
         self._run: Run | None = None
         self._depth = 0
 
+    def run(self) -> object:
+        """The document's order of work, top to bottom; returns the workflow's result."""
+        raise NotImplementedError
+
     # -- the run -------------------------------------------------------------------------
 
     @property
