@@ -115,6 +115,14 @@ class Workflow:
             raise RuntimeError(f"{self.name}: no run started yet")
         return self._run
 
+    def preflight_backend(self) -> None:
+        """Check, before any worktree or commit, that the backend can answer at all (a login or
+        key for a real model; script coverage for a scripted one), and stop with the cause in one
+        line if not. Every workflow calls it before its first change."""
+        check = getattr(self.context.backend, "preflight", None)
+        if callable(check):
+            check()
+
     def start_run(self, repo: Path) -> Run:
         """Open this workflow's run in `repo`: its folder, its lock, its trace of every event."""
         self._run = Run.start(repo, self.name, events=self.events)
