@@ -31,8 +31,15 @@ def test_scripted_needs_its_script(tmp_path: Path) -> None:
 
     assert isinstance(backend_from_args(parse("--script", str(script)), "demo"), ScriptedBackend)
     with pytest.raises(FixloopError, match="needs --script FILE") as caught:
-        backend_from_args(parse(), "demo")
+        backend_from_args(parse("--backend", "scripted"), "demo")
     assert caught.value.exit_code == 2
+
+
+def test_the_default_is_the_real_model_unless_a_script_is_given(tmp_path: Path) -> None:
+    assert isinstance(backend_from_args(parse(), "demo"), ClaudeBackend)
+    script = tmp_path / "script.yaml"
+    script.write_text("{}\n")
+    assert isinstance(backend_from_args(parse("--script", str(script)), "demo"), ScriptedBackend)
 
 
 def test_budget_flags_make_one_run_budget() -> None:

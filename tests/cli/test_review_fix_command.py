@@ -65,7 +65,7 @@ def test_bad_review_is_one_line_exit_two(user_repo: UserRepo, tmp_path: Path) ->
 
 def test_scripted_backend_needs_a_script(user_repo: UserRepo) -> None:
     write_review(user_repo.path, review_text(finding("CR-01", "t", "src/app.py")))
-    done = fixloop("review-fix", REVIEW_REL, cwd=user_repo.path)
+    done = fixloop("review-fix", REVIEW_REL, "--backend", "scripted", cwd=user_repo.path)
     assert done.returncode == 2
     assert "needs --script FILE" in done.stderr
 

@@ -8,7 +8,7 @@ import pytest
 
 from fixloop.diagnostics import FixloopError
 from fixloop.reviews.model import FixScope, ReviewSeverity
-from fixloop.reviews.parser import parse_review, path_problem
+from fixloop.reviews.parser import load_review, parse_review, path_problem
 
 REVIEW = """\
 ---
@@ -86,7 +86,7 @@ def test_finding_fields_and_fenced_heading_is_code() -> None:
     assert first.issue == "`username` is interpolated\ninto the SQL string."
     assert "### WR-99: not a finding" in first.fix
     assert first.fix.endswith("`src/helpers/escape.py` the same way.")
-    assert first.files == ("src/auth.py", "src/db.py", "src/helpers/escape.py")
+    assert first.files == ("src/auth.py",)
     assert first.heading_line == 21
 
 
@@ -185,7 +185,7 @@ def test_a_heading_that_almost_names_a_finding_is_an_error() -> None:
     text = HEAD + "### CR-1 missing colon\n**File:** a.py\n"
     assert error_of(text) == (
         "R.md:5:1: review-finding: heading 'CR-1 missing colon' looks like a finding "
-        "but is not `### ID: Title`"
+        "but it is not `### ID: Title`"
     )
 
 
@@ -201,3 +201,93 @@ def test_fields_may_be_list_items() -> None:
     text = HEAD + "### WR-01: t\n- **File:** `a.py:3`\n- **Issue:** i\n- **Fix:** f\n"
     [only] = parse_review(text, Path("R.md")).findings
     assert (only.file, only.line, only.issue, only.fix) == ("a.py", 3, "i", "f")
+
+
+# -- hardening: inputs a newcomer or an adversary writes -------------------------------------
+
+CLEAN_LF = '---\nphase: "02"\nstatus: clean\n---\n\n# Phase 02: Code Review\n\nNo issues found.\n'
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        CLEAN_LF.encode(),
+        CLEAN_LF.replace("\n", "\r\n").encode(),
+        b"\xef\xbb\xbf" + CLEAN_LF.encode(),
+        b"\xef\xbb\xbf" + CLEAN_LF.replace("\n", "\r\n").encode(),
+    ],
+    ids=["lf", "crlf", "bom", "bom-crlf"],
+)
+def test_crlf_and_a_bom_read_like_lf(encoded: bytes, tmp_path: Path) -> None:
+    path = tmp_path / "02-REVIEW.md"
+    path.write_bytes(encoded)
+    review = load_review(path)
+    assert (review.phase, review.status) == ("02", "clean")
+    with_finding = encoded.replace(b"status: clean", b"status: issues_found").replace(
+        b"No issues found.", b"### CR-01: t\r\n**File:** a.py:3\r\n**Fix:** f\r\n"
+    )
+    path.write_bytes(with_finding)
+    [only] = load_review(path).findings
+    assert (only.file, only.line, only.fix) == ("a.py", 3, "f")
+
+
+@pytest.mark.parametrize(
+    ("heading", "why"),
+    [
+        ("### CR\u201101: non-breaking hyphen", "U+2011"),
+        ("### WR\u201302: en dash", "U+2013"),
+        ("#### CR-03: one level too deep", "level 3"),
+        ("## WR-04: one level too high", "level 3"),
+    ],
+)
+def test_a_heading_meant_as_a_finding_is_never_dropped_silently(heading: str, why: str) -> None:
+    text = HEAD + f"{heading}\n**File:** a.py\n\n### CR-09: fine\n**File:** b.py\n"
+    message = error_of(text)
+    assert message.startswith("R.md:5:1: review-finding: heading ")
+    assert why in message
+
+
+def test_a_fence_opened_on_the_fix_line_is_an_error_not_a_lost_finding() -> None:
+    text = HEAD + (
+        "### CR-01: fence\n**File:** a.py\n**Issue:** x\n**Fix:** ```python\nx = 1\n```\n\n"
+        "### CR-02: swallowed\n**File:** b.py\n**Issue:** x\n**Fix:** y\n\n```python\nz = 2\n```\n"
+        "\n### CR-03: ok\n**File:** c.py\n**Issue:** x\n**Fix:** y\n"
+    )
+    assert error_of(text) == (
+        "R.md:8:1: review-fence: finding CR-01: a code fence opened on the **Fix:** line; "
+        "start it on a line of its own"
+    )
+
+
+def test_files_the_fix_text_only_mentions_are_not_in_scope() -> None:
+    review = parse_review(REVIEW, Path("02-REVIEW.md"))
+    first = review.findings[0]
+    assert first.files == ("src/auth.py",)  # declared: the File (and Files) lines
+    assert first.mentioned == ("src/db.py", "src/helpers/escape.py")
+    text = (
+        HEAD + "### WR-01: t\n**File:** src/app.py\n**Files:** src/util.py\n**Fix:** see util.py\n"
+    )
+    [declared] = parse_review(text, Path("R.md")).findings
+    assert (declared.files, declared.mentioned) == (("src/app.py", "src/util.py"), ("util.py",))
+
+
+def test_a_missing_review_is_refused(tmp_path: Path) -> None:
+    # A FIFO (which would block a read forever) is refused too: tests/cli/test_hardening.py.
+    with pytest.raises(FixloopError) as missing:
+        load_review(tmp_path / "absent.md")
+    assert missing.value.diagnostics[0].message == "no such file"
+
+
+def test_a_yaml_alias_bomb_in_the_frontmatter_is_one_located_error(tmp_path: Path) -> None:
+    levels = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for number in range(1, 6):
+        name, previous = chr(ord("a") + number), chr(ord("a") + number - 1)
+        levels.append(f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]")
+    path = tmp_path / "02-REVIEW.md"
+    path.write_text("---\nphase: '02'\nstatus: clean\n" + "\n".join(levels) + "\n---\n# R\n")
+    with pytest.raises(FixloopError) as caught:
+        load_review(path)
+    [diagnostic] = caught.value.diagnostics
+    assert diagnostic.path.endswith("02-REVIEW.md")
+    assert diagnostic.rule == "frontmatter"
+    assert "alias" in diagnostic.message

@@ -9,6 +9,7 @@ model answer, so they cannot mistake a missing result for a pass.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -91,8 +92,20 @@ class AgentOutcome:
 
 
 class Backend(Protocol):
-    """Runs one role call to completion. Implementations must not raise for model failures."""
+    """Runs one role call to completion. Implementations must not raise for model failures.
+
+    A backend may also have `preflight(calls)`: called once before a run changes anything, it
+    raises a FixloopError (one line, exit 2) when the backend cannot answer at all: no login or
+    key for a real model, a script without replies for `calls` (the keys the run will start
+    with, when the workflow knows them up front). It must not spend money."""
 
     name: str
 
     def dispatch(self, request: AgentRequest) -> AgentOutcome: ...
+
+
+def preflight(backend: object, calls: Sequence[str] = ()) -> None:
+    """Run `backend.preflight(calls)` when the backend has one (a backend of your own may not)."""
+    check = getattr(backend, "preflight", None)
+    if callable(check):
+        check(calls)

@@ -15,11 +15,18 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend, StopReason, Usage
+from fixloop.agents.backend import (
+    AgentOutcome,
+    AgentRequest,
+    Backend,
+    StopReason,
+    Usage,
+    preflight,
+)
 
 
 class BudgetKind(StrEnum):
@@ -141,6 +148,9 @@ class BudgetedBackend:
         self.inner = inner
         self.budget = budget
         self.name = inner.name
+
+    def preflight(self, calls: Sequence[str] = ()) -> None:
+        preflight(self.inner, calls)
 
     def dispatch(self, request: AgentRequest) -> AgentOutcome:
         admitted = self.budget.admit(request)

@@ -26,7 +26,7 @@ import os
 import time
 import warnings
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +64,7 @@ from fixloop.agents.backend import (
     StopReason,
     Usage,
 )
+from fixloop.agents.claude_preflight import check_claude_login
 from fixloop.agents.sandbox import (
     bash_sandbox_available,
     sandbox_litter_removed,
@@ -333,6 +334,11 @@ class ClaudeBackend:
         self.cli_path = cli_path
         self.max_buffer_bytes = max_buffer_bytes
         self.sandbox_bash = bash_sandbox_available() if sandbox_bash is None else sandbox_bash
+
+    def preflight(self, calls: Sequence[str] = ()) -> None:
+        """The CLI is there and logged in, or has a key; see `claude_preflight`. Costs nothing."""
+        del calls  # a real model answers any call
+        check_claude_login(self.cli_path, self.env)
 
     def _options(self, request: AgentRequest, call: _Call) -> ClaudeAgentOptions:
         entries = [parse_tool(entry) for entry in request.tools]

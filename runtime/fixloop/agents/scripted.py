@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
@@ -165,6 +165,7 @@ class ScriptedBackend:
 
     def __init__(self, script: Script, *, origin: str = "<script>") -> None:
         self._replies = parse_script(script, origin)
+        self.origin = origin
         self.calls: list[AgentRequest] = []
 
     @classmethod
@@ -175,6 +176,18 @@ class ScriptedBackend:
                 Diagnostic(shown, 1, 1, "script", "a script maps call keys to replies")
             )
         return cls(data, origin=shown)
+
+    def preflight(self, calls: Sequence[str] = ()) -> None:
+        """Before a run changes anything: the script answers every call it will start with.
+
+        `calls` are the keys a workflow knows up front (the first call of each item); a script
+        that lacks one was written for another input, and would only turn each of them into an
+        inconclusive call and a report of nothing. The file itself was read and checked when
+        the backend was made (`from_file`)."""
+        missing = [key for key in dict.fromkeys(calls) if not self._replies.get(key)]
+        if missing:
+            problem = f"no reply for {', '.join(missing)} (the calls this run starts with)"
+            raise FixloopError(Diagnostic(self.origin, 1, 1, "script", problem))
 
     def unplayed(self) -> list[str]:
         """Keys with replies left: a test can assert the run made every call it scripted."""

@@ -4,6 +4,11 @@
 documents to a real model through claude-agent-sdk and the Claude Code CLI bundled in its wheel
 (it needs `ANTHROPIC_API_KEY`, or a Claude Code login); `module:Class` is a backend of your own
 (`fixloop.agents.registry`). Budgets apply to all of them.
+
+The default is decided here, once, for every workflow command: `--script FILE` alone means the
+scripted backend (a script is only ever played by it); otherwise `DEFAULT_BACKEND`, the real
+model. Every workflow checks its backend before it changes anything (`Workflow.preflight_backend`),
+so a missing login is one line and exit 2, never a run of failed calls.
 """
 
 from __future__ import annotations
@@ -15,15 +20,17 @@ from fixloop.agents.backend import Backend
 from fixloop.agents.budget import RunBudget
 from fixloop.agents.registry import load_backend
 
+DEFAULT_BACKEND = "claude"
 
-def add_backend_arguments(parser: argparse.ArgumentParser, *, default: str = "scripted") -> None:
+
+def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend",
-        default=default,
+        default=None,
         metavar="NAME",
-        help="who plays the roles: scripted (a script file, offline), claude (a real model: "
-        "needs ANTHROPIC_API_KEY or a Claude Code login, and costs money), or module:Class "
-        f"(a backend of your own; default: {default})",
+        help="who plays the roles: claude (a real model: needs ANTHROPIC_API_KEY or a Claude "
+        "Code login, and costs money), scripted (a script file, offline), or module:Class (a "
+        f"backend of your own); default: scripted with --script, else {DEFAULT_BACKEND}",
     )
     parser.add_argument("--script", type=Path, help="the scripted model's script (YAML or JSON)")
     add_budget_arguments(parser)
@@ -40,9 +47,17 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def backend_name(args: argparse.Namespace) -> str:
+    """The backend the user chose, or the default: scripted with a script, else the real one."""
+    chosen: str | None = getattr(args, "backend", None)
+    if chosen is not None:
+        return chosen
+    return "scripted" if getattr(args, "script", None) is not None else DEFAULT_BACKEND
+
+
 def backend_from_args(args: argparse.Namespace, command: str) -> Backend:
     """The backend the user chose; a FixloopError (exit 2) when its arguments do not fit."""
-    return load_backend(args.backend, script=getattr(args, "script", None), where=command)
+    return load_backend(backend_name(args), script=getattr(args, "script", None), where=command)
 
 
 def budget_from_args(args: argparse.Namespace) -> RunBudget | None:

@@ -62,6 +62,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fixloop: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`fixloop … | head`): nothing is wrong, and nothing more is said.
+        # Python would still flush stdout at exit and complain; point it at /dev/null first.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + 13  # what a shell reports for a writer ended by SIGPIPE
     except Exception as exc:
         if os.environ.get("FIXLOOP_DEBUG"):
             traceback.print_exc()

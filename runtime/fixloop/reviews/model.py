@@ -48,10 +48,13 @@ class ReviewFinding:
     title: str
     file: str  # the path of the `**File:**` line
     line: int | None  # the line of `path:42`, or None for a bare path
-    files: tuple[str, ...]  # `file` first, then every other file the fix names
+    files: tuple[str, ...]  # the declared files: `file` first, then the `**Files:**` line's
     issue: str
     fix: str
     heading_line: int  # where `### ID: Title` sits in REVIEW.md
+    # Other files the Fix text names: context for the fixer, never its scope (a bare `utils.py`
+    # may mean `src/utils.py`); a fix that needs one asks for it (a scope expansion).
+    mentioned: tuple[str, ...] = ()
 
     @property
     def location(self) -> str:

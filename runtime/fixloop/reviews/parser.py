@@ -10,16 +10,24 @@ finding, the finding id.
 from __future__ import annotations
 
 import re
+import stat
+import unicodedata
 from pathlib import Path, PurePosixPath
 
-from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.blocks import Heading, MarkdownDocument, parse_markdown
-from fixloop.documents.source import SourceDocument, load_document, parse_document
+from fixloop.documents.source import SourceDocument, parse_document
 from fixloop.reviews.model import PREFIXES, REVIEW_STATUSES, Review, ReviewFinding
 
 _FINDING_HEADING = re.compile(r"^(?P<prefix>[A-Za-z]+)-(?P<number>\d+)\s*:\s*(?P<title>.*)$")
-# `### CR-1 Title`, `### WR-02 - Title`: meant as findings; skipping them silently is worse.
-_ALMOST_FINDING = re.compile(r"^[A-Z]{2}-\d+\b")
+# `### CR-1 Title`, `### WR-02 - Title`, `### CR‑01: Title` (a non-breaking hyphen), `#### CR-01:`:
+# meant as findings. Skipping them silently is worse than refusing the review.
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+_ALMOST_FINDING = re.compile(rf"^[A-Z]{{2}}\s*(?P<dash>[-{_DASHES}])\s*\d+\b")
+# `**Fix:** ```python`: markdown opens no fence there, so the fence's closing line opens one that
+# swallows the next findings.
+_FENCE_ON_LABEL = re.compile(r"^\s*(?:[-*]\s+)?\*\*[A-Za-z][A-Za-z ]*?(?::\*\*|\*\*:)\s*(```|~~~)")
+MAX_REVIEW_BYTES = 4 << 20
 # `**File:** x`, `**File**: x`, optionally as a list item `- **File:** x`.
 _LABEL = re.compile(
     r"^\s*(?:[-*]\s+)?\*\*(?P<label>[A-Za-z][A-Za-z ]*?)(?::\*\*|\*\*:)\s?(?P<rest>.*)$"
@@ -153,6 +161,14 @@ def _finding(
     title = match["title"].strip()
     if not title:
         raise _fail(source, heading.line, "review-finding", f"finding {finding_id} has no title")
+    for number in range(heading.line + 1, end + 1):
+        text = lines[number - 1] if number - 1 < len(lines) else ""
+        if number not in fence_lines and _FENCE_ON_LABEL.match(text):
+            raise _fail(
+                source, number, "review-fence",
+                f"finding {finding_id}: a code fence opened on the **"
+                f"{text.split('**')[1].rstrip(':')}:** line; start it on a line of its own",
+            )  # fmt: skip
     section = _section(lines, heading.line + 1, end, fence_lines)
     if "file" not in section.fields and "files" not in section.fields:
         raise _fail(
@@ -173,7 +189,7 @@ def _finding(
         fence_free = "\n".join(
             lines[n - 1] for n in range(fix_start, end + 1) if n not in fence_lines
         )
-    files += [path for path in _prose_paths(fence_free) if path not in files]
+    mentioned = [path for path in _prose_paths(fence_free) if path not in files]
     return ReviewFinding(
         id=finding_id,
         severity=severity,
@@ -181,9 +197,31 @@ def _finding(
         file=located[0][0],
         line=located[0][1],
         files=tuple(dict.fromkeys(files)),
+        mentioned=tuple(mentioned),
         issue=section.text("issue"),
         fix=fix,
         heading_line=heading.line,
+    )
+
+
+def _check_finding_like(source: SourceDocument, heading: Heading) -> None:
+    """A heading meant as a finding that would not be read as one is an error, never a skip."""
+    text = _heading_text(heading)
+    almost = _ALMOST_FINDING.match(text)
+    if almost is None:
+        return
+    dash = almost["dash"]
+    if dash != "-":
+        name = unicodedata.name(dash, "a dash")
+        why = f"its id holds U+{ord(dash):04X} ({name}) where an ASCII hyphen '-' belongs"
+    elif heading.level != 3:
+        why = f"it is a level {heading.level} heading; findings are level 3 (`### ID: Title`)"
+    elif not _FINDING_HEADING.match(text):
+        why = "it is not `### ID: Title`"
+    else:
+        return
+    raise _fail(
+        source, heading.line, "review-finding", f"heading {text!r} looks like a finding but {why}"
     )
 
 
@@ -198,13 +236,10 @@ def _findings(source: SourceDocument, markdown: MarkdownDocument) -> tuple[Revie
     last_line = max(len(lines), 1)
     findings: list[ReviewFinding] = []
     seen: dict[str, int] = {}
+    for heading in markdown.headings:
+        _check_finding_like(source, heading)
     for index, heading in enumerate(boundaries):
         text = _heading_text(heading)
-        if heading.level == 3 and _ALMOST_FINDING.match(text) and not _FINDING_HEADING.match(text):
-            raise _fail(
-                source, heading.line, "review-finding",
-                f"heading {text!r} looks like a finding but is not `### ID: Title`",
-            )  # fmt: skip
         if heading.level != 3 or not _FINDING_HEADING.match(text):
             continue
         end = boundaries[index + 1].line - 1 if index + 1 < len(boundaries) else last_line
@@ -236,7 +271,40 @@ def parse_review(text: str, path: Path, base: Path | None = None) -> Review:
 
 
 def load_review(path: Path, base: Path | None = None) -> Review:
-    return review_from_source(load_document(path, base))
+    return parse_review(read_review_text(path, base), path, base)
+
+
+def read_review_text(path: Path, base: Path | None = None) -> str:
+    """REVIEW.md's text as its LF form: a UTF-8 BOM dropped, CRLF line ends made LF.
+
+    Only a regular file is read (a FIFO would block forever, a device never end), and only up to
+    MAX_REVIEW_BYTES: a review is a page of text, not a data dump."""
+    shown = display_path(path, base)
+
+    def refuse(problem: str) -> FixloopError:
+        return FixloopError(Diagnostic(shown, 1, 1, "review-path", problem))
+
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise refuse("no such file") from None
+    except OSError as exc:
+        raise refuse(exc.strerror or str(exc)) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise refuse("not a regular file")
+    if info.st_size > MAX_REVIEW_BYTES:
+        raise refuse(f"{info.st_size} bytes; a review may hold at most {MAX_REVIEW_BYTES}")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise refuse(exc.strerror or str(exc)) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FixloopError(
+            Diagnostic(shown, 1, 1, "encoding", f"not UTF-8 text: {exc.reason}")
+        ) from None
+    return text.replace("\r\n", "\n")
 
 
 def review_from_source(source: SourceDocument) -> Review:

@@ -189,7 +189,30 @@ def test_scope_expansion_request_skips_the_finding(user_repo: UserRepo) -> None:
     assert "src/util.py" in result.outcomes[0].detail
 
 
-def test_multi_file_fix_is_one_commit_with_every_file(user_repo: UserRepo) -> None:
+BOTH = {
+    "edits": APP_FIX["edits"] + UTIL_FIX["edits"],
+    "output": {
+        "files_changed": ["src/app.py", "src/util.py"],
+        "summary": "fixed: both",
+        "concerns": None,
+    },
+}
+
+
+def test_multi_file_fix_declared_on_a_files_line_is_one_commit(user_repo: UserRepo) -> None:
+    text = "### CR-01: rename\n**File:** src/app.py\n**Files:** src/util.py\n**Fix:** both\n"
+    write_review(user_repo.path, review_text(text))
+    tip = user_repo.head()
+    result, backend = run(user_repo.path, {"fixer/CR-01/iteration-1": BOTH})
+    assert backend.calls[0].writable == ("src/app.py", "src/util.py")
+    assert result.outcomes[0].files == ("src/app.py", "src/util.py")
+    first = user_repo.git("rev-list", "--reverse", f"{tip}..main").split()[0]
+    assert files_of(user_repo.path, first) == ["src/app.py", "src/util.py"]
+
+
+def test_a_file_the_fix_text_names_joins_only_through_a_scope_expansion(
+    user_repo: UserRepo,
+) -> None:
     write_review(
         user_repo.path,
         review_text(
@@ -197,19 +220,48 @@ def test_multi_file_fix_is_one_commit_with_every_file(user_repo: UserRepo) -> No
         ),
     )
     tip = user_repo.head()
-    both = {
-        "edits": APP_FIX["edits"] + UTIL_FIX["edits"],
+    ask = {
         "output": {
-            "files_changed": ["src/app.py", "src/util.py"],
-            "summary": "fixed: both",
+            "needs_scope_expansion": True,
+            "additional_files": ["src/util.py"],
+            "justification": "the fix text names it",
+        }
+    }
+    script = {"fixer/CR-01/iteration-1": ask, "fixer/CR-01/iteration-1/expanded": BOTH}
+    result, backend = run(user_repo.path, script)
+    assert [call.writable for call in backend.calls] == [
+        ("src/app.py",),
+        ("src/app.py", "src/util.py"),
+    ]
+    assert result.outcomes[0].label == "fixed"
+    first = user_repo.git("rev-list", "--reverse", f"{tip}..main").split()[0]
+    assert files_of(user_repo.path, first) == ["src/app.py", "src/util.py"]
+
+
+def test_a_bare_file_name_in_the_fix_text_never_reaches_a_root_level_file(
+    user_repo: UserRepo,
+) -> None:
+    # The fix text says `util.py` (meaning src/util.py); a root-level util.py exists too.
+    _commit_file(user_repo, "util.py", "ROOT = 1\n")
+    write_review(
+        user_repo.path,
+        review_text(finding("CR-01", "add subtracts", "src/app.py", fix="Like util.py does.")),
+    )
+    reach = {
+        "edits": [*APP_FIX["edits"], {"path": "util.py", "content": "ROOT = 2\n"}],
+        "output": {
+            "files_changed": ["src/app.py", "util.py"],
+            "summary": "fixed",
             "concerns": None,
         },
     }
-    result, backend = run(user_repo.path, {"fixer/CR-01/iteration-1": both})
-    assert backend.calls[0].writable == ("src/app.py", "src/util.py")
-    assert result.outcomes[0].files == ("src/app.py", "src/util.py")
-    first = user_repo.git("rev-list", "--reverse", f"{tip}..main").split()[0]
-    assert files_of(user_repo.path, first) == ["src/app.py", "src/util.py"]
+    tip = user_repo.head()
+    result, backend = run(user_repo.path, {"fixer/CR-01/iteration-1": reach})
+    assert backend.calls[0].writable == ("src/app.py",)
+    assert result.outcomes[0].status == "skipped"
+    assert "util.py" in result.outcomes[0].reason
+    assert (user_repo.path / "util.py").read_text() == "ROOT = 1\n"
+    assert messages(user_repo.path, tip) == ["docs(02): add code review fix report"]
 
 
 def test_logic_finding_is_fixed_but_needs_human_verification(user_repo: UserRepo) -> None:

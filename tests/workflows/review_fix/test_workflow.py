@@ -98,3 +98,21 @@ def test_clean_or_skipped_review_exits_without_report_or_worktree(
     assert not (user_repo.path / REPORT_REL).exists()
     assert not (user_repo.path / ".git" / "fixloop" / "runs").exists()
     _clean(user_repo)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "newline"),
+    [(b"", b"\r\n"), (b"\xef\xbb\xbf", b"\n"), (b"\xef\xbb\xbf", b"\r\n")],
+    ids=["crlf", "bom", "bom-crlf"],
+)
+def test_a_clean_review_with_crlf_or_a_bom_is_clean(
+    user_repo: UserRepo, prefix: bytes, newline: bytes
+) -> None:
+    target = write_review(user_repo.path, review_text(status="clean"))
+    target.write_bytes(prefix + target.read_bytes().replace(b"\n", newline))
+    tip = user_repo.head()
+    result, backend = run(user_repo.path, {})
+    assert (result.review_status, result.exit_code, result.warnings) == ("clean", 0, [])
+    assert backend.calls == []
+    assert user_repo.head() == tip  # no REVIEW-FIX.md committed on the user's branch
+    assert not (user_repo.path / ".git" / "fixloop" / "runs").exists()

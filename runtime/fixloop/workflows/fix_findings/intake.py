@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +41,13 @@ def load_findings(path: Path, repo: Path) -> list[Finding]:
         return FixloopError(Diagnostic(shown, line, col, "findings", message))
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise refuse(f"cannot read: {exc.strerror or exc}") from None
+        data = json.loads(_read_bytes(path).decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise refuse("not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise refuse(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except RecursionError:
+        raise refuse("invalid JSON: nested too deeply") from None
     raw_findings = _raw_findings(data, refuse)
     findings: list[Finding] = []
     seen: set[str] = set()
@@ -107,6 +108,16 @@ def needs_pre_gate(finding: Finding) -> bool:
 LATEST = "latest"
 
 
+def first_calls(state: FixFindingsState) -> list[str]:
+    """The call each undecided finding starts with: its pre-gate, or its Round 1 fixer."""
+    return [
+        f"verifier/{r.finding.id}/pre-gate" if needs_pre_gate(r.finding) else
+        f"fixer/{r.finding.id}/round-1"
+        for r in state.records
+        if r.bucket is None
+    ]  # fmt: skip
+
+
 def load_state(findings_path: Path, repo: Path, resume: str | None) -> FixFindingsState:
     """A new run's state from the findings file, or with `resume` (a run id, or `latest`) the
     state of a stopped run that read the very same file. FixloopError on any bad input."""
@@ -129,12 +140,24 @@ def load_state(findings_path: Path, repo: Path, resume: str | None) -> FixFindin
     )
 
 
+MAX_FINDINGS_BYTES = 16 << 20
+
+
 def _read_bytes(path: Path) -> bytes:
+    """The findings file's bytes: a regular file only (a FIFO would block the read forever)."""
+
+    def refuse(problem: str) -> FixloopError:
+        return FixloopError(Diagnostic(display_path(path), 1, 1, "findings", problem))
+
     try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise refuse("not a regular file")
+        if info.st_size > MAX_FINDINGS_BYTES:
+            raise refuse(f"{info.st_size} bytes; a findings file may hold {MAX_FINDINGS_BYTES}")
         return path.read_bytes()
     except OSError as exc:
-        problem = f"cannot read: {exc.strerror or exc}"
-        raise FixloopError(Diagnostic(display_path(path), 1, 1, "findings", problem)) from None
+        raise refuse(f"cannot read: {exc.strerror or exc}") from None
 
 
 def _resumed(root: Path, findings_path: Path, wanted: str, run_id: str) -> FixFindingsState:

@@ -42,7 +42,7 @@ from fixloop.workflows.fix_findings.briefs import (
     verifier_brief,
 )
 from fixloop.workflows.fix_findings.checks import fix_failure
-from fixloop.workflows.fix_findings.intake import load_state, needs_pre_gate
+from fixloop.workflows.fix_findings.intake import first_calls, load_state, needs_pre_gate
 from fixloop.workflows.fix_findings.prestaged import settle_prestaged
 from fixloop.workflows.fix_findings.scope_expansion import APPROVE, DEFER, ScopePolicy
 from fixloop.workflows.fix_findings.staging import StagingSteps
@@ -96,7 +96,7 @@ class FixFindings(Workflow):
     def run(self) -> FixFindingsResult:
         self.state = state = self.intake()
         self.repo = repo = Path(state.repo)
-        self.preflight_backend()
+        self.preflight_backend([] if state.resumed_from else first_calls(state))
         run = self.start_run(repo)
         self.steps = StagingSteps(self.doc, repo, run, run.dir / "scratch")
         self.guard = TreeGuard(self.steps, repo, run.dir / "kept")

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
-from fixloop.agents.backend import AgentOutcome, Backend
+from fixloop.agents.backend import AgentOutcome, Backend, preflight
 from fixloop.agents.budget import RunBudget
 from fixloop.agents.dispatch import Dispatcher
 from fixloop.documents.pack import Pack, WorkflowDoc
@@ -115,13 +115,12 @@ class Workflow:
             raise RuntimeError(f"{self.name}: no run started yet")
         return self._run
 
-    def preflight_backend(self) -> None:
+    def preflight_backend(self, calls: Sequence[str] = ()) -> None:
         """Check, before any worktree or commit, that the backend can answer at all (a login or
-        key for a real model; script coverage for a scripted one), and stop with the cause in one
-        line if not. Every workflow calls it before its first change."""
-        check = getattr(self.context.backend, "preflight", None)
-        if callable(check):
-            check()
+        key for a real model; script coverage for a scripted one: `calls` are the keys the run
+        starts with, where the workflow knows them), and stop with the cause in one line if not.
+        Every workflow calls it before its first change."""
+        preflight(self.context.backend, calls)
 
     def start_run(self, repo: Path) -> Run:
         """Open this workflow's run in `repo`: its folder, its lock, its trace of every event."""

@@ -8,7 +8,12 @@ finding was skipped (each check raises `SkipItem`; `fix` catches it once). Earli
 commits are never touched.
 
 A write the backend refused skips the finding too, naming the file, whatever the fixer reported
-after it: the fix it wanted was not the one it made, and review-fix has no scope expansion.
+after it: the fix it wanted was not the one it made.
+
+Scope is the finding's declared files (its File and Files lines). A fixer that needs another file
+asks first (a scope expansion); review-fix grants it, and dispatches the fixer once more with the
+wider scope, only when the finding's Fix text names every file asked for by its exact path: the
+reviewer meant those. Anything else skips the finding, saying how to allow it.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from fixloop.reviews.fix_report import HUMAN_VERIFICATION
 from fixloop.reviews.model import ReviewFinding
 from fixloop.reviews.yamltext import one_line
 from fixloop.schemas.results import FixReport, ScopeExpansionRequest
+from fixloop.steps.paths import path_problem
 from fixloop.workflows.kernel.denied_writes import sort_denials
 from fixloop.workflows.kernel.errors import SkipItem
 from fixloop.workflows.kernel.items import ItemStatus
@@ -62,6 +68,7 @@ def _finding_input(finding: ReviewFinding) -> dict[str, Any]:
         "file": finding.file,
         "line": finding.line,
         "files": list(finding.files),
+        "mentioned": list(finding.mentioned),
         "issue": finding.issue,
         "fix": finding.fix,
     }
@@ -115,7 +122,9 @@ def _check_reach(worktree: Path, outcome: AgentOutcome, result: object, files: l
     if isinstance(result, ScopeExpansionRequest):
         wanted = ", ".join(result.additional_files)
         raise SkipItem(
-            "fix needs files outside the finding", f"asked for {wanted}: {result.justification}"
+            "fix needs files outside the finding",
+            f"asked for {wanted}: {result.justification} (list every file a fix needs on the "
+            "finding's File or Files line, or name it by its path in the Fix text)",
         )
     if denials.outside_scope:
         tried = ", ".join(denials.outside_scope)
@@ -135,25 +144,40 @@ class FindingFixer:
         self.inputs = inputs  # the review-fix inputs every step of the document receives
 
     def assigned_files(self, finding: ReviewFinding) -> list[str]:
-        """The File line's path, plus every other named file that exists in the worktree."""
-        root = self.worktree.path
-        return [path for path in finding.files if path == finding.file or (root / path).is_file()]
+        """The finding's declared files: its File line, then its Files line."""
+        return list(finding.files)
 
-    def fix(self, finding: ReviewFinding, iteration: int) -> FindingOutcome:
-        files = self.assigned_files(finding)
-        outcome = self.flow.call(
+    def dispatch(
+        self, finding: ReviewFinding, files: list[str], key: str, note: str = ""
+    ) -> AgentOutcome:
+        return self.flow.call(
             "fixer",
             {
                 "finding": _finding_input(finding),
                 "files": files,
                 "worktree": str(self.worktree.path),
-                "failure_context": finding.issue,
+                "failure_context": f"{finding.issue}\n\n{note}".strip(),
             },
             _task(finding, files),
             self.worktree.path,
             writable=files,
-            key=fixer_key(finding.id, iteration),
+            key=key,
         )
+
+    def fix(self, finding: ReviewFinding, iteration: int) -> FindingOutcome:
+        files = self.assigned_files(finding)
+        key = fixer_key(finding.id, iteration)
+        outcome = self.dispatch(finding, files, key)
+        wanted = self.granted_expansion(finding, outcome, files)
+        if wanted and self._clean_slate():
+            self.flow.note(
+                f"{finding.id}: the fixer asked for {', '.join(wanted)}, which the finding's fix "
+                "names; asking it again with them in scope",
+                item=finding.id,
+            )
+            files = [*files, *wanted]
+            note = f"Scope expanded: you may now also edit {', '.join(wanted)}."
+            outcome = self.dispatch(finding, files, f"{key}/expanded", note)
         changed = self.worktree.changed_paths()
         if self.worktree.head_moved:
             message = (
@@ -182,6 +206,32 @@ class FindingFixer:
                 summary=skip.summary,
                 detail=detail,
             )
+
+    def _clean_slate(self) -> bool:
+        """Undo whatever a call that asked for more files changed anyway; False if it cannot be."""
+        try:
+            self.worktree.rollback(self.worktree.changed_paths())
+        except GitChangeFailed:
+            return False
+        return not self.worktree.head_moved
+
+    def granted_expansion(
+        self, finding: ReviewFinding, outcome: AgentOutcome, files: list[str]
+    ) -> list[str]:
+        """The files a scope-expansion request asks for, when the finding's Fix text names every
+        one of them by its path; else nothing (and the finding is skipped as asking too much)."""
+        result = getattr(outcome.output, "root", None) if outcome.ok else None
+        if not isinstance(result, ScopeExpansionRequest) or outcome.denied:
+            return []
+        named = set(finding.mentioned)
+        wanted: list[str] = []
+        for raw in result.additional_files:
+            clean = _normalise(raw)
+            if clean not in named or path_problem(self.worktree.path, clean) is not None:
+                return []
+            if clean not in files and clean not in wanted:
+                wanted.append(clean)
+        return wanted
 
     def _verify_and_commit(
         self,

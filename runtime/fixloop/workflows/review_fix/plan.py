@@ -15,7 +15,8 @@ from pathlib import Path
 from fixloop.agents.budget import RunBudget
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.reviews.model import FixScope, Review
-from fixloop.reviews.parser import load_review
+from fixloop.reviews.parser import parse_review, read_review_text
+from fixloop.reviews.phases import PHASES_DIR, is_phase_number, padded_phase, phase_directory
 from fixloop.steps.paths import check_path
 
 MAX_ITERATIONS = 3
@@ -47,8 +48,20 @@ def _review_in_phase_dir(folder: Path) -> Path:
 
 
 def _review_location(options: ReviewFixOptions, repo: Path) -> tuple[Path, str]:
-    """REVIEW.md's absolute path and its path inside the repository (refused when outside)."""
+    """REVIEW.md's absolute path and its path inside the repository (refused when outside).
+
+    The review may be named by its file, its phase directory, or (as the GSD commands take it) a
+    phase number: `2`, `02` or `2.1` finds `.planning/phases/02-*/` in the repository."""
     given = options.review if options.review.is_absolute() else Path.cwd() / options.review
+    if not given.exists() and not given.is_symlink():
+        phase = str(options.review)
+        found = phase_directory(repo, phase) if is_phase_number(phase) else None
+        if found is None:
+            problem = "no such file"
+            if is_phase_number(phase):
+                problem += f", and no phase directory {PHASES_DIR}/{padded_phase(phase)}-*"
+            raise FixloopError(Diagnostic(display_path(given), 1, 1, "review-path", problem))
+        given = found
     if given.is_dir():
         given = _review_in_phase_dir(given)
     shown = display_path(given)
@@ -103,9 +116,9 @@ def check_finding_paths(review: Review, repo: Path, shown: str) -> None:
                 )  # fmt: skip
 
 
-def _phase_line(path: Path) -> int:
-    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if text.startswith("phase:"):
+def _phase_line(text: str) -> int:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("phase:"):
             return number
     return 1
 
@@ -139,8 +152,9 @@ def plan_review_fix(options: ReviewFixOptions) -> ReviewFixPlan:
         raise FixloopError(Diagnostic(str(options.repo), 1, 1, "repository", "not a directory"))
     review_file, review_rel = _review_location(options, repo)
     shown = display_path(review_file)
+    text = read_review_text(review_file)
     review_text = review_file.read_bytes()
-    review = load_review(review_file)
-    padded_phase = padded_phase_of(review, shown, _phase_line(review_file))
+    review = parse_review(text, review_file)
+    padded_phase = padded_phase_of(review, shown, _phase_line(text))
     check_finding_paths(review, repo, shown)
     return ReviewFixPlan(options, repo, review, review_rel, review_text, padded_phase)

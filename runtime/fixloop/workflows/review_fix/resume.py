@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fixloop import gitrepo
@@ -50,11 +51,37 @@ class Resumed:
         )
 
 
+def fixed_by_stopped_runs(state_dir: Path, input_digest: str, padded_phase: str) -> set[str]:
+    """Findings that stopped runs of this very review fixed: recorded in their state, or
+    committed on their temporary branch (a run killed right after a commit never recorded it).
+    The next run need not call the fixer for them: they are resumed, or offered from a branch."""
+    done: set[str] = set()
+    subject = _fix_subject(padded_phase)
+    for dead, earlier in stopped_runs(state_dir, ReviewFixState, input_digest):
+        done |= {str(entry.get("id")) for entry in earlier.outcomes if entry.get("commit")}
+        sentinel = state_dir / "sentinels" / dead
+        if not sentinel.is_file():
+            continue
+        try:
+            base = gitrepo.config_value(sentinel, "fixloop.base")
+            branch = gitrepo.config_value(sentinel, "fixloop.tempbranch")
+            repo = Path(gitrepo.config_value(sentinel, "fixloop.repo"))
+            commits = gitrepo.commits_between(repo, base, f"refs/heads/{branch}")
+        except FixloopError:
+            continue
+        done |= {match["id"] for c in commits if (match := subject.match(c.subject))}
+    return done
+
+
+def _fix_subject(padded_phase: str) -> re.Pattern[str]:
+    return re.compile(rf"^fix\({re.escape(padded_phase)}\): (?P<id>\S+) ")
+
+
 def resume_interrupted(flow: Workflow, state: ReviewFixState, padded_phase: str) -> Resumed:
     """Fast-forward the fixes of killed runs of this same review; say which findings they fixed."""
     run = flow.active_run
     resumed = Resumed()
-    fix_subject = re.compile(rf"^fix\({re.escape(padded_phase)}\): (?P<id>\S+) ")
+    fix_subject = _fix_subject(padded_phase)
     for dead, earlier in stopped_runs(run.state_dir, ReviewFixState, state.input_digest):
         sentinel = run.state_dir / "sentinels" / dead
         if dead == run.id or not sentinel.is_file():
@@ -102,4 +129,4 @@ def resume_interrupted(flow: Workflow, state: ReviewFixState, padded_phase: str)
     return resumed
 
 
-__all__ = ["Resumed", "resume_interrupted"]
+__all__ = ["Resumed", "fixed_by_stopped_runs", "resume_interrupted"]

@@ -11,14 +11,16 @@ runs on every way out once the worktree exists.
 from __future__ import annotations
 
 from fixloop.diagnostics import FixloopError
+from fixloop.gitrepo import state_dir_of
 from fixloop.reviews.fix_report import fix_report_path
 from fixloop.reviews.model import Review, ReviewFinding
 from fixloop.reviews.parser import load_review
+from fixloop.runs.preflight import check_repository
 from fixloop.runs.state import digest, save_state
 from fixloop.steps.result import required_output
 from fixloop.workflows.kernel.items import ItemStatus
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
-from fixloop.workflows.review_fix.finding import FindingFixer
+from fixloop.workflows.review_fix.finding import FindingFixer, fixer_key
 from fixloop.workflows.review_fix.outcome import FindingOutcome, ReviewFixResult, ReviewFixState
 from fixloop.workflows.review_fix.plan import (
     ReviewFixOptions,
@@ -32,7 +34,11 @@ from fixloop.workflows.review_fix.report import (
     keep_copies,
     write_fix_report,
 )
-from fixloop.workflows.review_fix.resume import Resumed, resume_interrupted
+from fixloop.workflows.review_fix.resume import (
+    Resumed,
+    fixed_by_stopped_runs,
+    resume_interrupted,
+)
 from fixloop.workflows.review_fix.worktree import GitChangeFailed, Worktree
 
 
@@ -53,7 +59,8 @@ class ReviewFix(Workflow):
             return result
         if result.review_status == "unknown":
             self.warn("REVIEW.md has no recognised status; trying to fix its findings anyway")
-        self.preflight_backend()
+        check_repository(self, plan.repo)
+        self.preflight_backend(self.first_calls(plan))
         run = self.start_run(plan.repo)
         result.run_id = run.id
         state = ReviewFixState(
@@ -269,6 +276,15 @@ class ReviewFix(Workflow):
         self.note(f"{report_rel} committed ({result.report_commit})")
 
     # -- helpers ----------------------------------------------------------------------------
+
+    def first_calls(self, plan: ReviewFixPlan) -> list[str]:
+        """The fixer calls this run starts with: one per finding in scope that no stopped run of
+        the same review has already committed."""
+        done = fixed_by_stopped_runs(
+            state_dir_of(plan.repo), digest(plan.review_text), plan.padded_phase
+        )
+        findings = plan.review.in_scope(self.options.scope)
+        return [fixer_key(f.id, 1) for f in findings if f.id not in done]
 
     @staticmethod
     def report_rel(plan: ReviewFixPlan) -> str:
