@@ -9,7 +9,6 @@ frontmatter; the output schema from `fixloop.output`. Every call appends one eve
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from fixloop.diagnostics import FixloopError
 from fixloop.documents.inputs import InputError, coerce_inputs
 from fixloop.documents.pack import Pack
 from fixloop.documents.render import render_template
+from fixloop.masking import dumps_masked
 
 
 def build_request(
@@ -126,4 +126,4 @@ def append_event(path: Path, event: Mapping[str, Any]) -> None:
     """One JSON line per event; appended and flushed so a killed run keeps what it did."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as stream:
-        stream.write(json.dumps(event, sort_keys=True, default=str) + "\n")
+        stream.write(dumps_masked(event, sort_keys=True, default=str) + "\n")

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.masking import dumps_masked
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 _RUN_ID = re.compile(RUN_ID_PATTERN)
@@ -59,7 +60,7 @@ def state_dir_of(repo: Path) -> Path:
 
 def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    temporary.write_text(dumps_masked(data, indent=2) + "\n", encoding="utf-8")
     temporary.replace(path)
 
 
@@ -130,7 +131,7 @@ class Run:
 
     def record(self, event: dict[str, Any]) -> None:
         """Append one event; each line is written whole and flushed, so a kill loses at most it."""
-        line = json.dumps({"time": now_iso(), "run": self.id, **event}, ensure_ascii=False)
+        line = dumps_masked({"time": now_iso(), "run": self.id, **event}, ensure_ascii=False)
         with self._writing:
             if self._events is None:
                 self._events = self.events_path.open("a", encoding="utf-8")

@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.masking import dumps_masked
 from fixloop.schemas.findings import Finding, Severity
 from fixloop.schemas.results import (
     DemotedFinding,
@@ -133,7 +134,9 @@ def digest(path: Path) -> str:
 def save(state: LoopState, run_dir: Path) -> None:
     target = run_dir / STATE_FILE
     temporary = target.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
-    temporary.write_text(state.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    temporary.write_text(
+        dumps_masked(state.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8"
+    )
     temporary.replace(target)
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.documents.pack import WorkflowDoc
+from fixloop.masking import dumps_masked
 from fixloop.reviews.fix_report import HUMAN_VERIFICATION
 from fixloop.reviews.model import ReviewFinding
 from fixloop.steps.run import Run, is_live, list_runs, mark_recovered
@@ -160,7 +161,7 @@ class ResumeState:
     def _write(self) -> None:
         temporary = self.path.with_name(f".{self.path.name}.tmp")
         data = {**self.header, "outcomes": self.outcomes}
-        temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        temporary.write_text(dumps_masked(data, indent=2) + "\n", encoding="utf-8")
         temporary.replace(self.path)
 
 
