@@ -26,7 +26,7 @@ from tests.helpers.gitrepo import UserRepo, git
 from tests.helpers.reviews import REPORT_REL, REVIEW_REL, finding, review_text, write_review
 from tests.helpers.workflows import write_workflow
 
-from fixloop.steps.run import Run
+from fixloop.runs.run import Run
 from fixloop.steps.runner import run_step
 
 _ALNUM = string.ascii_letters + string.digits

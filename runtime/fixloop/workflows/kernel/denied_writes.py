@@ -28,7 +28,7 @@ from pathlib import Path
 from fixloop.agents.backend import DeniedWrite
 from fixloop.diagnostics import FixloopError
 from fixloop.steps.paths import check_path
-from fixloop.workflows.intake import path_problem
+from fixloop.workflows.fix_findings.intake import path_problem
 
 
 @dataclass(frozen=True)
