@@ -24,7 +24,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 MIN_SECRET_LENGTH = 8
@@ -170,23 +170,26 @@ class Masker:
             return self.mask_text(data)
         if not self.may_hold_secret(json.dumps(data, ensure_ascii=False, default=str)):
             return data
-        return self._walk(data)
+        return self._walk(data, None)
 
-    def _walk(self, data: Any) -> Any:
+    def _walk(self, data: Any, default: Callable[[Any], Any] | None) -> Any:
         if isinstance(data, str):
             return self.mask_text(data)
         if isinstance(data, dict):
-            return {key: self._walk(value) for key, value in data.items()}
+            return {key: self._walk(value, default) for key, value in data.items()}
         if isinstance(data, list | tuple):
-            return [self._walk(value) for value in data]
-        return data
+            return [self._walk(value, default) for value in data]
+        if data is None or isinstance(data, bool | int | float) or default is None:
+            return data
+        # What `json.dumps(default=...)` would write for it (a path, an enum): masked as well.
+        return self._walk(default(data), None)
 
     def dumps(self, data: Any, **options: Any) -> str:
         """`json.dumps(data, **options)` of `data` masked; one serialisation when nothing is."""
         text = json.dumps(data, **options)
         if not self.may_hold_secret(text):
             return text
-        return json.dumps(self._walk(data), **options)
+        return json.dumps(self._walk(data, options.get("default")), **options)
 
 
 def _mask_header(match: re.Match[str]) -> str:

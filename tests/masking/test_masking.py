@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 import string
+from pathlib import Path
 
 import pytest
 
@@ -184,6 +185,13 @@ def test_dumps_masks_values_json_would_escape(ensure_ascii: bool) -> None:
     assert json.loads(text) == {"stderr": "login with «masked:DB_PASSWORD» failed"}
     plain = {"stderr": "nothing secret", "code": 1}
     assert masker.dumps(plain, sort_keys=True) == json.dumps(plain, sort_keys=True)
+
+
+def test_dumps_masks_what_its_default_turns_into_text() -> None:
+    token = _random(24)
+    masker = Masker({"DEPLOY_TOKEN": token})
+    text = masker.dumps({"where": Path(f"/tmp/{token}/x")}, default=str)
+    assert json.loads(text) == {"where": "/tmp/«masked:DEPLOY_TOKEN»/x"}
 
 
 def test_the_process_masker_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
