@@ -83,8 +83,10 @@ SHAPES = [
     ("aws-access-key-id", "AKIA" + _random(16, string.ascii_uppercase + string.digits)),
     ("aws-access-key-id", "ASIA" + _random(16, string.ascii_uppercase + string.digits)),
     ("slack-token", "xoxb-123456789012-" + _random(24)),
+    ("slack-token", "xapp-1-" + _random(24)),
     ("google-api-key", "AIza" + _random(35)),
     ("stripe-key", "sk_live_" + _random(24)),
+    ("stripe-key", "rk_test_" + _random(24)),
     ("npm-token", "npm_" + _random(36)),
     ("huggingface-token", "hf_" + _random(34)),
 ]
