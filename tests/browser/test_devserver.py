@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from fixloop.browser.devserver import (
     RECORDS,
     DevServer,
     dev_server,
+    free_port,
     stop_leftovers,
 )
 from fixloop.browser.processes import marked_by_environment, processes
@@ -179,3 +182,14 @@ def test_the_server_of_a_killed_run_is_stopped_by_stop_leftovers(
 
 def test_stop_leftovers_without_records_is_a_no_op(tmp_path: Path) -> None:
     assert stop_leftovers(tmp_path) == []
+
+
+def test_parallel_servers_get_ports_of_their_own(site: Path, tmp_path: Path) -> None:
+    with contextlib.ExitStack() as stack, ThreadPoolExecutor(3) as pool:
+        start = partial(dev_server, SERVE_STATIC, site, tmp_path / "run", env=PYTHON)
+        managers = [start(run_id=f"task-{n}") for n in range(3)]
+        servers = list(pool.map(stack.enter_context, managers))
+        assert len({s.port for s in servers}) == 3
+        assert all(_answers(s.url) for s in servers)
+    assert not any(_answers(s.url) for s in servers)
+    assert len({free_port() for _ in range(50)}) == 50

@@ -82,12 +82,22 @@ def _error(message: str, exit_code: int = 1) -> FixloopError:
     return FixloopError(Diagnostic("devServerCommand", 1, 1, "dev-server", message), exit_code)
 
 
+_handed_out: deque[int] = deque(maxlen=256)
+_handing_out = threading.Lock()
+
+
 def free_port() -> int:
-    """A TCP port nothing listens on right now (the kernel's pick)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
-        port: int = probe.getsockname()[1]
-        return port
+    """A TCP port nothing listens on right now (the kernel's pick), and not one this process
+    handed out lately: parallel executors start their servers at the same time, and a port is
+    only taken once its server binds it."""
+    with _handing_out:
+        while True:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                probe.bind((HOST, 0))
+                port: int = probe.getsockname()[1]
+            if port not in _handed_out:
+                _handed_out.append(port)
+                return port
 
 
 class _OutputTail:
