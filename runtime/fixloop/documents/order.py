@@ -1,11 +1,12 @@
 """A workflow document's "Order of work": the step ids it names, in the order it names them.
 
 The section is prose for a person (and for Claude Code, which follows it), but it names each part
-of the work by its step id: a code span that looks like one (`` `setup-worktree` ``: kebab-case
-with a hyphen) or a link to the step's heading (`[fix one finding](#fix-one-finding)`). A code span that names a step of another document is
-followed by that document's name (`` `cleanup` of `git-protocol.md` ``). Those names, in order,
-are what a workflow's `run()` must follow; `tests/workflows/test_order_of_work.py` checks it on
-real runs, and every name must be a step that exists.
+of the work by its step id: a code span that looks like one (`` `setup-worktree` ``, kebab-case
+with a hyphen), a code span naming one of the document's steps (`` `cleanup` ``), or a link to
+the step's heading (`[fix one finding](#fix-one-finding)`). A code span naming a step of another
+document is followed by that document's name (`` `cleanup` of `git-protocol.md` ``). Those names,
+in order, are what a workflow's `run()` must follow; `tests/workflows/test_order_of_work.py`
+checks it on real runs, and every name must be a step that exists.
 """
 
 from __future__ import annotations

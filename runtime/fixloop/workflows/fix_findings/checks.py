@@ -12,8 +12,7 @@ from pathlib import Path
 
 from fixloop.agents.backend import AgentOutcome
 from fixloop.schemas.results import FixReport, ScopeExpansionRequest
-from fixloop.steps.paths import check_path
-from fixloop.workflows.fix_findings.intake import path_problem
+from fixloop.steps.paths import check_path, path_problem
 from fixloop.workflows.fix_findings.state import FindingRecord, RoundRecord
 from fixloop.workflows.kernel.denied_writes import Denials
 

@@ -25,7 +25,7 @@ from fixloop.runs.run import RUN_ID_PATTERN, read_run
 from fixloop.runs.state import digest, stopped_runs
 from fixloop.runs.state import load_state as load_run_state
 from fixloop.schemas.findings import Finding
-from fixloop.steps.paths import check_path
+from fixloop.steps.paths import check_path, path_problem
 from fixloop.workflows.fix_findings.state import FindingRecord, FixFindingsState
 
 IN_SCOPE_SEVERITIES = ("P0", "P1")
@@ -87,21 +87,6 @@ def _name(raw: Any, index: int) -> str:
     if isinstance(raw, dict) and isinstance(raw.get("id"), int | str):
         return f"finding {raw['id']!r}" if isinstance(raw["id"], str) else f"finding {raw['id']}"
     return f"finding #{index}"
-
-
-def path_problem(repo: Path, raw: str) -> str | None:
-    """Why `raw` may not be handed to a fixer as a file of `repo`, or None when it may."""
-    try:
-        clean = check_path(repo, raw)
-    except FixloopError as exc:
-        return exc.diagnostics[0].message
-    target = repo / clean
-    if target.is_symlink():
-        resolved = target.resolve()
-        root = repo.resolve()
-        if resolved != root and root not in resolved.parents:
-            return f"{raw!r}: a symbolic link that leads outside the repository"
-    return None
 
 
 def in_scope(finding: Finding) -> bool:

@@ -1,4 +1,4 @@
-"""Seed 002's scope-expansion request: where it comes from, and the user's answer to it.
+"""The scope-expansion request: where it comes from, and the user's answer to it.
 
 A fixer that needs files outside its finding must ask first (`ScopeExpansionRequest`). A fixer
 that instead tries to edit them is refused by the backend, and whatever it then reports, the
@@ -18,7 +18,7 @@ from typing import Literal
 
 from fixloop.agents.backend import AgentOutcome
 from fixloop.schemas.results import FixReport, ScopeExpansionRequest
-from fixloop.workflows.fix_findings.intake import path_problem
+from fixloop.steps.paths import path_problem
 from fixloop.workflows.kernel.choices import Prompter, question
 from fixloop.workflows.kernel.denied_writes import Denials, changed_unasked, tried_to_edit
 
