@@ -4,6 +4,8 @@ probe.py connect HOST PORT       prints what the server said, or `refused: <reas
 probe.py write PATH              writes PATH, or prints `refused: <reason>` (exit 1)
 probe.py tree TOKEN              starts a child that sleeps, then sleeps itself (both hold
                                  TOKEN in their argv, so the host can find them in /proc)
+probe.py orphan TOKEN            starts a child that sleeps, and exits at once
+probe.py escape TOKEN            like orphan, the child in a session of its own (`setsid`)
 probe.py hold TOKEN READY        writes its network namespace to READY, then sleeps
 probe.py spawn N                 starts N sleeping children; prints how many started
 probe.py allocate MEGABYTES      allocates and touches that much memory
@@ -47,6 +49,11 @@ def tree(token: str) -> int:
     return 0
 
 
+def orphan(token: str, *, own_session: bool = False) -> int:
+    subprocess.Popen([sys.executable, __file__, "sleep", token], start_new_session=own_session)
+    return 0
+
+
 def hold(token: str, ready: str) -> int:
     namespace = str(Path("/proc/self/ns/net").readlink())
     Path(ready).write_text(f"{namespace}\n")
@@ -84,6 +91,8 @@ def main(argv: list[str]) -> int:
         return write(args[0])
     if command == "tree":
         return tree(args[0])
+    if command in ("orphan", "escape"):
+        return orphan(args[0], own_session=command == "escape")
     if command == "sleep":
         time.sleep(SLEEP_S)
         return 0

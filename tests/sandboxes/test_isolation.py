@@ -137,6 +137,32 @@ def test_a_timeout_kills_the_whole_process_tree(sandbox_of: OpenSandbox, kind: s
     assert wait_until(lambda: not processes_holding(token)), processes_holding(token)
 
 
+@pytest.mark.parametrize("kind", ["local", *CONFINING])
+def test_a_child_left_running_is_killed_when_the_command_ends(
+    sandbox_of: OpenSandbox, kind: str
+) -> None:
+    token = f"orphan-{uuid.uuid4().hex}"
+    result = sandbox_of(kind).run([python_in(kind), "probe.py", "orphan", token], timeout_s=60)
+    assert result.ok and not result.timed_out, result
+    assert wait_until(lambda: not processes_holding(token)), processes_holding(token)
+
+
+@pytest.mark.parametrize("kind", ["local", *CONFINING])
+def test_a_child_that_leaves_the_process_group(sandbox_of: OpenSandbox, kind: str) -> None:
+    """It keeps the output pipe open; the call still returns. Only local cannot kill it."""
+    token = f"escape-{uuid.uuid4().hex}"
+    try:
+        result = sandbox_of(kind).run([python_in(kind), "probe.py", "escape", token])
+        assert result.ok and not result.timed_out, result
+        if kind == "local":
+            assert processes_holding(token), "local is not isolation: the child got away"
+        else:
+            assert wait_until(lambda: not processes_holding(token)), processes_holding(token)
+    finally:
+        for pid in processes_holding(token):
+            os.kill(pid, signal.SIGKILL)
+
+
 def _hold_then_sigkill(
     kind: str, worktree: Path, token: str, extra: list[str]
 ) -> tuple[subprocess.Popen[bytes], str]:

@@ -20,6 +20,7 @@ from fixloop.sandboxes.capture import Drain, pipe_chunks
 from fixloop.sandboxes.protocol import SandboxResult, not_found
 
 EXIT_CANNOT_RUN = 126
+DRAIN_GRACE_S = 5.0
 
 
 def find_program(argv0: str, cwd: Path, path: str | None) -> bool:
@@ -69,10 +70,13 @@ def run_process_group(
         timer.cancel()
         # Also on an exception here (Ctrl-C): nothing of the command outlives the call.
         kill_group(process.pid)
-    for drain in drains:
-        drain.join(timeout=5.0)
-    process.stdout.close()
-    process.stderr.close()
+    deadline = time.monotonic() + DRAIN_GRACE_S
+    for drain, stream in zip(drains, (process.stdout, process.stderr), strict=True):
+        drain.join(timeout=max(deadline - time.monotonic(), 0.0))
+        # A process that left the group (setsid) may hold the pipe open: closing it under the
+        # reading thread would block until that process ends, so only a drained pipe is closed.
+        if not drain.is_alive():
+            stream.close()
     code = process.returncode
     stdout, stderr = (drain.output.text() for drain in drains)
     return SandboxResult(
