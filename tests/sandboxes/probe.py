@@ -2,8 +2,9 @@
 
 probe.py connect HOST PORT       prints what the server said, or `refused: <reason>` (exit 1)
 probe.py write PATH              writes PATH, or prints `refused: <reason>` (exit 1)
-probe.py tree TOKEN              starts a child that sleeps, then sleeps itself (both hold
-                                 TOKEN in their argv, so the host can find them in /proc)
+probe.py tree TOKEN READY        starts a child that sleeps, writes READY, then sleeps itself
+                                 (both hold TOKEN in their argv: the host finds them in /proc)
+probe.py until PATH TOKEN        waits until PATH exists, then exits 0
 probe.py orphan TOKEN            starts a child that sleeps, and exits at once
 probe.py escape TOKEN            like orphan, the child in a session of its own (`setsid`)
 probe.py hold TOKEN READY        writes its network namespace to READY, then sleeps
@@ -43,9 +44,16 @@ def write(path: str) -> int:
     return 0
 
 
-def tree(token: str) -> int:
+def tree(token: str, ready: str) -> int:
     subprocess.Popen([sys.executable, __file__, "sleep", token])
+    Path(ready).write_text("up\n")
     time.sleep(SLEEP_S)
+    return 0
+
+
+def until(path: str) -> int:
+    while not Path(path).exists():
+        time.sleep(0.02)
     return 0
 
 
@@ -90,7 +98,9 @@ def main(argv: list[str]) -> int:
     if command == "write":
         return write(args[0])
     if command == "tree":
-        return tree(args[0])
+        return tree(args[0], args[1])
+    if command == "until":
+        return until(args[0])
     if command in ("orphan", "escape"):
         return orphan(args[0], own_session=command == "escape")
     if command == "sleep":

@@ -128,10 +128,13 @@ def test_tmp_is_private_and_writable(sandbox_of: OpenSandbox, kind: str) -> None
 
 
 @pytest.mark.parametrize("kind", ["local", *CONFINING])
-def test_a_timeout_kills_the_whole_process_tree(sandbox_of: OpenSandbox, kind: str) -> None:
+def test_a_timeout_kills_the_whole_process_tree(
+    sandbox_of: OpenSandbox, worktree: Path, kind: str
+) -> None:
     token = f"tree-{uuid.uuid4().hex}"
     sandbox = sandbox_of(kind)
-    result = sandbox.run([python_in(kind), "probe.py", "tree", token], timeout_s=2)
+    result = sandbox.run([python_in(kind), "probe.py", "tree", token, "ready"], timeout_s=4)
+    assert (worktree / "ready").is_file(), "the tree was up before the timeout"
     assert result.timed_out
     assert result.exit_code == 137, result
     assert wait_until(lambda: not processes_holding(token)), processes_holding(token)

@@ -33,6 +33,7 @@ from fixloop.sandboxes.daemon import (
     connect,
     daemon_address,
     image_problem,
+    one_line,
     streaming_client,
 )
 from fixloop.sandboxes.protocol import (
@@ -52,6 +53,7 @@ from fixloop.sandboxes.protocol import (
 KIND = "docker"
 DEFAULT_MEMORY = "2g"
 DEFAULT_PIDS = 1024
+MIN_MEMORY_BYTES = 6 << 20
 TMP_SIZE = "512m"
 KILL_GRACE_S = 30.0
 OUTPUT_GRACE_S = 10.0
@@ -109,8 +111,18 @@ class DockerSandbox(SandboxBase):
         reason: str = "requested",
         output_cap: int = OUTPUT_CAP_BYTES,
     ) -> None:
+        import docker
+
         if not image:
             raise sandbox_error("--sandbox docker needs --image IMAGE (the image tests run in)")
+        try:
+            memory_bytes = int(docker.utils.parse_bytes(memory))
+        except docker.errors.DockerException:
+            memory_bytes = 0
+        if memory_bytes < MIN_MEMORY_BYTES:  # Docker's own minimum; 0 would mean no limit
+            raise sandbox_error(f"memory limit {memory!r}: expected a size of at least 6m")
+        if pids < 1:
+            raise sandbox_error(f"process limit {pids}: expected a number >= 1")
         super().__init__(SandboxChoice(KIND, reason), worktree, output_cap)
         self.client = connect()
         problem = image_problem(self.client, image)
@@ -147,8 +159,10 @@ class DockerSandbox(SandboxBase):
                 return self._run_created(container, words[0], timeout_s, start)
             finally:
                 self._remove(container)
-        except docker.errors.DockerException as exc:
-            raise sandbox_error(f"the Docker daemon at {daemon_address()} failed: {exc}") from None
+        except (docker.errors.DockerException, OSError) as exc:  # OSError: the transport
+            raise sandbox_error(
+                f"the Docker daemon at {daemon_address()} failed: {one_line(exc)}"
+            ) from None
 
     def _create(self, words: list[str], where: Path, environment: dict[str, str]) -> Any:
         import docker

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ LABEL_RUN_ID = "fixloop.run-id"
 DEFAULT_SOCKET = Path("/var/run/docker.sock")
 PROBE_TIMEOUT_S = 5
 API_TIMEOUT_S = 120
+_NESTED_OS_ERROR = re.compile(r"\w+Error\(\d+, '([^']+)'\)|\[Errno \d+\] ([^\"')]+)")
 LEFTOVERS_TIMEOUT_S = 30
 
 
@@ -36,12 +38,15 @@ def daemon_configured() -> bool:
     return bool(os.environ.get("DOCKER_HOST")) or DEFAULT_SOCKET.exists()
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """An SDK or transport error as one short line."""
     text = " ".join(str(exc).split())
-    # The SDK nests the transport's error in prose; its last clause says what happened.
-    for marker in ("Error while fetching server API version: ", "Connection aborted.', "):
-        text = text.rsplit(marker, 1)[-1]
-    return text[:300]
+    # The SDK nests the transport's error in prose, e.g. "Error while fetching server API
+    # version: ('Connection aborted.', FileNotFoundError(2, 'No such file or directory'))".
+    nested = _NESTED_OS_ERROR.search(text)
+    if nested:
+        return nested.group(1) or nested.group(2)
+    return text.rsplit("Error while fetching server API version: ", 1)[-1][:300]
 
 
 def _attempt(timeout_s: float) -> tuple[Any, str | None]:
@@ -54,7 +59,7 @@ def _attempt(timeout_s: float) -> tuple[Any, str | None]:
         client = docker.from_env(timeout=max(int(timeout_s), 1))
         client.ping()
     except (docker.errors.DockerException, OSError) as exc:  # OSError: the transport below
-        return None, f"no Docker daemon answers at {daemon_address()}: {_one_line(exc)}"
+        return None, f"no Docker daemon answers at {daemon_address()}: {one_line(exc)}"
     return client, None
 
 
@@ -95,7 +100,7 @@ def image_problem(client: Any, image: str) -> str | None:
             "(build, load or pull it first; fixloop never pulls)"
         )
     except docker.errors.APIError as exc:
-        return f"--image {image}: {_one_line(exc)}"
+        return f"--image {image}: {one_line(exc)}"
     return None
 
 
