@@ -2,7 +2,8 @@
 
 Nothing can be pulled here, so the image is imported (`docker import`, through the SDK) from a
 root file system assembled from the host:
-- a static busybox as `/bin/sh` and the usual tools;
+- a static busybox as `/bin/sh` and the usual tools, and the host's bash (commands a model or a
+  workflow step runs are `bash -c …`);
 - the host's python3 (the Debian one when present) with the shared libraries it and its
   extension modules load (found by `ldd`), and its standard library (tests and GUI kits left out);
 - pytest and what it requires, copied from the running interpreter's installation into
@@ -104,7 +105,7 @@ def python_image(client: Any) -> str:
 
 def _root_file_system() -> Iterator[Entry]:
     yield from _busybox()
-    yield from _python()
+    yield from _python_and_bash()
     for name in TEST_TOOLS:
         yield from _distribution_files(name)
     for name, text in _ETC.items():
@@ -118,20 +119,24 @@ def _busybox() -> Iterator[Entry]:
     yield Entry("bin/busybox", source=Path(busybox))
     applets = subprocess.run([busybox, "--list"], capture_output=True, text=True, check=True)
     for applet in applets.stdout.split():
-        if applet != "busybox" and not applet.startswith("python"):
+        if applet not in ("busybox", "bash"):
             yield Entry(f"bin/{applet}", link="busybox")
 
 
-def _python() -> Iterator[Entry]:
+def _python_and_bash() -> Iterator[Entry]:
     system = Path("/usr/bin/python3")
     binary = (system if system.exists() else Path(sys.base_prefix) / "bin/python3").resolve()
     prefix = binary.parent.parent
     stdlib = prefix / "lib" / binary.name  # e.g. /usr/lib/python3.11
-    yield Entry(_inside(binary), source=binary)
+    bash = Path(shutil.which("bash") or "/bin/bash").resolve()
+    for program in (binary, bash):
+        yield Entry(_inside(program), source=program)
     if _inside(binary) != "usr/bin/python3":
         yield Entry("usr/bin/python3", link=f"/{_inside(binary)}")
+    if _inside(bash) != "bin/bash":
+        yield Entry("bin/bash", link=f"/{_inside(bash)}")
     extensions = sorted((stdlib / "lib-dynload").glob("*.so"))
-    for library in _shared_libraries([binary, *extensions]):
+    for library in _shared_libraries([binary, bash, *extensions]):
         yield Entry(_inside(library), source=library.resolve())
     for path in _walk(stdlib):
         yield Entry(_inside(path), source=path)
