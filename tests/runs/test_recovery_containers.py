@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from tests.helpers.gitrepo import UserRepo
 from tests.helpers.sandbox_image import docker_client, docker_image
 
+from fixloop.gitrepo import state_dir_of
 from fixloop.runs.recovery import remove_dead_run_containers
+from fixloop.runs.run import Run
 from fixloop.sandboxes.daemon import LABEL_RUN_ID, LABEL_SANDBOX
-from fixloop.steps.run import Run, state_dir_of
 
 __all__ = ["docker_client", "docker_image"]
 
@@ -18,6 +20,7 @@ def _exists(client: Any, container_id: str) -> bool:
     return bool(client.api.containers(all=True, filters={"id": container_id}))
 
 
+@pytest.mark.needs("docker")
 def test_only_dead_runs_of_this_repository_lose_their_containers(
     user_repo: UserRepo, docker_client: Any, docker_image: str
 ) -> None:

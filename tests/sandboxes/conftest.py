@@ -1,7 +1,8 @@
 """Sandboxes for the tests: a worktree holding `probe.py`, and each kind opened for real.
 
-`sandbox_of(kind)` opens local, bwrap or docker on the worktree; bwrap and docker skip when they
-cannot run here, and fail instead under CI=true (`tests/helpers/sandbox_image.py`).
+`sandbox_of(kind)` opens local, bwrap or docker on the worktree. Tests that open bwrap or docker
+carry `needs("bwrap")` / `needs("docker")` (`support.kinds` adds them to parameters): skipped
+without the tool here, failed under CI=true.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.sandbox_image import docker_client, docker_image, unavailable
+from tests.helpers.sandbox_image import docker_client, docker_image
 from tests.sandboxes.support import PROBE, OpenSandbox
 
 from fixloop.sandboxes import Sandbox, open_sandbox
-from fixloop.sandboxes.bubblewrap import unavailable as bwrap_unavailable
 
 __all__ = ["docker_client", "docker_image"]
 
@@ -32,19 +32,10 @@ def worktree(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def bwrap_works() -> None:
-    problem = bwrap_unavailable()
-    if problem is not None:
-        unavailable(f"bwrap sandbox: {problem}")
-
-
-@pytest.fixture
 def sandbox_of(request: pytest.FixtureRequest, worktree: Path) -> Iterator[OpenSandbox]:
     opened: list[Sandbox] = []
 
     def open_kind(kind: str, **options: Any) -> Sandbox:
-        if kind == "bwrap":
-            request.getfixturevalue("bwrap_works")
         if kind == "docker":
             options.setdefault("image", request.getfixturevalue("docker_image"))
             options.setdefault("run_id", f"test-{os.getpid()}-{time.monotonic_ns()}")

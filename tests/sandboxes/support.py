@@ -7,13 +7,25 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from fixloop.sandboxes import Sandbox
 
 PROBE = Path(__file__).with_name("probe.py")
 HOLDER = Path(__file__).with_name("holder.py")
 
+NEEDS_DOCKER = pytest.mark.needs("docker")
+NEEDS_BWRAP = pytest.mark.needs("bwrap")
+
 OpenSandbox = Callable[..., Sandbox]  # the `sandbox_of` fixture: open_sandbox on the worktree
+
+
+def kinds(*names: str) -> list[Any]:
+    """Sandbox kinds as test parameters, each marked with the tool it needs."""
+    marks = {"local": [], "bwrap": [NEEDS_BWRAP], "docker": [NEEDS_DOCKER]}
+    return [pytest.param(name, marks=marks[name], id=name) for name in names]
 
 
 def python_in(kind: str) -> str:

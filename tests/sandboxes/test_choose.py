@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.sandboxes.support import NEEDS_BWRAP, NEEDS_DOCKER
 
 from fixloop.diagnostics import FixloopError
 from fixloop.sandboxes import choose_sandbox, open_sandbox
@@ -24,20 +25,21 @@ def _no_bwrap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(empty))
 
 
+@NEEDS_DOCKER
 def test_docker_when_a_daemon_answers_and_an_image_is_given(docker_image: str) -> None:
     choice = choose_sandbox("auto", image=docker_image)
     assert choice.kind == "docker"
     assert choice.reason.startswith(f"image {docker_image} on the Docker daemon at unix://")
 
 
-def test_bwrap_when_no_image_is_given(bwrap_works: None) -> None:
+@NEEDS_BWRAP
+def test_bwrap_when_no_image_is_given() -> None:
     choice = choose_sandbox("auto")
     assert str(choice) == "sandbox: bwrap (no --image given for docker; bubblewrap works here)"
 
 
-def test_bwrap_when_no_daemon_answers(
-    bwrap_works: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+@NEEDS_BWRAP
+def test_bwrap_when_no_daemon_answers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     address = _no_daemon(monkeypatch, tmp_path)
     choice = choose_sandbox("auto", image="some-image:1")
     assert choice.kind == "bwrap"
@@ -62,6 +64,7 @@ def test_local_when_nothing_confining_works_and_it_says_so(
         assert sandbox.choice.kind == "local"
 
 
+@NEEDS_DOCKER
 def test_an_image_that_does_not_exist_is_an_error_not_a_fallback(docker_client: object) -> None:
     with pytest.raises(FixloopError) as error:
         choose_sandbox("auto", image="fixloop-no-such-image:1")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.sandboxes.support import OpenSandbox, processes_holding, wait_until
+from tests.sandboxes.support import NEEDS_DOCKER, OpenSandbox, processes_holding, wait_until
 
 from fixloop.diagnostics import FixloopError
 from fixloop.sandboxes import leftover_containers, open_sandbox
@@ -22,6 +22,7 @@ def _containers_of(run_id: str) -> list[str]:
     return [c.id for c in leftover_containers() if c.run_id == run_id]
 
 
+@NEEDS_DOCKER
 def test_pytest_runs_in_the_users_image(sandbox_of: OpenSandbox, worktree: Path) -> None:
     (worktree / "test_sample.py").write_text(
         "def test_adds():\n    assert 1 + 1 == 2\n\ndef test_fails():\n    assert 1 + 1 == 3\n"
@@ -32,6 +33,7 @@ def test_pytest_runs_in_the_users_image(sandbox_of: OpenSandbox, worktree: Path)
     assert "1 failed, 1 passed" in result.stdout
 
 
+@NEEDS_DOCKER
 def test_memory_is_limited_without_swap(sandbox_of: OpenSandbox) -> None:
     sandbox = sandbox_of("docker", memory="64m")
     result = sandbox.run(["python3", "probe.py", "allocate", "256"], timeout_s=60)
@@ -41,12 +43,14 @@ def test_memory_is_limited_without_swap(sandbox_of: OpenSandbox) -> None:
     assert sandbox.run(["python3", "probe.py", "allocate", "16"]).stdout == "allocated\n"
 
 
+@NEEDS_DOCKER
 def test_processes_are_limited(sandbox_of: OpenSandbox) -> None:
     result = sandbox_of("docker", pids=16).run(["python3", "probe.py", "spawn", "40"])
     assert result.ok, result
     assert 0 < int(result.stdout) < 16
 
 
+@NEEDS_DOCKER
 def test_commands_run_as_the_worktrees_owner(sandbox_of: OpenSandbox, worktree: Path) -> None:
     os.chown(worktree, 65534, 65534)
     os.chown(worktree / "probe.py", 65534, 65534)
@@ -56,6 +60,7 @@ def test_commands_run_as_the_worktrees_owner(sandbox_of: OpenSandbox, worktree: 
     assert (worktree / "mine.txt").stat().st_uid == 65534
 
 
+@NEEDS_DOCKER
 def test_each_command_has_a_labelled_container_removed_afterwards(
     sandbox_of: OpenSandbox, worktree: Path
 ) -> None:
@@ -78,6 +83,7 @@ def test_each_command_has_a_labelled_container_removed_afterwards(
     assert _containers_of(run_id) == []
 
 
+@NEEDS_DOCKER
 def test_an_interrupted_command_leaves_no_container(sandbox_of: OpenSandbox) -> None:
     run_id = f"interrupt-{uuid.uuid4().hex[:8]}"
     sandbox = sandbox_of("docker", run_id=run_id)
@@ -94,6 +100,7 @@ def test_an_interrupted_command_leaves_no_container(sandbox_of: OpenSandbox) -> 
     assert wait_until(lambda: not processes_holding(token))
 
 
+@NEEDS_DOCKER
 def test_leaving_the_block_removes_a_container_another_thread_still_runs(
     docker_image: str, worktree: Path
 ) -> None:
@@ -118,6 +125,7 @@ def _quietly(sandbox: Any, argv: list[str]) -> object:
         return error
 
 
+@NEEDS_DOCKER
 def test_no_image_or_a_missing_image_is_one_line_exit_2(docker_client: Any, worktree: Path) -> None:
     with pytest.raises(FixloopError) as error:
         DockerSandbox(worktree, image=None)
@@ -135,6 +143,7 @@ def test_no_image_or_a_missing_image_is_one_line_exit_2(docker_client: Any, work
     )
 
 
+@NEEDS_DOCKER
 @pytest.mark.parametrize(
     ("limits", "message"),
     [

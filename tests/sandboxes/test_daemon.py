@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.sandboxes.support import NEEDS_DOCKER
 
 from fixloop.sandboxes import leftover_containers, remove_leftovers
 from fixloop.sandboxes.daemon import LABEL_RUN_ID, LABEL_SANDBOX
@@ -34,6 +35,7 @@ def _exists(client: Any, container_id: str) -> bool:
     return bool(client.api.containers(all=True, filters={"id": container_id}))
 
 
+@NEEDS_DOCKER
 def test_only_the_named_runs_containers_are_removed(
     docker_client: Any, labelled: dict[str, str]
 ) -> None:
@@ -51,6 +53,7 @@ def test_only_the_named_runs_containers_are_removed(
     assert remove_leftovers([]) == []
 
 
+@NEEDS_DOCKER
 def test_containers_without_our_label_are_never_listed(
     docker_client: Any, docker_image: str
 ) -> None:

@@ -21,7 +21,10 @@ from pathlib import Path
 import pytest
 from tests.sandboxes.support import (
     HOLDER,
+    NEEDS_BWRAP,
+    NEEDS_DOCKER,
     OpenSandbox,
+    kinds,
     processes_holding,
     python_in,
     wait_until,
@@ -29,7 +32,8 @@ from tests.sandboxes.support import (
 
 from fixloop.sandboxes import leftover_containers, remove_leftovers
 
-CONFINING = ["bwrap", "docker"]
+CONFINING = kinds("bwrap", "docker")
+ALL = kinds("local", "bwrap", "docker")
 GREETING = "hello from the host"
 
 
@@ -84,7 +88,7 @@ def test_no_network_the_host_server_is_out_of_reach(
     assert GREETING not in result.stdout
 
 
-@pytest.mark.parametrize("kind", ["local", *CONFINING])
+@pytest.mark.parametrize("kind", ALL)
 def test_a_write_inside_the_worktree_is_allowed(
     sandbox_of: OpenSandbox, worktree: Path, kind: str
 ) -> None:
@@ -127,7 +131,7 @@ def test_tmp_is_private_and_writable(sandbox_of: OpenSandbox, kind: str) -> None
     assert not Path(name).exists(), "the sandbox's /tmp is its own"
 
 
-@pytest.mark.parametrize("kind", ["local", *CONFINING])
+@pytest.mark.parametrize("kind", ALL)
 def test_a_timeout_kills_the_whole_process_tree(
     sandbox_of: OpenSandbox, worktree: Path, kind: str
 ) -> None:
@@ -140,7 +144,7 @@ def test_a_timeout_kills_the_whole_process_tree(
     assert wait_until(lambda: not processes_holding(token)), processes_holding(token)
 
 
-@pytest.mark.parametrize("kind", ["local", *CONFINING])
+@pytest.mark.parametrize("kind", ALL)
 def test_a_child_left_running_is_killed_when_the_command_ends(
     sandbox_of: OpenSandbox, kind: str
 ) -> None:
@@ -150,7 +154,7 @@ def test_a_child_left_running_is_killed_when_the_command_ends(
     assert wait_until(lambda: not processes_holding(token)), processes_holding(token)
 
 
-@pytest.mark.parametrize("kind", ["local", *CONFINING])
+@pytest.mark.parametrize("kind", ALL)
 def test_a_child_that_leaves_the_process_group(sandbox_of: OpenSandbox, kind: str) -> None:
     """It keeps the output pipe open; the call still returns. Only local cannot kill it."""
     token = f"escape-{uuid.uuid4().hex}"
@@ -203,9 +207,8 @@ def _processes_in(namespace: str) -> list[int]:
     return found
 
 
-def test_bwrap_namespace_is_gone_after_a_sigkill_of_fixloop(
-    bwrap_works: None, worktree: Path
-) -> None:
+@NEEDS_BWRAP
+def test_bwrap_namespace_is_gone_after_a_sigkill_of_fixloop(worktree: Path) -> None:
     token = f"hold-{uuid.uuid4().hex}"
     holder, namespace = _hold_then_sigkill("bwrap", worktree, token, [])
     assert holder.returncode == -signal.SIGKILL
@@ -216,6 +219,7 @@ def test_bwrap_namespace_is_gone_after_a_sigkill_of_fixloop(
     assert wait_until(lambda: not _processes_in(namespace)), "no process is left in the namespace"
 
 
+@NEEDS_DOCKER
 def test_docker_container_is_removed_by_recovery_after_a_sigkill_of_fixloop(
     docker_image: str, worktree: Path
 ) -> None:

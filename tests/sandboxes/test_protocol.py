@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.sandboxes.support import OpenSandbox, python_in
+from tests.sandboxes.support import OpenSandbox, kinds, python_in
 
 from fixloop.diagnostics import FixloopError
 
-KINDS = ["local", "bwrap", "docker"]
+KINDS = kinds("local", "bwrap", "docker")
 
 
 def _one_line(error: pytest.ExceptionInfo[FixloopError]) -> str:
