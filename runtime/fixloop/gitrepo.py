@@ -132,6 +132,13 @@ def commits_between(tree: Path, base: str, tip: str) -> list[CommitInfo]:
     return found
 
 
+def commit_diff(tree: Path, commit: str) -> str:
+    """The patch `commit` introduced (against its first parent), as `git show` prints it."""
+    return str(
+        git_repo(tree).git.show(commit, format="", patch=True, no_color=True, no_ext_diff=True)
+    )
+
+
 def index_entries(tree: Path, paths: Iterable[str]) -> dict[str, str]:
     """path → "mode blob" of each path's stage-0 index entry (paths not in the index are absent)."""
     entries = git_repo(tree).index.entries
@@ -184,6 +191,7 @@ __all__ = [
     "CommitInfo",
     "branch_exists",
     "changed_paths",
+    "commit_diff",
     "commits_between",
     "config_value",
     "git_repo",

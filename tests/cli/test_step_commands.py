@@ -27,8 +27,11 @@ def test_step_run_fills_run_id_from_its_run(user_repo: UserRepo, capsys: Capture
     code = main(
         ["step", "run", "git-protocol", "setup-worktree", "--repo", str(user_repo.path), "--json"]
     )
-    data = json.loads(capsys.readouterr().out)
-    assert code == 0 and data["ok"]
+    envelope = json.loads(capsys.readouterr().out)
+    assert code == 0 and envelope["ok"] and envelope["command"] == "step run"
+    assert envelope["items"] == [{"id": "git-protocol#setup-worktree", "status": "passed"}]
+    data = envelope["result"]
+    assert data["run"] == envelope["run_id"]
     assert data["outputs"]["WORKTREE"].endswith(f"/.git/fixloop/worktrees/{data['run']}")
     assert Path(data["events"]).is_file()
     assert "git worktree add" in " ".join(data["commands"])

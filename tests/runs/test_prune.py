@@ -158,12 +158,40 @@ def test_crashed_and_kept_branch_runs_are_never_removed(user_repo: UserRepo) -> 
     )
     assert sentinel.is_file() and (_runs(user_repo.path) / crashed).is_dir()
     assert (_runs(user_repo.path) / kept).is_dir()
-    # Recovered, the crashed run is still kept: its record says what recovery did.
+    # Recovered (nothing of it is left in git), the crashed run is old news: it may go.
     assert main(["recover", "--repo", str(user_repo.path)]) == 0
     assert not sentinel.exists()
     report = prune_runs(user_repo.path, keep=0)
-    assert report.removed == []
-    assert _kept(report)[crashed].startswith(("crashed", "its temp branch"))
+    assert [d.run_id for d in report.removed] == [crashed]
+    assert "recovered" in report.removed[0].reason
+    assert set(_kept(report)) == {kept}
+
+
+def test_a_kept_branch_run_whose_branch_is_gone_may_be_removed(user_repo: UserRepo) -> None:
+    kept = _driver(user_repo.path, "--diverge")
+    assert prune_runs(user_repo.path, keep=0).removed == []
+    user_repo.git("branch", "--quiet", "-D", f"fixloop/run/{kept}")  # merged or dropped by hand
+    report = prune_runs(user_repo.path, keep=0)
+    assert [d.run_id for d in report.removed] == [kept]
+    assert f"its kept branch fixloop/run/{kept} is gone" in report.removed[0].reason
+
+
+def test_failed_step_runs_may_be_removed_and_refused_ones_leave_no_folder(
+    user_repo: UserRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    user_repo.git("checkout", "--quiet", "--detach")
+    repo = str(user_repo.path)
+    assert main(["step", "run", "git-protocol", "preflight", "--repo", repo]) == 1  # a real failure
+    [failed] = _names(_runs(user_repo.path))
+    assert read_run(_runs(user_repo.path) / failed)["state"] == "failed"
+    # Refused before anything ran (a typo in the step or an input): no run folder at all.
+    assert main(["step", "run", "git-protocol", "prefligth", "--repo", repo]) == 2
+    assert main(["step", "run", "git-protocol", "tag", "--repo", repo, "--input", "TAG=a b"]) == 2
+    assert _names(_runs(user_repo.path)) == {failed}
+    capsys.readouterr()
+    report = prune_runs(user_repo.path, keep=0)
+    assert [d.run_id for d in report.removed] == [failed]
+    assert "a failed `step run`" in report.removed[0].reason
 
 
 def test_the_repository_lock_makes_a_prune_wait(user_repo: UserRepo) -> None:
@@ -242,9 +270,14 @@ def test_json_report(user_repo: UserRepo, capsys: pytest.CaptureFixture[str]) ->
     capsys.readouterr()
     assert main(["runs", "prune", "--repo", str(user_repo.path), "--keep", "1", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["dry_run"] is False and data["keep"] == 1 and data["older_than_days"] is None
-    assert [d["id"] for d in data["removed"]] == made[:1]
-    assert [d["id"] for d in data["kept"]] == made[1:]
-    assert set(data["removed"][0]) == {
-        "id", "workflow", "state", "ended_at", "reason", "saved", "refs",
+    assert (data["ok"], data["command"], data["exit_code"]) == (True, "runs prune", 0)
+    assert data["counts"] == {"kept": 1, "removed": 1}
+    result = data["result"]
+    assert result["dry_run"] is False and result["keep"] == 1 and result["older_than_days"] is None
+    assert [(d["id"], d["status"]) for d in data["items"]] == [
+        (made[0], "removed"),
+        (made[1], "kept"),
+    ]
+    assert set(data["items"][0]) == {
+        "id", "status", "workflow", "state", "ended_at", "reason", "saved", "refs",
     }  # fmt: skip

@@ -136,8 +136,9 @@ def test_fixloop_recover_says_what_it_removed_and_kept(
     )
     assert main(["recover", "--repo", str(user_repo.path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["ok"] is True and data["live"] == []
-    [again] = data["recovered"]
+    assert (data["ok"], data["command"], data["counts"]) == (True, "recover", {"kept-branch": 1})
+    [again] = data["items"]
+    assert again["id"] == kept and again["status"] == "kept-branch"
     assert again["kept_branch"] == f"fixloop/run/{kept}" and again["unmerged"] == 1
 
 
@@ -148,7 +149,7 @@ def test_fixloop_runs_list_shows_states(
     done = Run.start(user_repo.path, "review-fix")
     done.finish("finished")
     assert main(["runs", "list", "--repo", str(user_repo.path), "--json"]) == 0
-    states = {r["id"]: r["state"] for r in json.loads(capsys.readouterr().out)}
+    states = {r["id"]: r["status"] for r in json.loads(capsys.readouterr().out)["items"]}
     assert states == {crashed: "crashed", done.id: "finished"}
     assert main(["runs", "list", "--repo", str(user_repo.path)]) == 0
     text = capsys.readouterr().out

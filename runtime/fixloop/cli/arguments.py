@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fixloop.diagnostics import Diagnostic, FixloopError
 
 
@@ -14,3 +16,10 @@ def parse_pairs(pairs: list[str], flag: str) -> dict[str, str]:
             raise FixloopError(Diagnostic(flag, 1, 1, "usage", f"expected KEY=VALUE, got {pair!r}"))
         values[key] = value
     return values
+
+
+def existing_directory(path: Path) -> Path:
+    """A `--repo` that must exist, resolved; one line and exit 2 when it does not."""
+    if not path.is_dir():
+        raise FixloopError(Diagnostic(str(path), 1, 1, "usage", "no such directory"))
+    return path.resolve()

@@ -10,10 +10,11 @@ ended in it; `items` lists each item with its typed `status`; `result` carries t
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from fixloop.masking import dumps_masked
 
 
 def envelope(
@@ -37,7 +38,8 @@ def envelope(
 
 
 def dumps(data: Mapping[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    """The envelope as text, secrets masked: stdout is often a CI log, which is a file too."""
+    return dumps_masked(dict(data), indent=2, ensure_ascii=False, default=str)
 
 
 __all__ = ["dumps", "envelope"]

@@ -44,7 +44,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
     parser.add_argument("--json", action="store_true", help="print the envelope as JSON")
     parser.add_argument(
-        "--on-prestaged", choices=("ask", "commit", "stash", "proceed"), default="ask",
+        "--on-prestaged", choices=("ask", "commit", "set-aside", "stash", "proceed"), default="ask",
         help="a fixed file already holds your staged hunks: ask (in a terminal; headless the "
         "finding is escalated and nothing is touched), commit them first (only them), set them "
         "aside (saved in a ref and a patch; never `git stash`), or stage them with the fix",

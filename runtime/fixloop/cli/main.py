@@ -22,6 +22,7 @@ from fixloop.cli import (
     fix_findings_command,
     pack_commands,
     review_fix_command,
+    runs_command,
     step_commands,
 )
 from fixloop.diagnostics import FixloopError
@@ -29,6 +30,7 @@ from fixloop.diagnostics import FixloopError
 COMMAND_MODULES: tuple[ModuleType, ...] = (
     pack_commands,
     step_commands,
+    runs_command,
     fix_findings_command,
     review_fix_command,
     check_command,

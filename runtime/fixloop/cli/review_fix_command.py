@@ -10,15 +10,17 @@ Progress goes to stderr; with `--json` stdout holds only the result object.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TypeAlias
 
 from fixloop.cli.backend_option import add_backend_arguments, backend_from_args, budget_from_args
+from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
 from fixloop.events import EventStream
+from fixloop.gitrepo import state_dir_of
 from fixloop.reviews.model import FixScope
+from fixloop.runs.show import run_totals
 from fixloop.workflows.kernel.workflow import Context
 from fixloop.workflows.review_fix import ReviewFixOptions, ReviewFixResult, run_review_fix
 
@@ -47,6 +49,11 @@ def register(subparsers: Subparsers) -> None:
     add_backend_arguments(parser)
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--dry-run", action="store_true",
+        help="parse, plan and check (backend, repository, paths); say what would be done and "
+        "change nothing: no run folder, no worktree, no commit",
+    )  # fmt: skip
     parser.set_defaults(handler=run)
 
 
@@ -58,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         scope=FixScope.ALL if args.all else FixScope.CRITICAL_WARNING,
         auto=args.auto,
         budget=budget_from_args(args),
+        dry_run=args.dry_run,
     )
     context = Context(
         pack,
@@ -66,14 +74,23 @@ def run(args: argparse.Namespace) -> int:
         budget=options.budget,
     )
     result = run_review_fix(options, context)
+    totals = run_totals(state_dir_of(args.repo), result.run_id) if result.run_id else None
     if args.json:
-        print(json.dumps(result.to_json(), indent=2))
+        data = result.to_json()
+        items = data.pop("findings")
+        data["totals"] = totals
+        code = result.exit_code
+        print(dumps(envelope("review-fix", code, run_id=result.run_id, items=items, result=data)))
     else:
         print(summary(result))
+        if totals is not None:
+            print(totals["line"])
     return result.exit_code
 
 
 def summary(result: ReviewFixResult) -> str:
+    if result.dry_run:
+        return "\n".join(["review-fix --dry-run: nothing was changed", *result.planned])
     if result.review_status in ("clean", "skipped"):
         return f"{result.review_path}: status {result.review_status}; no issues to fix"
     lines = [

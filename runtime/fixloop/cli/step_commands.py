@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
-from fixloop.cli.arguments import parse_pairs
-from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.cli.arguments import existing_directory, parse_pairs
+from fixloop.cli.envelope import dumps, envelope
+from fixloop.diagnostics import FixloopError, Severity, display_path
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack, validate_spec
 from fixloop.documents.source import load_document
 from fixloop.documents.specs import WorkflowSpec
-from fixloop.gitrepo import state_dir_of
 from fixloop.runs.git_session import load_protocol
-from fixloop.runs.prune import DEFAULT_KEEP, prune_runs
 from fixloop.runs.recovery import recover
-from fixloop.runs.run import Run, list_runs
+from fixloop.runs.run import Run
 from fixloop.steps.result import StepResult
-from fixloop.steps.runner import run_step
+from fixloop.steps.runner import find_step, run_step
 from fixloop.steps.script import CRASH_ENV
 
 STEP_RUN_EPILOG = f"""\
@@ -50,26 +49,6 @@ remove its worktree, delete its temp branch unless that branch holds commits you
 not have (then it is KEPT and named, with the commands to merge or delete it), delete its tags,
 and remove its sentinel last. Your branch, your index and your files are never touched.
 Exit code: 0 when everything found was recovered, 1 when something could not be.
-"""
-
-PRUNE_EPILOG = f"""\
-Each run keeps a folder in <git-common-dir>/fixloop/runs/<run-id>/. This removes the folders
-of FINISHED runs, oldest first, keeping the newest N (--keep, default {DEFAULT_KEEP}) and, with
---older-than, every run that finished less than DAYS days ago. It never removes a run that:
-  - is running (a process holds its lock);
-  - crashed, or still has a sentinel, worktree, temp branch or tags (`fixloop recover` and
-    `fix-findings --resume` work from them);
-  - failed, or kept its temp branch for commits your branch does not have (its record says why);
-  - holds user content the run set aside: prestaged-N.patch (your staged hunks), displaced/
-    (bytes of files that were put back), uncommitted/ (a report that could not be committed).
-    These may be the only copy of your work, so they go only with --include-saved. Git refs
-    such as refs/fixloop/prestaged/<run-id>/N are never deleted; they are named instead.
-Pruning holds the repository lock that runs take to change shared git metadata, so it never
-races a run starting. Exit code: 0 on success, 1 when the lock stays taken, 2 on bad input.
-
-examples:
-  fixloop runs prune --dry-run
-  fixloop runs prune --keep 5 --older-than 14 --repo ../project --json
 """
 
 
@@ -111,38 +90,6 @@ def register(subparsers: Any) -> None:
     rec.add_argument("--json", action="store_true", help="machine-readable report")
     rec.set_defaults(handler=run_recover)
 
-    runs = subparsers.add_parser("runs", help="inspect the runs recorded in a repository")
-    runs_sub = runs.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
-    listing = runs_sub.add_parser(
-        "list", help="list runs with their state (running, finished, crashed, …)"
-    )
-    listing.add_argument("--repo", type=Path, default=Path(), help="repository (default .)")
-    listing.add_argument("--json", action="store_true", help="machine-readable output")
-    listing.set_defaults(handler=run_runs_list)
-    prune = runs_sub.add_parser(
-        "prune",
-        help="remove the folders of old finished runs (never running, crashed or kept ones)",
-        description="Remove the run folders of old finished runs; say what was kept and why.",
-        epilog=PRUNE_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    prune.add_argument("--repo", type=Path, default=Path(), help="repository (default .)")
-    prune.add_argument(
-        "--keep", default=str(DEFAULT_KEEP), metavar="N",
-        help=f"always keep the newest N finished runs (default {DEFAULT_KEEP}; 0 keeps none)",
-    )  # fmt: skip
-    prune.add_argument(
-        "--older-than", metavar="DAYS",
-        help="also keep finished runs that ended less than DAYS days ago (fractions allowed)",
-    )  # fmt: skip
-    prune.add_argument(
-        "--include-saved", action="store_true",
-        help="also remove runs holding user content they set aside (see below)",
-    )  # fmt: skip
-    prune.add_argument("--dry-run", action="store_true", help="say what would go; change nothing")
-    prune.add_argument("--json", action="store_true", help="machine-readable report")
-    prune.set_defaults(handler=run_runs_prune)
-
 
 def load_workflow(name: str, pack_root: Path | None) -> WorkflowDoc:
     """A workflow by name from the pack, or from a .md path; errors in that document only."""
@@ -163,12 +110,6 @@ def load_workflow(name: str, pack_root: Path | None) -> WorkflowDoc:
     return pack.workflow(name)
 
 
-def _check_repo(repo: Path) -> Path:
-    if not repo.is_dir():
-        raise FixloopError(Diagnostic(str(repo), 1, 1, "usage", "no such directory"))
-    return repo.resolve()
-
-
 def _result_json(result: StepResult, run: Run) -> dict[str, Any]:
     return {
         "run": run.id, "events": str(run.events_path), "workflow": result.workflow,
@@ -181,9 +122,10 @@ def _result_json(result: StepResult, run: Run) -> dict[str, Any]:
 
 
 def run_step_command(args: argparse.Namespace) -> int:
-    repo = _check_repo(args.repo)
+    repo = existing_directory(args.repo)
     workflow = load_workflow(args.workflow, args.pack)
     inputs = parse_pairs(args.input, "--input")
+    find_step(workflow, args.step)  # an unknown step is refused before a run folder exists
     run = Run.start(repo, workflow.name)
     if "RUN_ID" in workflow.spec.inputs and "RUN_ID" not in inputs:
         inputs["RUN_ID"] = run.id
@@ -192,12 +134,17 @@ def run_step_command(args: argparse.Namespace) -> int:
             workflow, args.step, cwd=repo, inputs=inputs, run=run, timeout_s=args.timeout
         )
     except FixloopError:
-        run.finish("failed")
+        # Refused before anything ran (a bad input): the call leaves no run behind.
+        run.close()
+        shutil.rmtree(run.dir, ignore_errors=True)
         raise
-    run.finish("finished" if result.ok else "failed")
+    run.finish("finished" if result.ok else "failed", step_run=f"{workflow.name}#{args.step}")
+    code = 0 if result.ok else 1
     if args.json:
-        print(json.dumps(_result_json(result, run), indent=2))
-        return 0 if result.ok else 1
+        item = {"id": f"{workflow.name}#{args.step}", "status": "passed" if result.ok else "failed"}
+        data = _result_json(result, run)
+        print(dumps(envelope("step run", code, run_id=run.id, items=[item], result=data)))
+        return code
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
     if args.trace:
@@ -218,66 +165,25 @@ def run_step_command(args: argparse.Namespace) -> int:
 
 
 def run_recover(args: argparse.Namespace) -> int:
-    repo = _check_repo(args.repo)
+    repo = existing_directory(args.repo)
     protocol = load_protocol(args.pack)
     report = recover(repo, protocol)
+    code = 0 if report.ok else 1
     if args.json:
-        print(json.dumps(report.to_json(), indent=2))
+        data = report.to_json()
+        items = [
+            {"id": item["run_id"], "status": _recovered_status(item), **item}
+            for item in data.pop("recovered")
+        ]
+        items += [{"id": run_id, "status": "running"} for run_id in data.pop("live")]
+        print(dumps(envelope("recover", code, items=items, result=data)))
     else:
         for line in report.lines():
             print(line)
-    return 0 if report.ok else 1
+    return code
 
 
-def run_runs_list(args: argparse.Namespace) -> int:
-    repo = _check_repo(args.repo)
-    runs = list_runs(state_dir_of(repo))
-    if args.json:
-        print(json.dumps(runs, indent=2))
-        return 0
-    if not runs:
-        print("no runs recorded")
-    for info in runs:
-        ended = info.get("ended_at") or "-"
-        kept = (info.get("details") or {}).get("kept_branch") or (info.get("recovery") or {}).get(
-            "kept_branch"
-        )
-        note = f"  kept {kept}" if kept else ""
-        if info.get("state") == "crashed" and info.get("last_step"):
-            note += f"  died in {info['last_step']}"
-        note += "  (recovered)" if info.get("recovered_at") else ""
-        print(
-            f"{info.get('id')}  {info.get('workflow') or '?':<14}  {info.get('state'):<11}  "
-            f"started {info.get('started_at', '?')}  ended {ended}{note}"
-        )
-    return 0
-
-
-def _number(flag: str, text: str | None, *, whole: bool) -> float | None:
-    """A flag's value as a number >= 0; bad input is one located line and exit 2."""
-    if text is None:
-        return None
-    kind = "a whole number" if whole else "a number of days"
-    try:
-        value = int(text) if whole else float(text)
-    except ValueError:
-        value = -1
-    if not value >= 0 or value == float("inf"):
-        raise FixloopError(Diagnostic(flag, 1, 1, "usage", f"expected {kind} >= 0, got {text!r}"))
-    return value
-
-
-def run_runs_prune(args: argparse.Namespace) -> int:
-    keep = _number("--keep", args.keep, whole=True)
-    older = _number("--older-than", args.older_than, whole=False)
-    repo = _check_repo(args.repo)
-    report = prune_runs(
-        repo, keep=int(keep or 0), older_than_days=older, include_saved=args.include_saved,
-        dry_run=args.dry_run,
-    )  # fmt: skip
-    if args.json:
-        print(json.dumps(report.to_json(), indent=2))
-    else:
-        for line in report.lines():
-            print(line)
-    return 0
+def _recovered_status(item: dict[str, Any]) -> str:
+    if item.get("error"):
+        return "failed"
+    return "kept-branch" if item.get("kept_branch") else "recovered"

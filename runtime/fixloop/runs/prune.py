@@ -1,16 +1,21 @@
-"""Pruning: remove the folders of old finished runs, and nothing that anyone may still need.
+"""Pruning: remove the folders of old runs nobody needs any more, and nothing anyone may need.
 
 Every run leaves `<git-common-dir>/fixloop/runs/<run-id>/` behind (its trace, state, snapshots),
-so a repository used in CI collects them forever. `prune_runs` removes the folders of *finished*
-runs, oldest first, except the newest `keep` of them and (with `older_than_days`) those that
-finished more recently than that. A folder is never removed when its run:
+so a repository used in CI collects them forever. `prune_runs` removes the folders of runs that
+are over, oldest first, except the newest `keep` of them and (with `older_than_days`) those that
+ended more recently than that. A run is over when it finished; when it crashed and `fixloop
+recover` has cleaned up after it; when it kept a temp branch that is gone since (merged or
+deleted by hand); or when it was a `fixloop step run` that failed. A folder is never removed
+when its run:
 
 - is live: some process holds its lock (`steps.run.is_live`, the same test recovery uses);
-- is not `finished`: running, crashed (a crashed fix-findings run is resumed from its folder),
-  failed, kept-branch, unreadable (a run starting right now has no `run.json` yet);
+- crashed and was not recovered (a crashed fix-findings run is resumed from its folder), or
+  failed as a workflow run (`--resume` continues it), or is unreadable (a run starting right now
+  has no `run.json` yet);
 - still has leftovers `fixloop recover` works from: a sentinel, a worktree, a temp branch or tags
   (`runs.recovery.leftover_run_ids`);
-- kept a temp branch holding commits the user's branch does not have: the record says why;
+- kept a temp branch holding commits the user's branch does not have, and the branch is still
+  there: the record says why;
 - holds user content the run set aside (see `saved_content`), unless `include_saved` is given:
   those files may be the only copy of the user's work, so deleting them takes an explicit flag.
 
@@ -119,13 +124,18 @@ def saved_content(run_dir: Path) -> list[str]:
     return sorted(found)
 
 
-def _prestaged_refs(repo: Path) -> dict[str, list[str]]:
+def _git_refs(repo: Path, prefix: str) -> list[str]:
     done = subprocess.run(
-        ["git", "for-each-ref", "--format=%(refname)", PRESTAGED_REFS],
+        ["git", "for-each-ref", "--format=%(refname)", prefix],
         cwd=repo, capture_output=True, text=True, check=False,
     )  # fmt: skip
+    found = done.stdout.splitlines() if done.returncode == 0 else []
+    return [ref.removeprefix("refs/heads/") for ref in found]
+
+
+def _prestaged_refs(repo: Path) -> dict[str, list[str]]:
     refs: dict[str, list[str]] = {}
-    for ref in done.stdout.splitlines() if done.returncode == 0 else []:
+    for ref in _git_refs(repo, PRESTAGED_REFS):
         refs.setdefault(ref.removeprefix(PRESTAGED_REFS).split("/", 1)[0], []).append(ref)
     return refs
 
@@ -150,24 +160,48 @@ def _kept_branch(info: dict[str, Any]) -> str | None:
     return None
 
 
-def _protected(info: dict[str, Any], run_id: str, leftovers: set[str]) -> str | None:
-    """Why this run's folder must stay whatever its age, or None when it is a finished run."""
+STEP_RUN = "step_run"  # the `details` key `fixloop step run` records: which step it ran
+
+
+def _protected(
+    info: dict[str, Any], run_id: str, leftovers: set[str], branches: set[str]
+) -> str | None:
+    """Why this run's folder must stay whatever its age, or None when it may go (subject to
+    --keep, --older-than and --include-saved): a finished run, a crashed run that recovery has
+    cleaned up after, a kept-branch run whose branch is gone, a failed `step run`."""
     state = str(info.get("state"))
     if info.get("live"):
         return "running: its lock is held"
     kept = _kept_branch(info)
-    if kept:
+    if kept and kept in branches:
         return f"its temp branch {kept} was kept for commits not on your branch"
     if run_id in leftovers:
         return (
             "not yet recovered: its sentinel, worktree, temp branch or tags remain "
             "(recovery needs them; run `fixloop recover`)"
         )
-    if state == "crashed":
+    if kept:
+        return None
+    if state == "crashed" and not info.get("recovered_at"):
         return "crashed: kept for `fixloop recover` and `--resume`"
-    if state != "finished":
+    if state == "failed" and STEP_RUN not in (info.get("details") or {}):
+        return "failed: kept for `--resume` (a stopped run continues from its folder)"
+    if state not in ("finished", "crashed", "failed"):
         return f"{state}: only finished runs are pruned"
     return None
+
+
+def _why_it_may_go(info: dict[str, Any]) -> str:
+    """What made a run that is not `finished` prunable, for the reason a user reads."""
+    kept = _kept_branch(info)
+    if kept:
+        return f"its kept branch {kept} is gone"
+    state = str(info.get("state"))
+    if state == "crashed":
+        return "crashed and recovered"
+    if state == "failed":
+        return f"a failed `step run` ({(info.get('details') or {}).get(STEP_RUN, '?')})"
+    return ""
 
 
 def prune_runs(
@@ -208,6 +242,7 @@ def _decide(
     repo: Path, state_dir: Path, report: PruneReport, include_saved: bool, now: datetime
 ) -> None:
     leftovers = leftover_run_ids(repo, state_dir)
+    branches = set(_git_refs(repo, "refs/heads/"))
     refs = _prestaged_refs(repo)
     finished: list[tuple[dict[str, Any], Decision]] = []
     for run_dir in sorted((state_dir / "runs").iterdir()):
@@ -221,7 +256,7 @@ def _decide(
             ended_at=ended if isinstance(ended, str) else None, removed=False, reason="",
             saved=tuple(saved_content(run_dir)), refs=tuple(refs.get(run_id, ())),
         )  # fmt: skip
-        why = _protected(info, run_id, leftovers)
+        why = _protected(info, run_id, leftovers, branches)
         if why is not None:
             report.decisions.append(_keep(decision, why))
         else:
@@ -252,5 +287,7 @@ def _decide(
                 reasons.append(f"older than {report.older_than_days:g} day(s)")
             reason = " and ".join(reasons) or "finished (--keep 0)"
             reason += note if decision.saved else ""
+            gone = _why_it_may_go(info)
+            reason = f"{gone}; {reason}" if gone else reason
             removed.append(Decision(**{**asdict(decision), "removed": True, "reason": reason}))
     report.decisions[:0] = reversed(removed)  # oldest first

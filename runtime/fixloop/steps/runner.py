@@ -69,6 +69,7 @@ class StepRun(Protocol):
 
 
 OUTPUT_CAP_BYTES = 1 << 20
+_RAN_CHARS = 200  # of each command's first line, in the step event
 LOCK_TIMEOUT_S = 120.0
 
 # Variables an input must never set: they would change what bash or git do, or lie to the runtime.
@@ -334,6 +335,11 @@ def step_event(result: StepResult, started_at: float) -> Event:
         "ok": result.ok,
         "outputs": result.outputs,
         "commands": len(result.commands),
+        # What ran, where the document says it (`fixloop runs show` lists it): first lines only.
+        "ran": [
+            {"at": site or "", "command": (command.splitlines() or [""])[0][:_RAN_CHARS]}
+            for command, site in zip(result.commands, result.command_sites, strict=False)
+        ],
     }
     if not result.ok:
         data["last_command"] = result.last_command

@@ -38,15 +38,15 @@ def test_adjacent_recommends_proceed() -> None:
     assert "next to the fix's edits" in report.summary()
 
 
-def test_overlap_recommends_stash() -> None:
+def test_overlap_recommends_setting_aside() -> None:
     report = assess(STAGED_LINE_20, FIX_LINE_20)
-    assert report.recommendation is PrestagedChoice.STASH
+    assert report.recommendation is PrestagedChoice.SET_ASIDE
     assert "overlapping" in report.summary()
 
 
-def test_large_hunks_recommend_stash_even_when_apart() -> None:
+def test_large_hunks_recommend_setting_aside_even_when_apart() -> None:
     big = diff("a.py", "@@ -100,0 +100,50 @@", *[f"+line {n}" for n in range(50)])
-    assert assess(big, FIX_LINE_2).recommendation is PrestagedChoice.STASH
+    assert assess(big, FIX_LINE_2).recommendation is PrestagedChoice.SET_ASIDE
 
 
 def test_other_files_never_overlap() -> None:
@@ -54,9 +54,9 @@ def test_other_files_never_overlap() -> None:
     assert assess(STAGED_LINE_20, other).recommendation is PrestagedChoice.COMMIT
 
 
-def test_labels_are_the_seeds() -> None:
+def test_labels_say_what_each_choice_does() -> None:
     assert [c.label for c in PrestagedChoice] == [
         "Commit pre-existing first",
-        "Stash pre-existing",
+        "Set pre-existing aside",
         "Proceed (treat as part of this fix)",
     ]

@@ -282,7 +282,7 @@ def test_prestaged_stash_sets_the_users_hunks_aside_without_losing_them(
     repo = user_staged_calc
     work = UserWork.capture(repo)
     target = finding()
-    policies = Policies(on_prestaged="stash")
+    policies = Policies(on_prestaged="set-aside")
     session, _, prompter = run(pack, repo, [target], resolved_in_round_1(target), policies=policies)
     assert prompter.asked == []
     fixed_only = BUGGY.replace("return sum(xs) / len(xs)\n", "return 0.0\n")
@@ -346,10 +346,61 @@ def test_overlapping_hunks_recommend_stash_and_the_check_only_asks_once(
     answers: list[str | None] = ["Proceed (treat as part of this fix)"]
     session, _, prompter = run(pack, repo, [target], script, answers=answers)
     [asked] = prompter.asked  # Round 1 only: Round 2's staged content is Round 1's
-    assert asked.options[0] == "Stash pre-existing"
+    assert asked.options[0] == "Set pre-existing aside"
     assert "overlapping the fix's edits" in asked.text
     assert session.state.output().resolved == [1]
     assert staged(repo) == BETTER
+
+
+def test_set_aside_works_when_the_users_hunks_overlap_the_fix(pack: Pack, repo: Path) -> None:
+    # Exactly when setting them aside is recommended: the fix rewrote the user's staged line.
+    mine = BUGGY.replace("len(xs)", "max(len(xs), 1)")
+    (repo / "calc.py").write_text(mine, encoding="utf-8")
+    git(repo, "add", "--", "calc.py")
+    work = UserWork.capture(repo)
+    target = finding()
+    script = {
+        "fixer/1/round-1": [
+            {  # made on top of the user's staged line
+                "edits": [{"path": "calc.py", "old": "max(len(xs), 1)", "new": "(len(xs) or 1)"}],
+                "output": {"files_changed": ["calc.py"], "summary": "on theirs", "concerns": None},
+            },
+            fix(FIXED),  # made again on the file without the user's lines
+        ],
+        "verifier/1/round-1": {"output": verdict(target, "rejected")},
+    }
+    session, backend, prompter = run(
+        pack, repo, [target], script, policies=Policies(on_prestaged="stash")
+    )
+    assert prompter.asked == []
+    assert keys(backend) == ["fixer/1/round-1", "fixer/1/round-1", "verifier/1/round-1"]
+    assert session.state.output().resolved == [1]
+    assert staged(repo) == FIXED  # the fix alone, made against the file without the user's lines
+    ref = f"refs/fixloop/prestaged/{session.run_id}/1"
+    assert git(repo, "show", f"{ref}:calc.py") == mine  # the user's version, kept
+    patch = session.run_dir / "prestaged-1.patch"
+    assert "+    return sum(xs) / max(len(xs), 1)" in patch.read_text(encoding="utf-8")
+    work.assert_intact(repo)
+
+
+def test_a_set_aside_that_cannot_happen_leaves_no_ref_or_patch(pack: Pack, repo: Path) -> None:
+    # The user's unstaged edit rewrote their own staged line: nothing can be taken out cleanly.
+    (repo / "calc.py").write_text(BUGGY.replace("len(xs)", "max(len(xs), 1)"), encoding="utf-8")
+    git(repo, "add", "--", "calc.py")
+    (repo / "calc.py").write_text(BUGGY.replace("len(xs)", "max(len(xs), 2)"), encoding="utf-8")
+    target = finding()
+    script = {
+        "fixer/1/round-1": {
+            "edits": [{"path": "calc.py", "old": "max(len(xs), 2)", "new": "(len(xs) or 1)"}],
+            "output": {"files_changed": ["calc.py"], "summary": "fixed", "concerns": None},
+        },
+    }
+    index_before = git(repo, "ls-files", "--stage", "--", "calc.py")
+    session, _, _ = run(pack, repo, [target], script, policies=Policies(on_prestaged="stash"))
+    assert [e.id for e in session.state.output().escalated] == [1]
+    assert git(repo, "ls-files", "--stage", "--", "calc.py") == index_before
+    assert git(repo, "for-each-ref", "refs/fixloop/") == ""
+    assert not (session.run_dir / "prestaged-1.patch").exists()
 
 
 # -- scope expansion ---------------------------------------------------------------------------

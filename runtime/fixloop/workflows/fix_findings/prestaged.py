@@ -4,7 +4,8 @@ Both diffs are read in *index* coordinates: the user's staged hunks are `git dif
 (HEAD → index, so their `+` side is in the index), and the fix's own edits are `git diff`
 (index → working tree, so their `-` side is in the index). The document's heuristic, in order:
 
-1. the staged hunks overlap the fix's lines, or they are large or sprawling → "Stash pre-existing";
+1. the staged hunks overlap the fix's lines, or they are large or sprawling → "Set pre-existing
+   aside" (nothing uses `git stash`: the hunks go to a private ref and a patch);
 2. they sit right next to the fix's lines (they continue its logical change) → "Proceed";
 3. otherwise (small, apart, unrelated) → "Commit pre-existing first".
 
@@ -18,8 +19,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fixloop.workflows.fix_findings import snapshots
 from fixloop.workflows.fix_findings.state import FindingRecord
 from fixloop.workflows.kernel.choices import question
 from fixloop.workflows.kernel.errors import Escalate, StepFailed
@@ -37,7 +40,7 @@ ADJACENT_LINES = 3
 
 class PrestagedChoice(StrEnum):
     COMMIT = "commit"
-    STASH = "stash"
+    SET_ASIDE = "set-aside"
     PROCEED = "proceed"
 
     @property
@@ -47,7 +50,7 @@ class PrestagedChoice(StrEnum):
 
 _LABELS = {
     PrestagedChoice.COMMIT: "Commit pre-existing first",
-    PrestagedChoice.STASH: "Stash pre-existing",
+    PrestagedChoice.SET_ASIDE: "Set pre-existing aside",
     PrestagedChoice.PROCEED: "Proceed (treat as part of this fix)",
 }
 
@@ -155,7 +158,7 @@ def assess(staged_diff: str, fix_diff: str) -> PrestagedReport:
     adjacent = not overlap and any(d <= ADJACENT_LINES for d in distances)
     large = sum(h.changed for h in staged) > LARGE_LINES or len(staged) > SPRAWLING_HUNKS
     if overlap or large:
-        recommendation = PrestagedChoice.STASH
+        recommendation = PrestagedChoice.SET_ASIDE
     elif adjacent:
         recommendation = PrestagedChoice.PROCEED
     else:
@@ -165,26 +168,28 @@ def assess(staged_diff: str, fix_diff: str) -> PrestagedReport:
 
 def settle_prestaged(
     flow: FixFindings, index: int, record: FindingRecord, files: Sequence[str]
-) -> None:
+) -> bool:
     """Round 1: deal with hunks the user staged in the fixed files before the fix is staged.
 
     Commit them first, set them aside, or stage them with the fix: the user's answer (or the
-    `--on-prestaged` policy). Raises Escalate when nobody can answer or the choice cannot be
-    carried out cleanly: the fix is then left unstaged and nothing of the user's is touched."""
+    `--on-prestaged` policy). Returns True when Round 1 must be made again: the fix rewrote the
+    user's staged lines, so they were set aside from the file as it was before the fix. Raises
+    Escalate when nobody can answer or the choice cannot be carried out cleanly: the fix is then
+    left unstaged and nothing of the user's is touched."""
     steps = flow.steps
     entries = steps.index_entries(files)
     ours = flow.state.staged_by_run
     files = [f for f in files if f not in entries or entries[f] != ours.get(f)]
     if not files:
-        return
+        return False
     diffs = steps.prestaged(files)
     if not diffs.found:
-        return
+        return False
     report = assess(diffs.staged, diffs.fix)
     found = f"pre-existing staged hunks: {report.summary()}"
     policy = flow.options.on_prestaged
     if policy != "ask":
-        choice: PrestagedChoice | None = PrestagedChoice(policy)
+        choice: PrestagedChoice | None = PrestagedChoice(POLICY_ALIASES.get(policy, policy))
     else:
         labels = [choice.label for choice in PrestagedChoice]
         asked = question(report.summary(), labels, report.recommendation.label)
@@ -198,14 +203,44 @@ def settle_prestaged(
                 files, f"Pre-existing staged changes ({', '.join(files)})"
             )
             record.notes.append(f"{found}; committed first as {commit[:12]}")
-        elif choice is PrestagedChoice.STASH:
-            ref = f"refs/fixloop/prestaged/{flow.active_run.id}/{index}"
-            patch = flow.active_run.dir / f"prestaged-{index}.patch"
-            steps.set_aside_prestaged(files, ref, patch)
-            record.notes.append(
-                f"{found}; set aside in {ref} and {patch} (restore: git apply --index {patch})"
-            )
+        elif choice is PrestagedChoice.SET_ASIDE:
+            return _set_aside(flow, index, record, files, found)
         else:
             record.notes.append(f"{found}; staged together with the fix")
     except StepFailed as exc:
         raise Escalate(str(exc)) from None
+    return False
+
+
+def _set_aside(
+    flow: FixFindings, index: int, record: FindingRecord, files: Sequence[str], found: str
+) -> bool:
+    """Set the user's hunks aside; when the fix rewrote them, from the file before the fix."""
+    steps = flow.steps
+    ref = f"refs/fixloop/prestaged/{flow.active_run.id}/{index}"
+    patch = flow.active_run.dir / f"prestaged-{index}.patch"
+    saved = f"set aside in {ref} and {patch} (restore: git apply --index {patch})"
+    if steps.set_aside_prestaged(files, ref, patch):
+        record.notes.append(f"{found}; {saved}")
+        return False
+    # The fix rewrote the user's lines: from the file as it was before the fix they come out.
+    last = record.rounds[-1]
+    fixed = {
+        name: (flow.repo / name).read_bytes() for name in files if (flow.repo / name).is_file()
+    }
+    snapshots.restore(flow.repo, Path(last.snapshot_dir), last.snapshot)
+    if steps.set_aside_prestaged(files, ref, patch):
+        record.notes.append(
+            f"{found}; the fix rewrote them, so Round 1 is made again without them; {saved}"
+        )
+        return True
+    for name, data in fixed.items():  # put the fix back as the fixer left it: nothing changes
+        (flow.repo / name).write_bytes(data)
+    raise Escalate(
+        f"{found}; they cannot be set aside cleanly (your unstaged changes rewrite them too); "
+        "nothing was changed"
+    )
+
+
+# `--on-prestaged stash`, the old name of `set-aside` (nothing ever used `git stash`).
+POLICY_ALIASES = {"stash": PrestagedChoice.SET_ASIDE.value}

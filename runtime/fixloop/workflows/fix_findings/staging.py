@@ -62,9 +62,14 @@ class StagingSteps:
         result = self._run("commit-prestaged", files, COMMIT_MESSAGE=message)
         return required_output(result, "COMMIT")
 
-    def set_aside_prestaged(self, files: Sequence[str], ref: str, patch: Path) -> str:
+    def set_aside_prestaged(self, files: Sequence[str], ref: str, patch: Path) -> bool:
+        """True when the user's staged hunks were set aside; False when they cannot come out
+        cleanly, and nothing (no ref, no patch) was created."""
         result = self._run("set-aside-prestaged", files, SAVED_REF=ref, PATCH_FILE=str(patch))
-        return required_output(result, "SAVED_COMMIT")
+        if required_output(result, "SET_ASIDE", ("yes", "no")) == "no":
+            return False
+        required_output(result, "SAVED_COMMIT")
+        return True
 
     def stage(self, files: Sequence[str]) -> None:
         self._run("stage", files)

@@ -46,6 +46,7 @@ class RoundRecord(_State):
     snapshot: dict[str, str | None] = Field(default_factory=dict)
     index_before: dict[str, str] = Field(default_factory=dict)
     tree_before: str = ""  # the fingerprint taken before the last fixer call (`tree_guard`)
+    diff: str = ""  # the staged diff the verifier saw, saved in the run folder (relative to it)
 
 
 class FindingRecord(_State):

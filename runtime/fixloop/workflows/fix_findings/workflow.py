@@ -29,6 +29,7 @@ from typing import Literal
 
 from fixloop.agents.backend import AgentOutcome
 from fixloop.diagnostics import FixloopError
+from fixloop.runs.show import save_diff
 from fixloop.runs.state import save_state
 from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
 from fixloop.steps.paths import check_path
@@ -66,7 +67,7 @@ from fixloop.workflows.kernel.items import ItemStatus
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
 
 MAX_ATTEMPTS = 2
-PrestagedPolicy = Literal["ask", "commit", "stash", "proceed"]
+PrestagedPolicy = Literal["ask", "commit", "set-aside", "stash", "proceed"]  # stash: old name
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,10 @@ class FixFindings(Workflow):
                     self.item(str(finding.id), ItemStatus.RUNNING, title=finding.title, data=where)
                     self.resolve(index, record)
                     bucket = ItemStatus(record.bucket or "escalated")
-                    self.item(str(finding.id), bucket, title=finding.title, data=where)
+                    diff = record.rounds[-1].diff if record.rounds else ""
+                    self.item(
+                        str(finding.id), bucket, title=finding.title, data={**where, "diff": diff}
+                    )
             self.report()
         except StepFailed as exc:
             run.close()
@@ -212,6 +216,12 @@ class FixFindings(Workflow):
             else scope_expansion.scope_request(outcome, result, denials, record.scope)
         )
         if request is not None:
+            self.note(
+                f"finding {record.finding.id}: the fixer asks to also edit "
+                f"{', '.join(request.additional_files)}",
+                item=str(record.finding.id),
+                data={"scope_request": list(request.additional_files)},
+            )
             # The re-dispatched call starts from the files as they were, not from a partial fix.
             snapshots.restore(self.repo, Path(before.snapshot_dir), before.snapshot)
             answer = scope_expansion.answer(
@@ -304,12 +314,17 @@ class FixFindings(Workflow):
         # `git add` may already have run, and the check would mistake the fix for the user's work.
         if last.number == 1 and last.phase == "fixed" and files:
             try:
-                settle_prestaged(self, index, record, files)
+                again = settle_prestaged(self, index, record, files)
             except Escalate as exc:
                 record.notes.append(str(exc))
                 record.rounds[-1].summary += f" (not staged: {exc})"
                 self.escalate(record, None, staged="nothing staged: the fix is left unstaged")
                 self.save()
+                return
+            if again:  # made on top of the user's lines, now set aside: not an attempt
+                record.rounds.pop()
+                self.save()
+                self.fix_brief(index, record, 1)
                 return
         last.phase = "staging"
         self.save()
@@ -323,6 +338,7 @@ class FixFindings(Workflow):
         finding = record.finding
         files = list(dict.fromkeys([*record.files, *record.approved_files]))
         diff = self.steps.staged_diff(files) if files else ""
+        last.diff = save_diff(self.active_run.dir, str(finding.id), f"round-{last.number}", diff)
         artifact = diff or "(nothing is staged for this finding's files)"
         inputs, task = verifier_brief(finding, RESOLVED, artifact, files, self.repo)
         key = f"verifier/{finding.id}/round-{last.number}"

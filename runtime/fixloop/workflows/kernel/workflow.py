@@ -189,8 +189,8 @@ class Workflow:
     def emit(self, event: Event) -> None:
         self.events.emit(event)
 
-    def note(self, message: str, *, item: str = "") -> None:
-        self.emit(Event(EventKind.NOTE, message, workflow=self.name, item=item))
+    def note(self, message: str, *, item: str = "", data: Mapping[str, Any] | None = None) -> None:
+        self.emit(Event(EventKind.NOTE, message, workflow=self.name, item=item, data=data or {}))
 
     def warn(self, message: str, *, item: str = "") -> None:
         self.emit(Event(EventKind.WARNING, message, workflow=self.name, item=item))

@@ -22,10 +22,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
 from fixloop.reviews.fix_report import HUMAN_VERIFICATION
 from fixloop.reviews.model import ReviewFinding
 from fixloop.reviews.yamltext import one_line
+from fixloop.runs.show import save_diff
 from fixloop.schemas.results import FixReport, ScopeExpansionRequest
 from fixloop.steps.paths import path_problem
 from fixloop.workflows.kernel.denied_writes import sort_denials
@@ -168,11 +170,19 @@ class FindingFixer:
         files = self.assigned_files(finding)
         key = fixer_key(finding.id, iteration)
         outcome = self.dispatch(finding, files, key)
+        asked = getattr(outcome.output, "root", None) if outcome.ok else None
+        if isinstance(asked, ScopeExpansionRequest):
+            self.flow.note(
+                f"{finding.id}: the fixer asks to also edit {', '.join(asked.additional_files)}: "
+                f"{asked.justification}",
+                item=finding.id,
+                data={"scope_request": list(asked.additional_files)},
+            )
         wanted = self.granted_expansion(finding, outcome, files)
         if wanted and self._clean_slate():
             self.flow.note(
-                f"{finding.id}: the fixer asked for {', '.join(wanted)}, which the finding's fix "
-                "names; asking it again with them in scope",
+                f"{finding.id}: the Fix text names {', '.join(wanted)}; asking the fixer again "
+                "with them in scope",
                 item=finding.id,
             )
             files = [*files, *wanted]
@@ -270,6 +280,10 @@ class FindingFixer:
             commit = self.worktree.commit(changed, commit_message(self.padded_phase, finding))
         except GitChangeFailed as exc:
             raise SkipItem("commit failed", str(exc), summary) from None
+        diff = save_diff(
+            self.flow.active_run.dir, finding.id, f"iteration-{iteration}",
+            gitrepo.commit_diff(self.worktree.path, commit),
+        )  # fmt: skip
         needs_human = summary.startswith(HUMAN_VERIFICATION) or is_logic_finding(finding)
         pre_existing = syntax.outputs.get("PREEXISTING", "").split()
         notes = [concerns] if concerns else []
@@ -283,6 +297,7 @@ class FindingFixer:
             commit=commit[:7],
             summary=summary,
             detail="; ".join(notes),
+            diff=diff,
         )
 
     def _tier1(self, changed: list[str]) -> str:

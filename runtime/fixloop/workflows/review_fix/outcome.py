@@ -23,6 +23,7 @@ class FindingOutcome:
     commit: str = ""
     summary: str = ""  # what the fixer said it did
     detail: str = ""  # errors, concerns: why, in the user's words
+    diff: str = ""  # the committed diff, saved in the run folder (relative to it)
 
     @property
     def fixed(self) -> bool:
@@ -50,6 +51,7 @@ class FindingOutcome:
             "commit": self.commit,
             "summary": self.summary,
             "detail": self.detail,
+            "diff": self.diff,
         }
 
 
@@ -66,6 +68,8 @@ class ReviewFixResult:
     fast_forwarded: bool = False
     kept_branch: str = ""
     warnings: list[str] = field(default_factory=list)
+    dry_run: bool = False
+    planned: list[str] = field(default_factory=list)  # what a dry run would do, one line each
 
     @property
     def fixed(self) -> list[FindingOutcome]:
@@ -78,7 +82,7 @@ class ReviewFixResult:
     @property
     def exit_code(self) -> int:
         """0 when nothing is left to do, 1 when a finding was skipped or the branch was kept."""
-        if self.review_status in ("clean", "skipped"):
+        if self.review_status in ("clean", "skipped") or self.dry_run:
             return 0
         return 1 if self.skipped or self.kept_branch or not self.report_commit else 0
 
@@ -97,6 +101,8 @@ class ReviewFixResult:
             "fast_forwarded": self.fast_forwarded,
             "kept_branch": self.kept_branch,
             "warnings": self.warnings,
+            "dry_run": self.dry_run,
+            "planned": self.planned,
         }
 
 

@@ -31,6 +31,7 @@ class ReviewFixOptions:
     auto: bool = False
     max_iterations: int = MAX_ITERATIONS
     budget: RunBudget | None = None  # once spent, no new agent call starts
+    dry_run: bool = False  # parse, plan and preflight; say what would be done; change nothing
 
 
 def _review_in_phase_dir(folder: Path) -> Path:

@@ -20,6 +20,7 @@ from fixloop.runs.state import digest, save_state
 from fixloop.steps.result import required_output
 from fixloop.workflows.kernel.items import ItemStatus
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
+from fixloop.workflows.review_fix.dry_run import no_optional_locks, plan_only
 from fixloop.workflows.review_fix.finding import FindingFixer, fixer_key
 from fixloop.workflows.review_fix.outcome import FindingOutcome, ReviewFixResult, ReviewFixState
 from fixloop.workflows.review_fix.plan import (
@@ -52,6 +53,9 @@ class ReviewFix(Workflow):
         self.backups: list[str] = []
 
     def run(self) -> ReviewFixResult:
+        if self.options.dry_run:
+            with no_optional_locks():
+                return self.run_dry()
         plan = self.parse_findings()
         result = self.result = ReviewFixResult(plan.review_rel, self.check_review_status(plan))
         if result.review_status in ("clean", "skipped"):
@@ -87,6 +91,18 @@ class ReviewFix(Workflow):
         run.finish("kept-branch" if result.kept_branch else "finished", **result.to_json())
         return result
 
+    def run_dry(self) -> ReviewFixResult:
+        """Every check a run makes before it starts, then what it would do; nothing changes."""
+        plan = self.parse_findings()
+        result = self.result = ReviewFixResult(plan.review_rel, self.check_review_status(plan))
+        if result.review_status in ("clean", "skipped"):
+            result.dry_run = True
+            result.planned.append(f"review is {result.review_status}: nothing would be done")
+            return result
+        check_repository(self, plan.repo)
+        self.preflight_backend(self.first_calls(plan))
+        return plan_only(plan, result)
+
     def warn(self, message: str, *, item: str = "") -> None:
         """Warn now, and keep the warning for the result's summary."""
         if message not in self.result.warnings:
@@ -121,7 +137,7 @@ class ReviewFix(Workflow):
                     outcome.status,
                     outcome.label,
                     title=finding.title,
-                    data={**where, "commit": outcome.commit},
+                    data={**where, "commit": outcome.commit, "diff": outcome.diff},
                 )
             self.write_fix_report(plan, worktree, iteration, result.outcomes)
             if not self.options.auto or iteration >= self.options.max_iterations:
@@ -136,7 +152,14 @@ class ReviewFix(Workflow):
 
     @implements("parse-findings")
     def parse_findings(self) -> ReviewFixPlan:
-        return plan_review_fix(self.options)
+        plan = plan_review_fix(self.options)
+        counts = plan.review.counts()
+        in_scope = len(plan.review.in_scope(self.options.scope))
+        self.note(
+            f"{plan.review_rel}: {counts['total']} finding(s) read (critical {counts['critical']}, "
+            f"warning {counts['warning']}, info {counts['info']}); {in_scope} in scope"
+        )
+        return plan
 
     @implements("check-review-status")
     def check_review_status(self, plan: ReviewFixPlan) -> str:

@@ -1,0 +1,294 @@
+"""What a run did, read back from its folder: per item, its steps and calls; totals for the run.
+
+Everything comes from the run's own records (`run.json`, `events.jsonl`, and the diffs a workflow
+saved with `save_diff`), never from parsing printed text: the events are typed. The pieces:
+
+- an item (a finding, a task) is what its `item` events name; its status is the last one;
+- a role call belongs to the item its key names (`fixer/CR-01/iteration-1` → `CR-01`): its
+  turns, tokens, cost, refused writes; a fixer call is an attempt;
+- a step belongs to the item being worked on when it ran (between the item's `running` event and
+  the event that finished it); the others belong to the run (setup, cleanup, the report);
+- a scope request is a note event carrying `scope_request` (the files asked for);
+- the diff an item committed or staged is the file its finished item event names (`diff`).
+
+Totals are the sums over every role call of the run and its wall time (start to end, or to its
+last event for a run that did not end).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.masking import mask_text
+from fixloop.runs.run import RUN_ID_PATTERN, list_runs, read_run
+
+DIFFS = "diffs"
+LATEST = "latest"
+_RUN_ID = re.compile(RUN_ID_PATTERN)
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@dataclass
+class StepView:
+    workflow: str
+    step: str
+    ok: bool
+    exit_code: int
+    duration_s: float
+    ran: list[tuple[str, str]] = field(default_factory=list)  # (document line, command)
+    failure: str = ""
+
+
+@dataclass
+class Spend:
+    calls: int = 0
+    attempts: int = 0  # fixer calls
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, event: dict[str, Any]) -> None:
+        self.calls += 1
+        self.attempts += event.get("role") == "fixer"
+        self.turns += int(event.get("turns") or 0)
+        self.input_tokens += int(event.get("input_tokens") or 0)
+        self.output_tokens += int(event.get("output_tokens") or 0)
+        self.cost_usd += float(event.get("cost_usd") or 0.0)
+
+    def describe(self) -> str:
+        return (
+            f"{self.calls} agent call(s), {self.turns} turn(s), "
+            f"{self.input_tokens:,} tokens in / {self.output_tokens:,} out, ${self.cost_usd:.4f}"
+        )
+
+
+@dataclass
+class ItemView:
+    id: str
+    title: str = ""
+    status: str = ""
+    message: str = ""
+    commit: str = ""
+    diff: str = ""  # the diff it committed or staged, as saved in the run folder
+    usage: Spend = field(default_factory=Spend)
+    denied: list[str] = field(default_factory=list)
+    scope_requests: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    steps: list[StepView] = field(default_factory=list)
+
+
+@dataclass
+class RunView:
+    id: str
+    workflow: str
+    state: str
+    started_at: str
+    ended_at: str
+    wall_s: float
+    items: list[ItemView] = field(default_factory=list)
+    steps: list[StepView] = field(default_factory=list)  # not part of any item
+    usage: Spend = field(default_factory=Spend)  # every call of the run
+    warnings: list[str] = field(default_factory=list)
+
+    def totals(self) -> str:
+        return f"total: {self.usage.describe()}, {self.wall_s:.1f}s"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def save_diff(run_dir: Path, item: str, label: str, text: str) -> str:
+    """Keep the diff an item committed or staged in the run folder (masked); its relative path."""
+    folder = run_dir / DIFFS
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"{_UNSAFE.sub('_', item)}-{_UNSAFE.sub('_', label)}.diff"
+    (folder / name).write_text(mask_text(text), encoding="utf-8")
+    return f"{DIFFS}/{name}"
+
+
+def resolve_run(state_dir: Path, run_id: str) -> Path:
+    """The folder of run `run_id` (or of the newest run for `latest`); FixloopError if none."""
+    if run_id == LATEST:
+        runs = list_runs(state_dir)
+        if not runs:
+            raise FixloopError(Diagnostic(run_id, 1, 1, "usage", "no runs recorded here"))
+        run_id = str(runs[-1]["id"])
+    folder = state_dir / "runs" / run_id
+    if not _RUN_ID.match(run_id) or not (folder / "run.json").is_file():
+        raise FixloopError(Diagnostic(run_id, 1, 1, "usage", "no such run in this repository"))
+    return folder
+
+
+def read_events(run_dir: Path) -> list[dict[str, Any]]:
+    """The run's events; a line cut short by a kill is skipped (the ones before it are whole)."""
+    path = run_dir / "events.jsonl"
+    events: list[dict[str, Any]] = []
+    if not path.is_file():
+        return events
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def run_view(run_dir: Path) -> RunView:
+    info = read_run(run_dir)
+    events = read_events(run_dir)
+    view = RunView(
+        id=str(info.get("id", run_dir.name)),
+        workflow=str(info.get("workflow") or "?"),
+        state=str(info.get("state")),
+        started_at=str(info.get("started_at") or ""),
+        ended_at=str(info.get("ended_at") or ""),
+        wall_s=_wall(info, events),
+    )
+    items: dict[str, ItemView] = {}
+    current: str | None = None
+    for event in events:
+        kind = event.get("event")
+        item_id = str(event.get("item") or "")
+        if kind == "item" and item_id:
+            item = items.setdefault(item_id, ItemView(item_id))
+            item.title = str(event.get("title") or item.title)
+            item.status, item.message = str(event.get("status")), str(event.get("message") or "")
+            item.commit = str(event.get("commit") or item.commit)
+            if event.get("diff"):
+                item.diff = _read_diff(run_dir, str(event["diff"]))
+            current = item_id if event.get("status") == "running" else None
+        elif kind == "step":
+            step = _step(event)
+            (items[current].steps if current in items else view.steps).append(step)
+        elif kind == "agent":
+            view.usage.add(event)
+            owner = _owner(str(event.get("key") or ""))
+            if owner is not None:
+                item = items.setdefault(owner, ItemView(owner))
+                item.usage.add(event)
+                item.denied += [_denied(d) for d in event.get("denied") or []]
+        elif kind == "note" and item_id:
+            item = items.setdefault(item_id, ItemView(item_id))
+            item.scope_requests += [str(p) for p in event.get("scope_request") or []]
+            item.notes.append(str(event.get("message") or ""))
+        elif kind == "warning":
+            view.warnings.append(str(event.get("message") or ""))
+    view.items = list(items.values())
+    return view
+
+
+def run_totals(state_dir: Path, run_id: str) -> dict[str, Any]:
+    """What a run spent: calls, turns, tokens, cost, wall time (`line` says it in words)."""
+    view = run_view(state_dir / "runs" / run_id)
+    return {**asdict(view.usage), "wall_s": round(view.wall_s, 3), "line": view.totals()}
+
+
+def describe(view: RunView) -> list[str]:
+    """The run as a person reads it: one block per item, then the run's own steps, then totals."""
+    ended = f", ended {view.ended_at}" if view.ended_at else ""
+    lines = [f"run {view.id}  {view.workflow}  {view.state}  (started {view.started_at}{ended})"]
+    for item in view.items:
+        commit = f" [{item.commit}]" if item.commit else ""
+        lines.append(f"{item.id}  {item.status}  {item.title}{commit}".rstrip())
+        if item.message and item.message != item.status:
+            lines.append(f"  {item.message}")
+        lines.append(f"  {item.usage.attempts} attempt(s); {item.usage.describe()}")
+        lines += [f"  denied write: {denial}" for denial in item.denied]
+        lines += [f"  scope request: {path}" for path in item.scope_requests]
+        lines += [f"  note: {note}" for note in item.notes]
+        lines += _steps(item.steps, "  ")
+        if item.diff:
+            lines += ["  diff:", *(f"    {line}" for line in item.diff.splitlines())]
+    if view.steps:
+        lines.append("run steps:")
+        lines += _steps(view.steps, "")
+    lines += [f"warning: {warning}" for warning in view.warnings]
+    lines.append(view.totals())
+    return lines
+
+
+def _steps(steps: list[StepView], indent: str) -> list[str]:
+    lines: list[str] = []
+    for step in steps:
+        verdict = "ok" if step.ok else f"FAILED (exit {step.exit_code})"
+        lines.append(
+            f"{indent}  step {step.workflow}#{step.step}: {verdict} {step.duration_s:.2f}s"
+        )
+        if step.failure:
+            lines.append(f"{indent}    {step.failure}")
+        lines += [f"{indent}    {at or '(runtime)'}: {command}" for at, command in step.ran]
+    return lines
+
+
+def _step(event: dict[str, Any]) -> StepView:
+    ran = [(str(r.get("at") or ""), str(r.get("command") or "")) for r in event.get("ran") or []]
+    failure = "" if event.get("ok") else str(event.get("stderr_tail") or "").strip()
+    return StepView(
+        workflow=str(event.get("workflow") or ""),
+        step=str(event.get("step") or ""),
+        ok=bool(event.get("ok")),
+        exit_code=int(event.get("exit_code") or 0),
+        duration_s=float(event.get("duration_s") or 0.0),
+        ran=ran,
+        failure=failure.splitlines()[-1] if failure else "",
+    )
+
+
+def _owner(key: str) -> str | None:
+    """The item a call key names (`role/ITEM/phase`), or None for a call of the whole run."""
+    parts = key.split("/")
+    if len(parts) < 3 or parts[1] in ("review", "run"):
+        return None
+    return parts[1]
+
+
+def _denied(denial: Any) -> str:
+    if isinstance(denial, dict):
+        return f"{denial.get('path')} ({denial.get('tool')}: {denial.get('reason')})"
+    return str(denial)
+
+
+def _read_diff(run_dir: Path, relative: str) -> str:
+    target = (run_dir / relative).resolve()
+    if not target.is_relative_to(run_dir.resolve()) or not target.is_file():
+        return ""
+    return target.read_text(encoding="utf-8", errors="replace")
+
+
+def _wall(info: dict[str, Any], events: list[dict[str, Any]]) -> float:
+    start = _moment(info.get("started_at"))
+    end = _moment(info.get("ended_at")) or (_moment(events[-1].get("time")) if events else None)
+    return max((end - start).total_seconds(), 0.0) if start and end else 0.0
+
+
+def _moment(value: object) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+__all__ = [
+    "LATEST",
+    "ItemView",
+    "RunView",
+    "Spend",
+    "StepView",
+    "describe",
+    "read_events",
+    "resolve_run",
+    "run_totals",
+    "run_view",
+    "save_diff",
+]
