@@ -68,6 +68,13 @@ def resolved_script(target: dict[str, Any], path: str = "calc.py") -> dict[str, 
     }
 
 
+def buckets(out: str) -> FixVerifyLoopOutput:
+    """The FixVerifyLoopOutput inside the command's JSON envelope."""
+    envelope = json.loads(out)
+    assert envelope["command"] == "fix-findings"
+    return FixVerifyLoopOutput.model_validate(envelope["result"]["buckets"])
+
+
 def snapshot(repo: Path) -> tuple[str, str, list[str]]:
     status = git(repo, "status", "--porcelain=v1", "--untracked-files=all", "--ignored")
     state = repo / ".git" / "fixloop" / "runs"
@@ -85,8 +92,10 @@ def test_json_prints_the_envelope_and_stages_the_fix(
                  str(script)])  # fmt: skip
     out = capsys.readouterr()
     assert code == 0, out.err
-    envelope = FixVerifyLoopOutput.model_validate_json(out.out)
-    assert envelope.resolved == [1]
+    data = json.loads(out.out)
+    assert (data["ok"], data["exit_code"], data["counts"]) == (True, 0, {"resolved": 1})
+    assert data["items"][0]["id"] == 1 and data["items"][0]["status"] == "resolved"
+    assert buckets(out.out).resolved == [1]
     assert git(repo, "show", ":calc.py") == FIXED
     assert git(repo, "log", "--oneline").count("\n") == 1  # nothing committed
     assert "fix-findings [1/1] 1: mean() divides by zero ..." in out.err  # progress on stderr
@@ -197,7 +206,7 @@ def test_a_killed_run_resumes_without_replaying_done_work(repo: Path, tmp_path: 
     resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, check=False)
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming run" in resumed.stderr
-    assert FixVerifyLoopOutput.model_validate_json(resumed.stdout).resolved == [1, 2]
+    assert buckets(resumed.stdout).resolved == [1, 2]
     runs = sorted((repo / ".git/fixloop/runs").iterdir())
     events = [json.loads(line) for line in (runs[-1] / "events.jsonl").read_text().splitlines()]
     agent_keys = [e["key"] for e in events if e.get("event") == "agent"]
@@ -242,7 +251,7 @@ def test_a_fixer_claiming_a_file_that_does_not_exist_is_a_failed_attempt(
     code = main(["fix-findings", str(findings), "--repo", str(repo), "--json", "--script",
                  str(script_path)])  # fmt: skip
     assert code == 1
-    escalated = FixVerifyLoopOutput.model_validate_json(capsys.readouterr().out).escalated
+    escalated = buckets(capsys.readouterr().out).escalated
     assert "exists neither on disk nor in the index" in escalated[0].attempts[0]
 
 
@@ -265,3 +274,57 @@ def test_a_spent_run_budget_starts_no_new_agent_call(
         ("verifier/1/round-1", "run_budget"),
         ("fixer/1/round-2", "run_budget"),
     ]
+
+
+def test_the_summary_counts_and_warns_of_staged_work_nobody_verified(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dropped = finding(3, evidence=None)  # a single dropped finding whose id is 3
+    escalated = finding(2, title="second")
+    script = {
+        "verifier/3/pre-gate": {"output": review(dropped, "rejected")},
+        "fixer/2/round-1": {
+            "edits": [{"path": "calc.py", "content": FIXED}],
+            "output": {"files_changed": ["calc.py"], "summary": "tried", "concerns": None},
+        },
+        "verifier/2/round-1": {"output": review(escalated, "confirmed")},
+        "fixer/2/round-2": {
+            "edits": [{"path": "calc.py", "content": FIXED + "# again\n"}],
+            "output": {"files_changed": ["calc.py"], "summary": "tried again", "concerns": None},
+        },
+        "verifier/2/round-2": {"output": review(escalated, "confirmed")},
+    }
+    findings, script_path = write(tmp_path, [dropped, escalated], script)
+    code = main(["fix-findings", str(findings), "--repo", str(repo), "--script", str(script_path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "  dropped:   1 (3)" in out  # a count, then the ids: never "dropped: 3"
+    assert "  resolved:  0" in out and "  escalated: 1 (2)" in out
+    assert "WARNING: staged for finding 2 but NOT verified to resolve it: calc.py" in out
+    assert "total: 5 agent call(s)" in out  # the run's cost and time close the summary
+
+
+def test_a_dry_run_changes_nothing_not_even_in_git(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = finding()
+    (repo / "calc.py").write_text(BUGGY + "# mine\n", encoding="utf-8")
+    git(repo, "add", "--", "calc.py")  # a hunk of the user's, staged in the finding's file
+    findings, script = write(tmp_path, [target], resolved_script(target))
+    before = _bytes(repo)
+    code = main(["fix-findings", str(findings), "--repo", str(repo), "--script", str(script),
+                 "--dry-run"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert _bytes(repo) == before  # the tree and .git, byte for byte; no run folder
+    assert not (repo / ".git" / "fixloop").exists()
+    assert "[1/1] 1 (P0) mean() divides by zero: at most 2 fix+verify rounds on calc.py" in out
+    assert "calc.py holds hunks you staged" in out
+
+
+def _bytes(root: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }

@@ -176,6 +176,7 @@ def run_recover(args: argparse.Namespace) -> int:
             for item in data.pop("recovered")
         ]
         items += [{"id": run_id, "status": "running"} for run_id in data.pop("live")]
+        items += [{"id": s["run_id"], "status": "stopped", **s} for s in data.pop("stopped")]
         print(dumps(envelope("recover", code, items=items, result=data)))
     else:
         for line in report.lines():

@@ -11,9 +11,13 @@ exists, and a run that found out half-way would stop with a fixer's edit unverif
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
+from fixloop import gitrepo
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.steps.result import StepResult
 
@@ -32,15 +36,29 @@ def check_repository(flow: RunsProtocolSteps, repo: Path) -> None:
     raise FixloopError(Diagnostic(display_path(repo), 1, 1, "repository", reason), exit_code=2)
 
 
-def index_lock_problem(git_dir: Path) -> str | None:
-    """Why git cannot change the index now (a leftover `index.lock`), or None."""
-    lock = git_dir / "index.lock"
-    if not lock.exists():
-        return None
-    return (
-        f"{lock} exists: another git process is running, or one crashed and left it; "
-        "remove the file once no git process runs in this repository"
-    )
+@contextmanager
+def no_optional_locks() -> Iterator[None]:
+    """Git reads that never write (a dry run): no index refresh, no lock git may take at will."""
+    before = os.environ.get("GIT_OPTIONAL_LOCKS")
+    os.environ["GIT_OPTIONAL_LOCKS"] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("GIT_OPTIONAL_LOCKS", None)
+        else:
+            os.environ["GIT_OPTIONAL_LOCKS"] = before
 
 
-__all__ = ["check_repository", "index_lock_problem"]
+def check_index_lock(repo: Path) -> None:
+    """FixloopError (exit 2) while git's index of `repo` is locked: every change to it would fail."""
+    lock = Path(gitrepo.git_repo(repo).git_dir) / "index.lock"
+    if lock.exists():
+        problem = (
+            f"{lock} exists: another git process is running, or one crashed and left it; "
+            "remove the file once no git process runs in this repository"
+        )
+        raise FixloopError(Diagnostic(display_path(repo), 1, 1, "repository", problem))
+
+
+__all__ = ["check_index_lock", "check_repository", "no_optional_locks"]

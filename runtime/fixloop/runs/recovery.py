@@ -10,6 +10,7 @@ sentinel last. Python only *finds* runs here (read-only git); every change is ma
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from dataclasses import asdict, dataclass, field
@@ -18,7 +19,7 @@ from typing import Any
 
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.gitrepo import state_dir_of
-from fixloop.runs.run import RUN_ID_PATTERN, Run, is_live, mark_recovered
+from fixloop.runs.run import RUN_ID_PATTERN, Run, is_live, list_runs, mark_recovered
 from fixloop.sandboxes import LeftoverContainer, leftover_containers, remove_leftovers
 from fixloop.steps.runner import run_step
 
@@ -64,10 +65,26 @@ class Recovered:
         return f"run {self.run_id}: " + ("; ".join(done) or "nothing left to remove")
 
 
+@dataclass(frozen=True)
+class Stopped:
+    """A run that stopped part way and continues from its folder (it left nothing in git)."""
+
+    run_id: str
+    workflow: str
+    resume_with: str
+
+    def describe(self) -> str:
+        return (
+            f"run {self.run_id} ({self.workflow}) stopped before it finished; nothing to clean "
+            f"up; continue it with: {self.resume_with}"
+        )
+
+
 @dataclass
 class RecoveryReport:
     recovered: list[Recovered] = field(default_factory=list)
     live: list[str] = field(default_factory=list)
+    stopped: list[Stopped] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -76,6 +93,7 @@ class RecoveryReport:
     def lines(self) -> list[str]:
         lines = [item.describe() for item in self.recovered]
         lines += [f"run {run_id}: still running; left alone" for run_id in self.live]
+        lines += [item.describe() for item in self.stopped]
         return lines or ["nothing to recover"]
 
     def to_json(self) -> dict[str, Any]:
@@ -83,7 +101,28 @@ class RecoveryReport:
             "ok": self.ok,
             "recovered": [asdict(item) for item in self.recovered],
             "live": self.live,
+            "stopped": [asdict(item) for item in self.stopped],
         }
+
+
+def stopped_runs_to_resume(state_dir: Path, skip: set[str]) -> list[Stopped]:
+    """Runs that stopped (crashed, or failed on a step) and say how they continue (`resume_with`
+    in their record, set when they started), whose saved state is not done."""
+    found: list[Stopped] = []
+    for info in list_runs(state_dir):
+        run_id = str(info.get("id"))
+        resume = (info.get("details") or {}).get("resume_with")
+        if run_id in skip or info.get("live") or not resume:
+            continue
+        if info.get("state") not in ("crashed", "failed"):
+            continue
+        try:
+            saved = json.loads((state_dir / "runs" / run_id / "state.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(saved, dict) and not saved.get("done"):
+            found.append(Stopped(run_id, str(info.get("workflow")), str(resume)))
+    return found
 
 
 def _git_lines(repo: Path, *args: str) -> list[str]:
@@ -144,6 +183,8 @@ def recover(
         report.recovered.append(item)
         if result.ok:
             mark_recovered(state_dir / "runs" / run_id, asdict(item))
+    handled = {item.run_id for item in report.recovered} | set(report.live)
+    report.stopped = stopped_runs_to_resume(state_dir, handled | ({run.id} if run else set()))
     return report
 
 

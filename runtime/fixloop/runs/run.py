@@ -150,6 +150,13 @@ class Run:
         self._trace.write(line + "\n")
         self._trace.flush()
 
+    def annotate(self, **details: Any) -> None:
+        """Add to the run's recorded details while it runs (say, how to continue it if it stops)."""
+        path = self.dir / "run.json"
+        info = json.loads(path.read_text(encoding="utf-8"))
+        info["details"].update(details)
+        _write_json_atomically(path, info)
+
     def finish(self, state: str, **details: Any) -> None:
         """Mark the run ended (`finished`, `failed`, `kept-branch`, …) and release its lock."""
         path = self.dir / "run.json"

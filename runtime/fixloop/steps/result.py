@@ -36,12 +36,18 @@ class StepResult:
             return f"{self.workflow}#{self.step}: timed out"
         if self.error:
             return f"{self.workflow}#{self.step}: {self.error}"
-        tail = self.stderr.strip().splitlines()[-1:] or [""]
         where = f" ({self.last_command_at})" if self.last_command_at else ""
         return (
             f"{self.workflow}#{self.step}: exit {self.exit_code} "
-            f"after `{self.last_command}`{where}: {tail[0]}"
+            f"after `{self.last_command}`{where}: {self.cause()}"
         )
+
+    def cause(self) -> str:
+        """The stderr line that says what went wrong: git's own `fatal:`/`error:` line when
+        there is one (its hints follow it and say less), else the last line."""
+        lines = [line.strip() for line in self.stderr.strip().splitlines() if line.strip()]
+        said = [line for line in lines if line.startswith(("fatal:", "error:"))]
+        return (said or lines or [""])[-1]
 
 
 class StepFailed(FixloopError):

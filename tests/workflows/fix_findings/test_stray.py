@@ -258,7 +258,7 @@ def test_in_scope_shell_edits_are_the_fix(pack: Pack, repo: Path) -> None:
     work.assert_intact(repo)
 
 
-def test_a_moved_head_fails_the_attempt_and_is_not_undone(pack: Pack, repo: Path) -> None:
+def test_a_moved_head_fails_the_attempt_and_is_undone(pack: Pack, repo: Path) -> None:
     target = finding()
     commit = "git update-ref HEAD $(git commit-tree 'HEAD^{tree}' -p HEAD -m sneaky)"
     script = {
@@ -274,8 +274,8 @@ def test_a_moved_head_fails_the_attempt_and_is_not_undone(pack: Pack, repo: Path
     first = session.state.records[0].rounds[0]
     assert first.verdict == "inconclusive" and first.files_changed == []
     assert "no scope expansion can reach" in first.summary
-    assert f"HEAD: moved from {head} main to " in first.summary
-    assert git(repo, "rev-parse", "HEAD^").strip() == head, "the fixer's commit is left alone"
+    assert f"the branch is back at {head[:12]}" in first.summary
+    assert git(repo, "rev-parse", "HEAD").strip() == head, "the fixer's commit is undone"
     assert staged(repo) == GUARDED  # round 1's calc.py edit was undone before round 2
     assert session.state.output().resolved == [1]
 

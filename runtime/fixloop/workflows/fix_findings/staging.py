@@ -74,6 +74,12 @@ class StagingSteps:
     def stage(self, files: Sequence[str]) -> None:
         self._run("stage", files)
 
+    def undo_commit(self, before: str, found: str, branch_ref: str) -> None:
+        """Move HEAD (and its branch) back from `found` to `before`; index and files stay."""
+        self._run(
+            "undo-fixer-commit", [], BEFORE_HEAD=before, FOUND_HEAD=found, HEAD_REF=branch_ref
+        )
+
     def index_entries(self, files: Sequence[str]) -> dict[str, str]:
         """path → "mode blob" of each file's index entry (files not in the index are absent)."""
         return gitrepo.index_entries(self.repo, files)

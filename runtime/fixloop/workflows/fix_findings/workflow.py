@@ -22,13 +22,17 @@ Decisions the document leaves to the implementation, made fail-closed:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import shlex
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
-from fixloop.diagnostics import FixloopError
+from fixloop.diagnostics import FixloopError, display_path
+from fixloop.runs.exclusive import exclusive_run
+from fixloop.runs.preflight import check_index_lock, no_optional_locks
+from fixloop.runs.run import Run
 from fixloop.runs.show import save_diff
 from fixloop.runs.state import save_state
 from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
@@ -38,11 +42,18 @@ from fixloop.workflows.fix_findings.briefs import (
     REAL,
     RESOLVED,
     fix_brief,
-    fixer_brief,
     pre_gate_artifact,
     verifier_brief,
 )
 from fixloop.workflows.fix_findings.checks import fix_failure
+from fixloop.workflows.fix_findings.dry_run import plan_only
+from fixloop.workflows.fix_findings.fixer_call import (
+    before_round,
+    call_fixer,
+    restore_round_files,
+    take_back_unverified,
+    undo_interrupted_call,
+)
 from fixloop.workflows.fix_findings.intake import first_calls, load_state, needs_pre_gate
 from fixloop.workflows.fix_findings.prestaged import settle_prestaged
 from fixloop.workflows.fix_findings.scope_expansion import APPROVE, DEFER, ScopePolicy
@@ -61,7 +72,6 @@ from fixloop.workflows.fix_findings.verdicts import (
     decide_pre_gate,
     judge,
 )
-from fixloop.workflows.kernel.denied_writes import Denials, sort_denials
 from fixloop.workflows.kernel.errors import Escalate, StepFailed
 from fixloop.workflows.kernel.items import ItemStatus
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
@@ -77,13 +87,17 @@ class FixFindingsOptions:
     on_prestaged: PrestagedPolicy = "ask"
     on_scope_expansion: ScopePolicy = "ask"
     resume: str | None = None  # a run id, or `latest`: continue a stopped run of this file
+    dry_run: bool = False  # intake, plan and preflight; say what would be done; change nothing
+    wait_s: float = 0.0  # how long to wait for another fix-findings run of the repository
 
 
 @dataclass(frozen=True)
 class FixFindingsResult:
     state: FixFindingsState
-    run_id: str
+    run_id: str  # "" for a dry run, which has no run
     run_dir: Path
+    planned: list[str] = field(default_factory=list)  # what a dry run would do, one line each
+    dry_run: bool = False
 
 
 class FixFindings(Workflow):
@@ -97,10 +111,30 @@ class FixFindings(Workflow):
     def run(self) -> FixFindingsResult:
         self.state = state = self.intake()
         self.repo = repo = Path(state.repo)
+        check_index_lock(repo)
         self.preflight_backend([] if state.resumed_from else first_calls(state))
-        run = self.start_run(repo)
+        if self.options.dry_run:
+            with no_optional_locks():
+                planned = plan_only(self, state)
+                return FixFindingsResult(state, "", Path(), planned=planned, dry_run=True)
+        state_dir = gitrepo.state_dir_of(repo)
+        where = display_path(repo)
+        with exclusive_run(state_dir, self.name, where=where, wait_s=self.options.wait_s) as claim:
+            run = self.start_run(repo)
+            claim.record(run.id)
+            return self.fix_each_finding(run)
+
+    def fix_each_finding(self, run: Run) -> FixFindingsResult:
+        """Every undecided finding to its bucket, one at a time, then the report."""
+        state, repo = self.state, self.repo
+        findings = shlex.quote(str(Path(self.options.findings).resolve()))
+        run.annotate(
+            resume_with=f"fixloop fix-findings {findings} --repo {shlex.quote(str(repo))} "
+            f"--resume {run.id}"
+        )
         self.steps = StagingSteps(self.doc, repo, run, run.dir / "scratch")
         self.guard = TreeGuard(self.steps, repo, run.dir / "kept")
+        record: FindingRecord | None = None
         try:
             self.save()
             total = len(state.records)
@@ -116,6 +150,8 @@ class FixFindings(Workflow):
                     )
             self.report()
         except StepFailed as exc:
+            if record is not None:
+                take_back_unverified(self, record)
             run.close()
             stopped = f"(the run stopped; continue it with --resume {run.id})"
             located = StepFailed(exc.result, f"{exc.result.describe_failure()} {stopped}")
@@ -150,7 +186,7 @@ class FixFindings(Workflow):
     def resolve(self, index: int, record: FindingRecord) -> None:
         """One finding to its bucket: from wherever its saved state says it stopped."""
         if record.in_flight is not None:
-            self.undo_interrupted_call(index, record)
+            undo_interrupted_call(self, index, record)
         if record.pre_gate is None:
             self.pre_gate(record)
         while record.bucket is None:
@@ -163,20 +199,6 @@ class FixFindings(Workflow):
                 self.verify(record, last)
             else:
                 self.decide(index, record, last)
-
-    def undo_interrupted_call(self, index: int, record: FindingRecord) -> None:
-        """Killed during a fixer call: put its files back before the call is made again."""
-        interrupted = record.in_flight
-        assert interrupted is not None
-        snapshots.restore(self.repo, Path(interrupted.snapshot_dir), interrupted.snapshot)
-        if interrupted.tree_before:
-            here = (
-                self.active_run.dir / "resumed" / f"finding-{index}"
-            )  # the old run stays as it was
-            stray = self.guard.after(Path(interrupted.tree_before), record.scope, into=here)
-            record.notes += stray.notes("an interrupted fixer call")
-        record.in_flight = None
-        self.save()
 
     def max_rounds(self, record: FindingRecord) -> int:
         return max(MAX_ATTEMPTS - record.failed_attempts, 1)
@@ -205,10 +227,10 @@ class FixFindings(Workflow):
     def fix_brief(self, index: int, record: FindingRecord, number: int) -> None:
         """One round's fixer call, with the scope question when it reaches past its files."""
         key = f"fixer/{record.finding.id}/round-{number}"
-        before = self.before_round(index, number, record.scope)
+        before = before_round(self, index, number, record.scope)
         record.in_flight = before
         self.save()
-        outcome, denials = self.fixer(record, number, key, note="")
+        outcome, denials = call_fixer(self, record, number, key, note="")
         result = _fix_result(outcome)
         request = (
             None
@@ -244,7 +266,7 @@ class FixFindings(Workflow):
                 added = [f for f in dict.fromkeys(wanted) if f not in record.scope]
                 record.scope += added
                 record.approved_files += added
-                more = self.before_round(index, number, added)
+                more = before_round(self, index, number, added)
                 before.snapshot |= more.snapshot
                 before.index_before |= more.index_before
                 record.in_flight = before
@@ -252,13 +274,13 @@ class FixFindings(Workflow):
             else:
                 key, note = f"{key}/original-scope", "The user rejected expanding the scope."
             self.save()
-            outcome, denials = self.fixer(record, number, key, note=note)
+            outcome, denials = call_fixer(self, record, number, key, note=note)
             result = _fix_result(outcome)
         failure = fix_failure(
             self.repo, outcome, result, denials=denials, record=record, before=before
         )
         if failure is not None:
-            snapshots.restore(self.repo, Path(before.snapshot_dir), before.snapshot)
+            restore_round_files(self, before)
             record.rounds.append(_round(before, phase="verified", summary=failure))
         else:
             assert isinstance(result, FixReport)
@@ -268,44 +290,6 @@ class FixFindings(Workflow):
             record.rounds.append(fixed)
         record.in_flight = None
         self.save()
-
-    def before_round(self, index: int, number: int, files: Sequence[str]) -> RoundRecord:
-        """What the round's files were before the fixer ran: bytes on disk, index entries."""
-        folder = self.active_run.dir / "snapshots" / f"finding-{index}" / f"round-{number}"
-        return RoundRecord(
-            number=number,
-            phase="fixed",
-            summary="",
-            verdict="inconclusive",
-            snapshot_dir=str(folder),
-            snapshot=snapshots.take(self.repo, files, folder),
-            index_before=self.steps.index_entries(files) if files else {},
-        )
-
-    def fixer(
-        self, record: FindingRecord, number: int, key: str, note: str
-    ) -> tuple[AgentOutcome, Denials]:
-        """One fixer call between two tree fingerprints: its denials, plus what it changed."""
-        inputs, task = fixer_brief(
-            record,
-            number,
-            max_rounds=self.max_rounds(record),
-            repo=self.repo,
-            rules=self.brief,
-            note=note,
-        )
-        assert record.in_flight is not None
-        tree = self.guard.before(Path(record.in_flight.snapshot_dir))
-        record.in_flight.tree_before = str(tree)
-        self.save()
-        outcome = self.call("fixer", inputs, task, self.repo, writable=record.scope, key=key)
-        stray = self.guard.after(tree, record.scope)
-        record.notes += stray.notes(f"R{number}")
-        if outcome.denied:
-            refused = ", ".join(f"{d.path} ({d.reason})" for d in outcome.denied)
-            record.notes.append(f"R{number}: the fixer's writes were refused: {refused}")
-        denials = sort_denials(self.repo, outcome.denied, record.scope)
-        return outcome, denials.with_stray(stray.changed, stray.unrestorable)
 
     @implements("stage")
     def stage(self, index: int, record: FindingRecord, last: RoundRecord) -> None:
@@ -328,7 +312,11 @@ class FixFindings(Workflow):
                 return
         last.phase = "staging"
         self.save()
-        self.steps.stage(files)
+        try:
+            self.steps.stage(files)
+        except StepFailed:
+            last.phase = "fixed"  # `git add` changes the index whole or not at all
+            raise
         self.state.staged_by_run.update(self.steps.index_entries(files))
         last.phase = "staged"
         self.save()

@@ -10,10 +10,6 @@ stat cache is refreshed).
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from fixloop import gitrepo
 from fixloop.reviews.fix_report import fix_report_path
 from fixloop.runs.recovery import leftover_run_ids
@@ -23,20 +19,6 @@ from fixloop.workflows.kernel.items import ItemStatus
 from fixloop.workflows.review_fix.outcome import FindingOutcome, ReviewFixResult
 from fixloop.workflows.review_fix.plan import ReviewFixPlan
 from fixloop.workflows.review_fix.resume import fixed_by_stopped_runs
-
-
-@contextmanager
-def no_optional_locks() -> Iterator[None]:
-    """Git reads that never write: no index refresh, no other lock git may take when it likes."""
-    before = os.environ.get("GIT_OPTIONAL_LOCKS")
-    os.environ["GIT_OPTIONAL_LOCKS"] = "0"
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("GIT_OPTIONAL_LOCKS", None)
-        else:
-            os.environ["GIT_OPTIONAL_LOCKS"] = before
 
 
 def plan_only(plan: ReviewFixPlan, result: ReviewFixResult) -> ReviewFixResult:
@@ -79,4 +61,4 @@ def plan_only(plan: ReviewFixPlan, result: ReviewFixResult) -> ReviewFixResult:
     return result
 
 
-__all__ = ["no_optional_locks", "plan_only"]
+__all__ = ["plan_only"]

@@ -15,12 +15,12 @@ from fixloop.gitrepo import state_dir_of
 from fixloop.reviews.fix_report import fix_report_path
 from fixloop.reviews.model import Review, ReviewFinding
 from fixloop.reviews.parser import load_review
-from fixloop.runs.preflight import check_repository
+from fixloop.runs.preflight import check_repository, no_optional_locks
 from fixloop.runs.state import digest, save_state
 from fixloop.steps.result import required_output
 from fixloop.workflows.kernel.items import ItemStatus
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
-from fixloop.workflows.review_fix.dry_run import no_optional_locks, plan_only
+from fixloop.workflows.review_fix.dry_run import plan_only
 from fixloop.workflows.review_fix.finding import FindingFixer, fixer_key
 from fixloop.workflows.review_fix.outcome import FindingOutcome, ReviewFixResult, ReviewFixState
 from fixloop.workflows.review_fix.plan import (

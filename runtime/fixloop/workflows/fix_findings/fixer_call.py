@@ -1,0 +1,163 @@
+"""One fixer call in the user's own tree, and putting things back when it or the run goes wrong.
+
+fix-findings works in the user's working tree, so everything a fixer call may leave behind is
+put back here, per file:
+
+- before the call: the snapshot of the round's files (bytes, index entries) and a fingerprint of
+  the whole tree (`tree_guard`);
+- after it: a commit the fixer made is undone first (step `undo-fixer-commit`: the branch goes
+  back with a compare-and-swap, the index and the files stay; the commit object stays in the
+  reflog and is named), then every path outside the call's files that changed is put back
+  (`tree_guard`); the commit makes the attempt fail, whatever the fixer reported;
+- a failed attempt: the round's files get back their bytes and their index entries;
+- a run that stops on a failed step before a fix was verified: the fix is taken back out of the
+  user's files and kept in the run folder (`unverified/`), and `--resume` makes the round again.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fixloop import gitrepo
+from fixloop.agents.backend import AgentOutcome
+from fixloop.diagnostics import FixloopError
+from fixloop.workflows.fix_findings import snapshots
+from fixloop.workflows.fix_findings.briefs import fixer_brief
+from fixloop.workflows.fix_findings.state import FindingRecord, RoundRecord
+from fixloop.workflows.kernel.denied_writes import Denials, sort_denials
+
+if TYPE_CHECKING:
+    from fixloop.workflows.fix_findings.workflow import FixFindings
+
+UNVERIFIED = "unverified"
+
+
+def before_round(flow: FixFindings, index: int, number: int, files: Sequence[str]) -> RoundRecord:
+    """What the round's files were before the fixer ran: bytes on disk, index entries."""
+    folder = flow.active_run.dir / "snapshots" / f"finding-{index}" / f"round-{number}"
+    return RoundRecord(
+        number=number,
+        phase="fixed",
+        summary="",
+        verdict="inconclusive",
+        snapshot_dir=str(folder),
+        snapshot=snapshots.take(flow.repo, files, folder),
+        index_before=flow.steps.index_entries(files) if files else {},
+    )
+
+
+def undo_interrupted_call(flow: FixFindings, index: int, record: FindingRecord) -> None:
+    """Killed during a fixer call: put its files back before the call is made again."""
+    interrupted = record.in_flight
+    assert interrupted is not None
+    snapshots.restore(flow.repo, Path(interrupted.snapshot_dir), interrupted.snapshot)
+    if interrupted.tree_before:
+        here = flow.active_run.dir / "resumed" / f"finding-{index}"  # the old run stays as it was
+        stray = flow.guard.after(Path(interrupted.tree_before), record.scope, into=here)
+        record.notes += stray.notes("an interrupted fixer call")
+    record.in_flight = None
+    flow.save()
+
+
+def call_fixer(
+    flow: FixFindings, record: FindingRecord, number: int, key: str, note: str
+) -> tuple[AgentOutcome, Denials]:
+    """One fixer call between two tree fingerprints: its denials, plus what it changed."""
+    inputs, task = fixer_brief(
+        record, number, max_rounds=flow.max_rounds(record), repo=flow.repo, rules=flow.brief,
+        note=note,
+    )  # fmt: skip
+    assert record.in_flight is not None
+    tree = flow.guard.before(Path(record.in_flight.snapshot_dir))
+    record.in_flight.tree_before = str(tree)
+    flow.save()
+    head, branch = _head(flow.repo)
+    outcome = flow.call("fixer", inputs, task, flow.repo, writable=record.scope, key=key)
+    undone = _undo_commit(flow, record, number, head, branch)
+    stray = flow.guard.after(tree, record.scope)
+    record.notes += stray.notes(f"R{number}")
+    if outcome.denied:
+        refused = ", ".join(f"{d.path} ({d.reason})" for d in outcome.denied)
+        record.notes.append(f"R{number}: the fixer's writes were refused: {refused}")
+    denials = sort_denials(flow.repo, outcome.denied, record.scope)
+    denials = denials.with_stray(stray.changed, stray.unrestorable)
+    if undone:
+        denials = replace(denials, forbidden=(*denials.forbidden, undone))
+    return outcome, denials
+
+
+def _head(repo: Path) -> tuple[str, str]:
+    """HEAD's commit and the ref it points at ("" when detached, or no commit yet)."""
+    try:
+        handle = gitrepo.git_repo(repo).head
+        commit = str(handle.commit.hexsha)
+        ref = "" if handle.is_detached else str(handle.ref.path)
+    except (FixloopError, ValueError, TypeError):
+        return "", ""
+    return commit, ref
+
+
+def _undo_commit(
+    flow: FixFindings, record: FindingRecord, number: int, before: str, branch: str
+) -> str:
+    """Undo commits the fixer made during its call; what happened, in words ("" for none)."""
+    found, _ = _head(flow.repo)
+    if not before or found == before:
+        return ""
+    flow.steps.undo_commit(before, found, branch)
+    said = (
+        f"the fixer committed on its own ({found[:12]}); the commit was undone (the branch is "
+        f"back at {before[:12]}; your index and files are as they were), so the attempt failed"
+    )
+    record.notes.append(f"R{number}: {said}")
+    flow.warn(f"finding {record.finding.id}: {said}", item=str(record.finding.id))
+    return said
+
+
+def restore_round_files(flow: FixFindings, before: RoundRecord) -> None:
+    """A failed attempt: its files get back their bytes and index entries, one by one."""
+    snapshots.restore(flow.repo, Path(before.snapshot_dir), before.snapshot)
+    files = list(before.snapshot)
+    if not files:
+        return
+    now = flow.steps.index_entries(files)
+    changed = [name for name in files if now.get(name) != before.index_before.get(name)]
+    if changed:
+        flow.steps.restore_index(changed, before.index_before)
+
+
+def take_back_unverified(flow: FixFindings, record: FindingRecord) -> None:
+    """The run stops before this round's fix was staged: take it back out of the user's files.
+
+    The fixer's version is kept in the run folder; the round is dropped, so `--resume` makes it
+    again from the files as they were."""
+    last = record.rounds[-1] if record.rounds else None
+    if last is None or last.phase != "fixed":
+        return
+    kept = flow.active_run.dir / UNVERIFIED
+    for name in last.files_changed:
+        source = flow.repo / name
+        if source.is_file() and not source.is_symlink():
+            (kept / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, kept / name)
+    snapshots.restore(flow.repo, Path(last.snapshot_dir), last.snapshot)
+    record.rounds.pop()
+    record.notes.append(
+        f"R{last.number}'s fix of {', '.join(last.files_changed)} was not verified when the run "
+        f"stopped: it was taken back out of your files (kept in {kept})"
+    )
+    flow.save()
+
+
+__all__ = [
+    "UNVERIFIED",
+    "before_round",
+    "call_fixer",
+    "restore_round_files",
+    "take_back_unverified",
+    "undo_interrupted_call",
+]
