@@ -51,7 +51,7 @@ def no_optional_locks() -> Iterator[None]:
 
 
 def check_index_lock(repo: Path) -> None:
-    """FixloopError (exit 2) while git's index of `repo` is locked: every change to it would fail."""
+    """FixloopError (exit 2) while the index of `repo` is locked: every change to it would fail."""
     lock = Path(gitrepo.git_repo(repo).git_dir) / "index.lock"
     if lock.exists():
         problem = (
