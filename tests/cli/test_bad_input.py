@@ -35,8 +35,9 @@ def _script(tmp_path: Path, data: object) -> str:
 
 
 def _one_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The one error line; progress lines (`-- …`, such as the count of findings read) aside."""
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
-    [line] = done.stderr.strip().splitlines()
+    [line] = [line for line in done.stderr.strip().splitlines() if not line.startswith("-- ")]
     return line
 
 
@@ -65,7 +66,7 @@ def test_a_phase_number_finds_its_phase_directory(user_repo: UserRepo, tmp_path:
         review_text(finding("CR-01", "add subtracts", "src/app.py"), phase="01"),
         ".planning/phases/01-auth/01-REVIEW.md",
     )
-    script = _script(tmp_path, {})
+    script = _script(tmp_path, {"fixer/CR-01/iteration-1": {"fail": "crash"}})
     done = fixloop("review-fix", "01", "--script", script, "--dry-run", cwd=user_repo.path)
     assert done.returncode == 0, done.stderr
     assert ".planning/phases/01-auth/01-REVIEW.md" in done.stdout

@@ -76,7 +76,7 @@ def test_review_fix_on_the_demo_repository_with_the_claude_backend(tmp_path: Pat
     result = json.loads(done.stdout)
     assert script.unplayed() == []
     assert server.unscripted == 0
-    statuses = {o["id"]: o["label"] for o in result["findings"]}
+    statuses = {o["id"]: o["label"] for o in result["items"]}
     assert statuses["CR-01"] == "fixed"
     assert statuses["CR-02"].startswith("skipped: fix caused errors, rolled back")
     assert statuses["WR-01"] == "fixed: requires human verification"
@@ -134,7 +134,7 @@ def test_an_out_of_scope_edit_is_denied_and_becomes_a_scope_request(tmp_path: Pa
         )  # fmt: skip
 
     result = json.loads(done.stdout)
-    wr03 = next(o for o in result["findings"] if o["id"] == "WR-03")
+    wr03 = next(o for o in result["items"] if o["id"] == "WR-03")
     assert wr03["label"] == "skipped: fix needs files outside the finding"
     assert "shelf/labels.py" in json.dumps(wr03)
     assert (repo / "shelf" / "labels.py").read_text() != labels_before, "WR-02 did fix labels"
@@ -175,7 +175,7 @@ def test_review_fix_a_fixer_ignoring_its_denial_is_skipped_naming_the_file(
         )  # fmt: skip
 
     result = json.loads(done.stdout)
-    cr01 = next(o for o in result["findings"] if o["id"] == "CR-01")
+    cr01 = next(o for o in result["items"] if o["id"] == "CR-01")
     assert cr01["label"] == (
         "skipped: fixer tried to edit shelf/labels.py, outside the finding; rolled back"
     )
@@ -203,7 +203,7 @@ def test_malformed_structured_output_is_inconclusive_and_skipped(tmp_path: Path)
         )  # fmt: skip
 
     result = json.loads(done.stdout)
-    cr01 = next(o for o in result["findings"] if o["id"] == "CR-01")
+    cr01 = next(o for o in result["items"] if o["id"] == "CR-01")
     assert cr01["label"] == "skipped: fixer result inconclusive (malformed_output)"
     assert "if not prices" not in (repo / "shelf" / "stock.py").read_text()
     assert frontmatter(repo / REPORT_PATH)["fixed"] == 2
@@ -266,7 +266,7 @@ def test_fix_findings_scope_expansion_from_a_denied_edit_is_escalated(tmp_path: 
         )  # fmt: skip
 
     assert done.returncode == 1, done.stderr
-    output = json.loads(done.stdout)
+    output = json.loads(done.stdout)["result"]["buckets"]
     assert [e["id"] for e in output["escalated"]] == [1]
     assert "scope expansion deferred" in json.dumps(output["escalated"][0])
     assert (repo / "helper.py").read_text() == "def helper():\n    return None\n"
@@ -316,7 +316,7 @@ def test_fix_findings_a_fixer_ignoring_its_denial_is_asked_about_and_given_the_f
         )  # fmt: skip
 
     assert done.returncode == 0, done.stdout + done.stderr
-    assert json.loads(done.stdout)["resolved"] == [1]
+    assert json.loads(done.stdout)["result"]["buckets"]["resolved"] == [1]
     assert script.unplayed() == [] and server.unscripted == 0
     first_call = [r for r in server.conversation if r.call_key == "fixer/1/round-1"]
     refusals = [r for r in first_call[-1].tool_results() if r.get("is_error")]
@@ -342,7 +342,7 @@ def test_fix_findings_budget_stop_escalates_and_starts_nothing_more(tmp_path: Pa
         )  # fmt: skip
 
     assert done.returncode == 1, done.stderr
-    output = json.loads(done.stdout)
+    output = json.loads(done.stdout)["result"]["buckets"]
     assert sorted(e["id"] for e in output["escalated"]) == [1, 2]
     assert output["resolved"] == []
     assert len(server.conversation) == 1, "once the run budget was spent no call started"
@@ -393,9 +393,9 @@ def test_review_fix_run_budget_stops_new_fixer_calls(tmp_path: Path) -> None:
         )  # fmt: skip
 
     result = json.loads(done.stdout)
-    statuses = [finding["label"] for finding in result["findings"]]
+    statuses = [finding["label"] for finding in result["items"]]
     assert any("call_budget" in status for status in statuses), statuses
-    refused = [f for f in result["findings"] if "run_budget" in f["label"]]
+    refused = [f for f in result["items"] if "run_budget" in f["label"]]
     assert refused, "once the run budget was spent, later findings were not started"
     assert all("not started: run cost budget spent" in f["detail"] for f in refused)
     started = {request.call_key for request in server.conversation}

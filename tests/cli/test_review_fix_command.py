@@ -38,9 +38,14 @@ def test_json_result_and_exit_code_zero_when_everything_is_fixed(
     script = _script(tmp_path, {"fixer/CR-01/iteration-1": APP_FIX})
     done = fixloop("review-fix", REVIEW_REL, "--script", script, "--json", cwd=user_repo.path)
     assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout)
+    envelope = json.loads(done.stdout)
+    assert (envelope["ok"], envelope["command"], envelope["exit_code"]) == (True, "review-fix", 0)
+    assert envelope["counts"] == {"fixed": 1}
+    result = envelope["result"]
     assert (result["fixed"], result["skipped"], result["report_status"]) == (1, 0, "all_fixed")
-    assert result["findings"][0]["commit"]
+    assert envelope["items"][0]["commit"] and envelope["items"][0]["id"] == "CR-01"
+    assert envelope["run_id"] == result["run_id"]
+    assert result["totals"]["calls"] == 1
     assert "review-fix [1/1] CR-01: add subtracts ..." in done.stderr  # progress on stderr
 
 
@@ -87,7 +92,7 @@ def test_a_spent_budget_starts_no_new_fix(user_repo: UserRepo, tmp_path: Path) -
         cwd=user_repo.path,
     )  # fmt: skip
     result = json.loads(done.stdout)
-    statuses = [(item["status"], item["reason"]) for item in result["findings"]]
+    statuses = [(item["status"], item["reason"]) for item in result["items"]]
     assert statuses[0] == ("fixed", "")  # the call that overspent had already started
     assert statuses[1][0] == "skipped"
     assert statuses[1][1].startswith("fixer result inconclusive (run_budget")

@@ -135,7 +135,7 @@ def test_review_fix_writes_no_canary(user_repo: UserRepo, tmp_path: Path) -> Non
     done = _fixloop("review-fix", REVIEW_REL, "--script", str(script_path), "--json", cwd=repo)
     assert done.returncode == 1, done.stderr  # CR-02 and WR-01 are skipped
     result = json.loads(done.stdout)
-    assert [f["id"] for f in result["findings"]] == ["CR-01", "CR-02", "WR-01"]
+    assert [f["id"] for f in result["items"]] == ["CR-01", "CR-02", "WR-01"]
 
     written = [*_state_files(repo), repo / REPORT_REL]
     assert _leaks(written) == {}
@@ -168,7 +168,7 @@ def test_fix_findings_writes_no_canary(tmp_path: Path) -> None:
         "--json", cwd=repo,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["resolved"] == [1]
+    assert json.loads(done.stdout)["result"]["buckets"]["resolved"] == [1]
 
     written = _state_files(repo)
     assert _leaks(written) == {}

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 from tests.helpers.crash_tally import COVERED, VIOLATIONS
 from tests.helpers.gitrepo import UserRepo, UserWork, copy_repo, make_user_repo
+from tests.helpers.reviews import APP_FIX, REVIEW_REL, finding, review_text, write_review
 
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.runs.git_session import load_protocol
@@ -123,7 +124,7 @@ def check_invariants(
     if ancestor.returncode != 0:
         problems.append("main moved, but not by fast-forward")
     subjects = repo.git("log", "--format=%s", f"{old_tip}..{tip}").splitlines()
-    if any(not subject.startswith(("fix(", "user: ")) for subject in subjects):
+    if any(not subject.startswith(("fix(", "user: ", "docs(")) for subject in subjects):
         problems.append(f"main gained commits that are not fixes: {subjects}")
     reachable = set(repo.git("rev-list", "--branches").split())
     lost = _fix_commits(repo) - reachable
@@ -256,5 +257,67 @@ def test_kill_recovery_after_every_command(
         problems = check_invariants(repo, before, status, old_tip, report)
         violations += [f"recover-run:{k}: {p}" for p in problems]
     COVERED["recover-run"] = count
+    VIOLATIONS.extend(violations)
+    assert violations == []
+
+
+# -- review-fix's report commit: killed after every command of it, then resumed ----------------
+
+REPORT_COMMIT = ("commit-paths", 2)  # a one-finding review: the fix, then the report
+REVIEW_FIX_ENDING = (REPORT_COMMIT, ("cleanup", 1))
+
+
+def _review_fix(repo: Path, script: Path, crash_at: str | None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "FIXLOOP_CRASH_AT"}
+    if crash_at is not None:
+        env["FIXLOOP_CRASH_AT"] = crash_at
+    return subprocess.run(
+        [sys.executable, "-m", "fixloop", "review-fix", str(repo / REVIEW_REL), "--repo",
+         str(repo), "--script", str(script)],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "point", REVIEW_FIX_ENDING, ids=[f"review-fix {s}#{n}" for s, n in REVIEW_FIX_ENDING]
+)
+def test_review_fix_killed_around_its_report_commit_resumes_without_doubling_it(
+    point: tuple[str, int], template: Path, tmp_path: Path
+) -> None:
+    probe = copy_repo(template, tmp_path / "probe")
+    write_review(probe.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"fixer/CR-01/iteration-1": APP_FIX}))
+    done = _review_fix(probe.path, script, None)
+    assert done.returncode == 0, done.stderr
+    [run_dir] = (probe.path / ".git" / "fixloop" / "runs").iterdir()
+    count = _step_commands(run_dir / "events.jsonl")[point]
+    step, occurrence = point
+    violations: list[str] = []
+    for k in range(1, count + 1):
+        crash_at = f"git-protocol/{step}#{occurrence}:{k}"
+        repo = copy_repo(template, tmp_path / f"k{k}")
+        write_review(repo.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+        before = repo.user_work()
+        status = repo.git("status", "--porcelain=v1", "--untracked-files=all")
+        old_tip = repo.head()
+        killed = _review_fix(repo.path, script, crash_at)
+        if killed.returncode != -9:
+            violations.append(f"{crash_at}: not killed (exit {killed.returncode})")
+            continue
+        _wait_until_dead(repo.path)
+        again = _review_fix(repo.path, script, None)  # the same review: resumes the dead run
+        if again.returncode != 0:
+            violations.append(f"{crash_at}: the resumed run exited {again.returncode}")
+        report = recover(repo.path, load_protocol())
+        problems = check_invariants(repo, before, status, old_tip, report)
+        subjects = repo.git("log", "--format=%s", f"{old_tip}..main").splitlines()
+        if sorted(subjects) != [
+            "docs(02): add code review fix report",
+            "fix(02): CR-01 add subtracts",
+        ]:
+            problems.append(f"main gained {subjects}, not one fix and one report")
+        violations += [f"{crash_at}: {p}" for p in problems]
+    COVERED[f"review-fix {step}#{occurrence}"] = count
     VIOLATIONS.extend(violations)
     assert violations == []

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from tests.helpers.gitrepo import UserRepo
 from tests.helpers.reviews import (
     APP_FIX,
@@ -21,6 +22,7 @@ from tests.helpers.reviews import (
     write_review,
 )
 
+from fixloop.cli.main import main
 from fixloop.runs.run import list_runs
 
 
@@ -66,3 +68,74 @@ def test_a_killed_run_is_resumed_without_fixing_committed_findings_again(
     assert user_repo.user_work() == before
     assert user_repo.worktrees() == [str(repo)]
     assert user_repo.branches() == ["main"]
+
+
+def _kill(repo: Path, script: Path, crash_at: str) -> None:
+    env = {**os.environ, "FIXLOOP_CRASH_AT": crash_at}
+    killed = subprocess.run(
+        [sys.executable, "-m", "fixloop", "review-fix", str(repo / REVIEW_REL),
+         "--repo", str(repo), "--script", str(script)],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+
+
+@pytest.mark.parametrize(
+    "crash_at",
+    ["git-protocol/commit-paths#2:999", "git-protocol/cleanup:999"],
+    ids=["after-the-report-commit", "after-cleanup"],
+)
+def test_a_run_killed_after_its_report_commit_is_not_reported_twice(
+    user_repo: UserRepo, tmp_path: Path, crash_at: str
+) -> None:
+    repo = user_repo.path
+    write_review(repo, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+    before, tip = user_repo.user_work(), user_repo.head()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"fixer/CR-01/iteration-1": APP_FIX}))
+    _kill(repo, script, crash_at)
+    result, backend = run(repo, {})  # nothing is left to call the model for
+    assert backend.calls == []
+    assert [o.label for o in result.outcomes] == ["fixed"]
+    assert result.report_commit and result.exit_code == 0
+    assert messages(repo, tip) == [
+        "fix(02): CR-01 add subtracts",
+        "docs(02): add code review fix report",
+    ]
+    assert user_repo.user_work() == before
+    assert user_repo.worktrees() == [str(repo)] and user_repo.branches() == ["main"]
+
+
+def test_after_recover_keeps_a_branch_the_next_run_offers_it_instead_of_fixing_again(
+    user_repo: UserRepo, tmp_path: Path
+) -> None:
+    repo = user_repo.path
+    write_review(
+        repo,
+        review_text(
+            finding("CR-01", "add subtracts", "src/app.py"),
+            finding("CR-02", "util name", "src/util.py"),
+        ),
+    )
+    tip = user_repo.head()
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps({"fixer/CR-01/iteration-1": APP_FIX, "fixer/CR-02/iteration-1": UTIL_FIX})
+    )
+    _kill(repo, script, "git-protocol/commit-paths:999")  # CR-01 committed on its branch
+    assert main(["recover", "--repo", str(repo)]) == 0  # keeps that branch, names it
+    [dead] = list_runs(repo / ".git" / "fixloop")
+    kept = f"fixloop/run/{dead['id']}"
+    assert kept in user_repo.branches()
+    result, backend = run(repo, {"fixer/CR-02/iteration-1": UTIL_FIX})
+    assert [call.key for call in backend.calls] == ["fixer/CR-02/iteration-1"]  # not CR-01
+    [cr01, cr02] = result.outcomes
+    assert cr01.status == "skipped" and f"kept branch {kept}" in cr01.reason
+    assert f"git merge --ff-only {kept}" in cr01.reason
+    assert cr02.label == "fixed"
+    assert any(kept in warning for warning in result.warnings)
+    assert messages(repo, tip) == [
+        "fix(02): CR-02 util name",
+        "docs(02): add code review fix report",
+    ]
+    assert kept in user_repo.branches()  # still there for the user to merge

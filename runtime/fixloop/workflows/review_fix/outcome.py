@@ -111,3 +111,4 @@ class ReviewFixState(RunState):
 
     workflow: Literal["review-fix"] = "review-fix"
     outcomes: list[dict[str, Any]] = Field(default_factory=list)
+    base: str = ""  # the commit its worktree started from (what its commits are counted from)

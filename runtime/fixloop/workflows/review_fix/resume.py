@@ -20,23 +20,38 @@ from typing import Any
 from fixloop import gitrepo
 from fixloop.diagnostics import FixloopError
 from fixloop.reviews.model import ReviewFinding
-from fixloop.runs.run import mark_recovered
+from fixloop.runs.run import mark_recovered, read_run
 from fixloop.runs.state import stopped_runs
 from fixloop.workflows.kernel.items import ItemStatus
 from fixloop.workflows.kernel.workflow import Workflow
 from fixloop.workflows.review_fix.finding import is_logic_finding
 from fixloop.workflows.review_fix.outcome import FindingOutcome, ReviewFixState
+from fixloop.workflows.review_fix.report import REPORT_MESSAGE
 
 
 @dataclass
 class Resumed:
-    """The fixed findings an interrupted run already committed, by id."""
+    """What interrupted runs of this review already did: fixes now on the user's branch
+    (`carried`), fixes on a branch recovery kept (`kept`), and their committed report."""
 
     carried: dict[str, dict[str, Any]] = field(default_factory=dict)
+    kept: dict[str, dict[str, Any]] = field(default_factory=dict)
     from_run: str = ""
+    report_commit: str = ""  # the interrupted run committed its report: all its work is done
+    outcomes: list[dict[str, Any]] = field(default_factory=list)  # that run's recorded outcomes
 
     def carried_over(self, finding: ReviewFinding, iteration: int) -> FindingOutcome | None:
-        entry = self.carried.get(finding.id) if iteration == 1 else None
+        if iteration != 1:
+            return None
+        kept = self.kept.get(finding.id)
+        if kept is not None:
+            branch, commit = kept["branch"], kept["commit"]
+            reason = (
+                f"already fixed on the kept branch {branch} ({commit}) by the interrupted run "
+                f"{kept['run']}; merge it: git merge --ff-only {branch}"
+            )
+            return FindingOutcome(finding, iteration, ItemStatus.SKIPPED, reason, commit=commit)
+        entry = self.carried.get(finding.id)
         if entry is None:
             return None
         fallback = ItemStatus.NEEDS_HUMAN if is_logic_finding(finding) else ItemStatus.FIXED
@@ -50,6 +65,22 @@ class Resumed:
             detail=f"committed by the interrupted run {self.from_run}",
         )
 
+    def recorded(self, finding: ReviewFinding) -> FindingOutcome | None:
+        """The interrupted run's own record of `finding` (for a run that finished its report)."""
+        entry = next((e for e in self.outcomes if str(e.get("id")) == finding.id), None)
+        if entry is None:
+            return self.carried_over(finding, 1)
+        return FindingOutcome(
+            finding,
+            int(entry.get("iteration") or 1),
+            ItemStatus(str(entry.get("status") or "skipped")),
+            str(entry.get("reason") or ""),
+            files=tuple(str(path) for path in entry.get("files") or []),
+            commit=str(entry.get("commit") or ""),
+            summary=str(entry.get("summary") or ""),
+            detail=f"by the interrupted run {self.from_run}",
+        )
+
 
 def fixed_by_stopped_runs(state_dir: Path, input_digest: str, padded_phase: str) -> set[str]:
     """Findings that stopped runs of this very review fixed: recorded in their state, or
@@ -60,6 +91,15 @@ def fixed_by_stopped_runs(state_dir: Path, input_digest: str, padded_phase: str)
     for dead, earlier in stopped_runs(state_dir, ReviewFixState, input_digest):
         done |= {str(entry.get("id")) for entry in earlier.outcomes if entry.get("commit")}
         sentinel = state_dir / "sentinels" / dead
+        kept = (read_run(state_dir / "runs" / dead).get("recovery") or {}).get("kept_branch")
+        if not sentinel.is_file() and kept:
+            try:
+                repo = gitrepo.toplevel(state_dir.parent)
+                commits = gitrepo.commits_between(repo, "HEAD", f"refs/heads/{kept}")
+            except FixloopError:
+                continue
+            done |= {match["id"] for c in commits if (match := subject.match(c.subject))}
+            continue
         if not sentinel.is_file():
             continue
         try:
@@ -78,55 +118,121 @@ def _fix_subject(padded_phase: str) -> re.Pattern[str]:
 
 
 def resume_interrupted(flow: Workflow, state: ReviewFixState, padded_phase: str) -> Resumed:
-    """Fast-forward the fixes of killed runs of this same review; say which findings they fixed."""
+    """Take over what killed runs of this same review did; say which findings they fixed."""
     run = flow.active_run
     resumed = Resumed()
-    fix_subject = _fix_subject(padded_phase)
     for dead, earlier in stopped_runs(run.state_dir, ReviewFixState, state.input_digest):
-        sentinel = run.state_dir / "sentinels" / dead
-        if dead == run.id or not sentinel.is_file():
+        info = read_run(run.state_dir / "runs" / dead)
+        if dead == run.id or (info.get("recovery") or {}).get("resumed_by"):
             continue
-        try:
-            base = gitrepo.config_value(sentinel, "fixloop.base")
-            temp_branch = gitrepo.config_value(sentinel, "fixloop.tempbranch")
-            commits = gitrepo.commits_between(run.repo, base, f"refs/heads/{temp_branch}")
-        except FixloopError as exc:
-            commits, listing_error = [], str(exc)
-        else:
-            listing_error = ""
-        step = flow.try_protocol_step("cleanup", run.repo, RUN_ID=dead)
-        if not step.ok:
-            flow.warn(f"could not resume interrupted run {dead}: {step.describe_failure()}")
+        if (run.state_dir / "sentinels" / dead).is_file():
+            _finish_its_cleanup(flow, resumed, dead, earlier, padded_phase)
             continue
-        mark_recovered(run.state_dir / "runs" / dead, {"resumed_by": run.id, **step.outputs})
-        if step.outputs.get("FAST_FORWARDED") != "yes":
-            kept = step.outputs.get("KEPT_BRANCH", "")
-            flow.note(f"interrupted run {dead}: its fixes are kept on {kept}")
-            continue
-        if listing_error:
-            flow.warn(
-                f"interrupted run {dead}: its fixes are on your branch, but listing them failed "
-                f"({listing_error}); its findings are checked again"
-            )
-            continue
-        recorded = {str(entry.get("id")): entry for entry in earlier.outcomes}
-        for commit in commits:
-            match = fix_subject.match(commit.subject)
-            if match is None:
+        kept = str((info.get("recovery") or {}).get("kept_branch") or "")
+        if kept and gitrepo.branch_exists(run.repo, kept):
+            _offer_kept_branch(flow, resumed, dead, kept, padded_phase)
+        elif earlier.base:
+            # Killed inside its cleanup, after the fast-forward: its fixes are on the branch.
+            try:
+                commits = gitrepo.commits_between(run.repo, earlier.base, "HEAD")
+            except FixloopError as exc:
+                flow.warn(f"interrupted run {dead}: listing its commits failed ({exc})")
                 continue
-            entry = recorded.get(match["id"], {})
-            resumed.carried[match["id"]] = {
-                "status": entry.get("status"),
-                "summary": entry.get("summary") or commit.subject,
-                "files": list(commit.paths),
-                "commit": commit.sha[:7],
-            }
-        resumed.from_run = dead
-        flow.note(
-            f"resumed interrupted run {dead}: {len(resumed.carried)} fix(es) it committed "
-            "are now on your branch"
-        )
+            _adopt(flow, resumed, dead, earlier, padded_phase, commits)
+            mark_recovered(run.state_dir / "runs" / dead, {"resumed_by": run.id})
     return resumed
+
+
+def _finish_its_cleanup(
+    flow: Workflow, resumed: Resumed, dead: str, earlier: ReviewFixState, padded_phase: str
+) -> None:
+    """The dead run's sentinel is there: its cleanup fast-forwards the user's branch."""
+    run = flow.active_run
+    sentinel = run.state_dir / "sentinels" / dead
+    base = earlier.base
+    try:  # listed before the cleanup deletes its temporary branch
+        base = gitrepo.config_value(sentinel, "fixloop.base")
+        temp_branch = gitrepo.config_value(sentinel, "fixloop.tempbranch")
+        commits = gitrepo.commits_between(run.repo, base, f"refs/heads/{temp_branch}")
+    except FixloopError as exc:
+        commits, listing_error = [], str(exc)
+    else:
+        listing_error = ""
+    step = flow.try_protocol_step("cleanup", run.repo, RUN_ID=dead)
+    if not step.ok:
+        flow.warn(f"could not resume interrupted run {dead}: {step.describe_failure()}")
+        return
+    mark_recovered(run.state_dir / "runs" / dead, {"resumed_by": run.id, **step.outputs})
+    kept = step.outputs.get("KEPT_BRANCH", "")
+    if (
+        step.outputs.get("FAST_FORWARDED") != "yes"
+        and kept
+        and gitrepo.branch_exists(run.repo, kept)
+    ):
+        _offer_kept_branch(flow, resumed, dead, kept, padded_phase)
+        return
+    if listing_error or step.outputs.get("FAST_FORWARDED") != "yes":
+        # Its branch is gone: killed in its own cleanup after the fast-forward, its commits
+        # are on the user's branch already (or nowhere, when someone deleted the branch).
+        try:
+            if not base:
+                raise FixloopError([])
+            commits = gitrepo.commits_between(run.repo, base, "HEAD")
+        except FixloopError:
+            flow.warn(
+                f"interrupted run {dead}: listing its fixes failed ({listing_error}); its "
+                "findings are checked again"
+            )
+            return
+    _adopt(flow, resumed, dead, earlier, padded_phase, commits)
+
+
+def _adopt(
+    flow: Workflow, resumed: Resumed, dead: str, earlier: ReviewFixState, padded_phase: str,
+    commits: list[gitrepo.CommitInfo],
+) -> None:  # fmt: skip
+    """The dead run's `commits` are on the user's branch: carry its fixes (and its report, when
+    it got that far) over instead of making them again."""
+    recorded = {str(entry.get("id")): entry for entry in earlier.outcomes}
+    subject, report = _fix_subject(padded_phase), REPORT_MESSAGE.format(phase=padded_phase)
+    for commit in commits:
+        if commit.subject == report:
+            resumed.report_commit, resumed.outcomes = commit.sha[:7], list(earlier.outcomes)
+        match = subject.match(commit.subject)
+        if match is None:
+            continue
+        entry = recorded.get(match["id"], {})
+        resumed.carried[match["id"]] = {
+            "status": entry.get("status"),
+            "summary": entry.get("summary") or commit.subject,
+            "files": list(commit.paths),
+            "commit": commit.sha[:7],
+        }
+    resumed.from_run = dead
+    flow.note(
+        f"resumed interrupted run {dead}: {len(resumed.carried)} fix(es) it committed are now "
+        "on your branch" + ("; so is its report" if resumed.report_commit else "")
+    )
+
+
+def _offer_kept_branch(
+    flow: Workflow, resumed: Resumed, dead: str, branch: str, padded_phase: str
+) -> None:
+    """The dead run's fixes are on a branch recovery kept: name it, and do not fix them again."""
+    try:
+        commits = gitrepo.commits_between(flow.active_run.repo, "HEAD", f"refs/heads/{branch}")
+    except FixloopError:
+        return
+    subject = _fix_subject(padded_phase)
+    found = {m["id"]: c.sha[:7] for c in commits if (m := subject.match(c.subject))}
+    for finding_id, commit in found.items():
+        resumed.kept[finding_id] = {"branch": branch, "commit": commit, "run": dead}
+    if found:
+        flow.warn(
+            f"the interrupted run {dead} fixed {', '.join(found)} on the kept branch {branch}: "
+            f"they are not fixed again; merge it (git merge --ff-only {branch}), or delete it "
+            f"(git branch -D {branch}) to have them fixed again"
+        )
 
 
 __all__ = ["Resumed", "fixed_by_stopped_runs", "resume_interrupted"]

@@ -11,6 +11,7 @@ runs on every way out once the worktree exists.
 from __future__ import annotations
 
 from fixloop.diagnostics import FixloopError
+from fixloop.documents.source import parse_document
 from fixloop.gitrepo import state_dir_of
 from fixloop.reviews.fix_report import fix_report_path
 from fixloop.reviews.model import Review, ReviewFinding
@@ -75,7 +76,13 @@ class ReviewFix(Workflow):
         save_state(run.dir, state)
         try:
             resumed = self.resume_interrupted(state, plan)
+            if resumed.report_commit:  # the interrupted run had done everything but clean up
+                self.take_over_finished(plan, resumed)
+                run.finish("finished", **result.to_json())
+                return result
             with self.git_session() as git:
+                state.base = git.base
+                save_state(run.dir, state)
                 worktree = Worktree(git, artifacts={plan.review_rel, self.report_rel(plan)})
                 self.fix_in_worktree(plan, worktree, resumed, state)
         except BaseException as exc:
@@ -299,6 +306,27 @@ class ReviewFix(Workflow):
         self.note(f"{report_rel} committed ({result.report_commit})")
 
     # -- helpers ----------------------------------------------------------------------------
+
+    def take_over_finished(self, plan: ReviewFixPlan, resumed: Resumed) -> None:
+        """An interrupted run had fixed, reported and committed everything; its cleanup (done
+        now) was all that was left. Its outcomes and report are this run's: nothing is fixed
+        or committed twice."""
+        result = self.result
+        for finding in plan.review.in_scope(self.options.scope):
+            outcome = resumed.recorded(finding)
+            if outcome is not None:
+                result.outcomes.append(outcome)
+        result.iterations = max((o.iteration for o in result.outcomes), default=1)
+        report_rel = self.report_rel(plan)
+        result.report_path, result.report_commit = report_rel, resumed.report_commit
+        try:
+            target = plan.repo / report_rel
+            report = parse_document(target.read_text("utf-8"), target)
+            result.report_status = str(report.metadata.get("status", ""))
+        except (OSError, FixloopError):
+            result.report_status = ""
+        result.fast_forwarded = True
+        self.note(f"{report_rel} was committed by run {resumed.from_run} ({resumed.report_commit})")
 
     def first_calls(self, plan: ReviewFixPlan) -> list[str]:
         """The fixer calls this run starts with: one per finding in scope that no stopped run of
