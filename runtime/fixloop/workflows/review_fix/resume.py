@@ -138,7 +138,7 @@ def resume_interrupted(flow: Workflow, state: ReviewFixState, padded_phase: str)
             except FixloopError as exc:
                 flow.warn(f"interrupted run {dead}: listing its commits failed ({exc})")
                 continue
-            _adopt(flow, resumed, dead, earlier, padded_phase, commits)
+            _adopt(flow, resumed, dead, earlier, padded_phase, commits=commits)
             mark_recovered(run.state_dir / "runs" / dead, {"resumed_by": run.id})
     return resumed
 
@@ -184,12 +184,12 @@ def _finish_its_cleanup(
                 "findings are checked again"
             )
             return
-    _adopt(flow, resumed, dead, earlier, padded_phase, commits)
+    _adopt(flow, resumed, dead, earlier, padded_phase, commits=commits)
 
 
 def _adopt(
     flow: Workflow, resumed: Resumed, dead: str, earlier: ReviewFixState, padded_phase: str,
-    commits: list[gitrepo.CommitInfo],
+    *, commits: list[gitrepo.CommitInfo],
 ) -> None:  # fmt: skip
     """The dead run's `commits` are on the user's branch: carry its fixes (and its report, when
     it got that far) over instead of making them again."""
