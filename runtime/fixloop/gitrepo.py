@@ -175,6 +175,19 @@ def config_value(path: Path, name: str) -> str:
         ) from None
 
 
+def visible_files(tree: Path) -> list[str]:
+    """The files of `tree` as git sees them: tracked ones (on disk or not) and untracked ones
+    not ignored, sorted (`git ls-files --cached --others --exclude-standard`)."""
+    listing = git_repo(tree).git.ls_files("--cached", "--others", "--exclude-standard", "-z")
+    return sorted({path for path in listing.split("\0") if path})
+
+
+def files_at(tree: Path, commit: str) -> list[str]:
+    """Every file path of `commit`'s tree."""
+    listing = git_repo(tree).git.ls_tree("-r", "-z", "--name-only", commit)
+    return [path for path in listing.split("\0") if path]
+
+
 def unmerged_count(tree: Path, tip: str, base: str) -> int:
     """How many commits `tip` holds that `base` does not."""
     return sum(1 for _ in _repo(tree).iter_commits(f"{base}..{tip}"))
@@ -186,6 +199,7 @@ __all__ = [
     "changed_paths",
     "commits_between",
     "config_value",
+    "files_at",
     "git_repo",
     "head",
     "index_entries",
@@ -194,5 +208,6 @@ __all__ = [
     "state_dir_of",
     "toplevel",
     "unmerged_count",
+    "visible_files",
     "worktrees",
 ]

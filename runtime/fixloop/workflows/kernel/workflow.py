@@ -30,6 +30,7 @@ from typing import Any, ClassVar, ParamSpec, TypeVar
 
 from fixloop.agents.backend import AgentOutcome, Backend
 from fixloop.agents.budget import RunBudget
+from fixloop.agents.toolbox import Toolbox
 from fixloop.agents.dispatch import Dispatcher
 from fixloop.documents.pack import Pack, WorkflowDoc
 from fixloop.events import Event, EventKind, EventStream
@@ -194,9 +195,13 @@ class Workflow:
         *,
         writable: Sequence[str] | None = None,
         key: str = "",
+        toolbox: Toolbox | None = None,
     ) -> AgentOutcome:
-        """Dispatch `role`; the outcome is ok only for output that validated (fail closed)."""
-        return self.dispatcher.call(role, inputs, task, cwd, writable=writable, key=key)
+        """Dispatch `role`; the outcome is ok only for output that validated (fail closed).
+        `toolbox`: tools the call gets from the workflow (`agents/toolbox.py`)."""
+        return self.dispatcher.call(
+            role, inputs, task, cwd, writable=writable, key=key, toolbox=toolbox
+        )
 
     def emit(self, event: Event) -> None:
         self.events.emit(event)
