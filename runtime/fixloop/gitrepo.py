@@ -188,6 +188,18 @@ def files_at(tree: Path, commit: str) -> list[str]:
     return [path for path in listing.split("\0") if path]
 
 
+def patch_paths(tree: Path, patch: Path) -> list[str]:
+    """The paths a patch file touches, old and new (`git apply --numstat`: nothing applied)."""
+    listing = git_repo(tree).git.apply("--numstat", "-z", "--", str(patch))
+    paths: list[str] = []
+    for record in listing.split("\0"):
+        # "added<TAB>deleted<TAB>path"; a rename leaves the path empty and names both after it
+        name = record.split("\t", 2)[-1] if record.count("\t") >= 2 else record
+        if name and name not in paths:
+            paths.append(name)
+    return paths
+
+
 def unmerged_count(tree: Path, tip: str, base: str) -> int:
     """How many commits `tip` holds that `base` does not."""
     return sum(1 for _ in _repo(tree).iter_commits(f"{base}..{tip}"))
@@ -203,6 +215,7 @@ __all__ = [
     "git_repo",
     "head",
     "index_entries",
+    "patch_paths",
     "paths_between",
     "refs",
     "state_dir_of",

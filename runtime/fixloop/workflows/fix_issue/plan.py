@@ -13,7 +13,7 @@ import re
 import shlex
 import shutil
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -67,7 +67,7 @@ class FixIssuePlan:
     issue_path: Path
     issue_shown: str
     issue_text: str
-    issue_digest_source: bytes
+    issue_bytes: bytes
     issue_id: str
     repo: Path
     base: str  # HEAD when the run was planned; the run's worktree starts from it
@@ -125,7 +125,7 @@ def _looks_like_pytest(repo: Path) -> bool:
     return any(repo.glob("test_*.py"))
 
 
-def test_commands(
+def preset_tests(
     raw: Sequence[str | Sequence[str]], repo: Path, *, check_found: bool
 ) -> tuple[tuple[PresetTest, ...], bool]:
     """The preset test commands, and whether they were guessed (no `--test` given)."""
@@ -150,10 +150,8 @@ def test_commands(
 
 def _check_clean(repo: Path, issue: Path) -> None:
     changes = changed_paths(repo)
-    try:
+    with suppress(ValueError):  # an issue file outside the repository is no change of it
         changes.pop(issue.resolve().relative_to(repo).as_posix(), None)
-    except ValueError:
-        pass
     if changes:
         first = sorted(changes)[0]
         more = f" and {len(changes) - 1} more" if len(changes) > 1 else ""
@@ -180,12 +178,12 @@ def plan_fix_issue(options: FixIssueOptions, *, check_found: bool = True) -> Fix
         raise _refuse("--max-attempts", "usage", "at least one attempt is needed")
     repo = toplevel(options.repo)
     _check_clean(repo, issue)
-    tests, guessed = test_commands(options.tests, repo, check_found=check_found)
+    tests, guessed = preset_tests(options.tests, repo, check_found=check_found)
     return FixIssuePlan(
         issue_path=issue,
         issue_shown=display_path(issue),
         issue_text=text,
-        issue_digest_source=data,
+        issue_bytes=data,
         issue_id=issue_id_of(options),
         repo=repo,
         base=head(repo),
@@ -213,5 +211,5 @@ __all__ = [
     "describe",
     "issue_id_of",
     "plan_fix_issue",
-    "test_commands",
+    "preset_tests",
 ]
