@@ -30,7 +30,6 @@ class AttemptRecord(BaseModel):
     turns: int = 0
     cost_usd: float = 0.0
     tool_calls: int = 0
-    patch: str = ""  # the worktree's changes when the attempt ended, kept in the run folder
 
 
 class FixIssueState(RunState):
