@@ -45,7 +45,7 @@ class Notebook:
         return WRITING_TOOLS
 
     def specs(self) -> Sequence[ToolSpec]:
-        return [ToolSpec("stamp", "Stamp a page.", NOTE_SCHEMA), ToolSpec("write", "Write.", NOTE_SCHEMA)]
+        return [ToolSpec("stamp", "Stamp.", NOTE_SCHEMA), ToolSpec("write", "Write.", NOTE_SCHEMA)]
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> ToolReply:
         self.calls.append((name, dict(arguments)))
@@ -111,10 +111,11 @@ def test_a_script_with_tools_for_a_call_lent_none_is_inconclusive(tmp_path: Path
 @pytest.mark.cli
 def test_claude_code_calls_the_tools_and_may_not_use_its_own_edit_or_bash(tmp_path: Path) -> None:
     notebook = Notebook()
-    (tmp_path / "a.txt").write_text("a\n")
+    page = tmp_path / "a.txt"
+    page.write_text("a\n")
     script = [
         tool_use(qualified("stamp"), {"path": "a"}),
-        tool_use("Edit", {"file_path": str(tmp_path / "a.txt"), "old_string": "a", "new_string": "b"}),
+        tool_use("Edit", {"file_path": str(page), "old_string": "a", "new_string": "b"}),
         tool_use("Bash", {"command": "echo b > a.txt"}),
         tool_use(qualified("write"), {"path": "a", "version": "v1"}),
         structured(OUTPUT),

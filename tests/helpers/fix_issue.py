@@ -29,7 +29,7 @@ def spread(values):
     return max(values) - min(values)
 '''
 FIXED_LINE = "    return sum(values) / len(values)\n"
-TEST_STATS = '''import unittest
+TEST_STATS = """import unittest
 
 from calc.stats import average, spread
 
@@ -40,7 +40,7 @@ class StatsTest(unittest.TestCase):
 
     def test_spread(self):
         self.assertEqual(spread([1, 5, 3]), 4)
-'''
+"""
 ISSUE = """# average() is wrong
 
 `calc.stats.average([2, 4])` returns 2.0; the mean of 2 and 4 is 3.

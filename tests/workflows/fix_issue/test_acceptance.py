@@ -48,8 +48,8 @@ def exported(repo: Path, change: Callable[[Path], None], target: Path) -> Path:
     return target
 
 
-def check(repo: Path, patch: Path, commands: list[list[str]], **more: object) -> Acceptance:
-    options = PatchCheck(
+def check(repo: Path, patch: Path, commands: list[list[str]], **more: object) -> PatchCheck:
+    return PatchCheck(
         repo=repo,
         base=git(repo, "rev-parse", "HEAD").strip(),
         patch=patch,
@@ -57,7 +57,6 @@ def check(repo: Path, patch: Path, commands: list[list[str]], **more: object) ->
         opener=stand_in(),
         **more,  # type: ignore[arg-type]
     )
-    return options
 
 
 def verify(
@@ -131,7 +130,8 @@ def test_a_real_fix_with_an_added_test_passes_and_the_added_test_stays(
 ) -> None:
     def fix(tree: Path) -> None:
         stats = tree / "calc/stats.py"
-        stats.write_text(stats.read_text().replace("    return sum(values) / (len(values) + 1)\n", FIXED_LINE))
+        broken = "    return sum(values) / (len(values) + 1)\n"
+        stats.write_text(stats.read_text().replace(broken, FIXED_LINE))
         (tree / "tests/test_one.py").write_text(
             "import unittest\nfrom calc.stats import average\n\n"
             "class One(unittest.TestCase):\n"

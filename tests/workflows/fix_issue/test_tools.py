@@ -1,4 +1,4 @@
-"""The issue-fixer's tools: version-checked, unique, exact edits; paths kept inside; preset tests."""
+"""The issue-fixer's tools: version-checked, unique, exact edits; paths kept in; preset tests."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from tests.helpers.fix_issue import STATS, UNITTEST, StandInSandbox, make_issue_
 from fixloop.agents.toolbox import WRITING_TOOLS
 from fixloop.events import Event, EventKind
 from fixloop.workflows.fix_issue.suite import PresetTest, Suite
-from fixloop.workflows.fix_issue.tools import MAX_FILE_BYTES, IssueTools
-from fixloop.workflows.fix_issue.versions import file_version
+from fixloop.workflows.fix_issue.tools import IssueTools
+from fixloop.workflows.fix_issue.versions import MAX_FILE_BYTES, file_version
 
 
 @pytest.fixture
@@ -165,7 +165,8 @@ def test_search_and_list_see_what_git_sees(tools: IssueTools) -> None:
     (tools.worktree / "calc/__pycache__").mkdir()
     (tools.worktree / "calc/__pycache__/stats.pyc").write_bytes(b"def average")
     found = call(tools, "search_code", query="def average", glob="*.py")
-    assert found["matches"] == [{"path": "calc/stats.py", "line": 4, "text": "def average(values):"}]
+    match = {"path": "calc/stats.py", "line": 4, "text": "def average(values):"}
+    assert found["matches"] == [match]
     listed = call(tools, "list_files", path="calc")
     assert listed["files"] == ["calc/__init__.py", "calc/stats.py"]
 

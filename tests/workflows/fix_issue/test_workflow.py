@@ -18,7 +18,7 @@ from tests.helpers.gitrepo import git
 
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
-from fixloop.events import Event, EventKind, EventStream
+from fixloop.events import Event, EventStream
 from fixloop.workflows.fix_issue import FixIssueOptions, IssueStatus, run_fix_issue
 from fixloop.workflows.kernel.workflow import Context
 
