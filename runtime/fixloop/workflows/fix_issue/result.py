@@ -12,12 +12,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from fixloop.masking import dumps_masked
 from fixloop.workflows.fix_issue.acceptance import Acceptance
 from fixloop.workflows.fix_issue.state import AttemptRecord
 from fixloop.workflows.fix_issue.suite import CommandRun, summary
@@ -124,9 +124,12 @@ class FixIssueResult:
 
 
 def write_result(path: Path, result: FixIssueResult) -> None:
-    """`result.json`, written whole (a temporary file, then a rename)."""
+    """`result.json`, masked like every trace (test output and the fixer's notes can quote a
+    secret), written whole (a temporary file, then a rename)."""
     temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
+    temporary.write_text(
+        dumps_masked(result.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     temporary.replace(path)
 
 
