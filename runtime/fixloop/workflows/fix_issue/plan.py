@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from fixloop.agents.budget import RunBudget
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.gitrepo import changed_paths, head, toplevel
 from fixloop.workflows.fix_issue.suite import CommandSandbox, PresetTest
@@ -55,7 +54,6 @@ class FixIssueOptions:
     sandbox: str = "auto"
     image: str | None = None
     max_attempts: int = MAX_ATTEMPTS
-    budget: RunBudget | None = None  # once spent, no new agent call starts
     hidden: HiddenTests | None = None
     issue_id: str = ""  # names the role calls (`issue-fixer/ID/attempt-N`); default: file stem
     test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S
