@@ -12,7 +12,7 @@ What a call gets, and why:
   whatever the role was not given: it runs headless, so nothing may wait for a human;
 - the tools a workflow lends the call (`toolbox.py`) as an in-process MCP server, and with them
   the built-in tools they replace refused by that hook;
-- Bash in the CLI's sandbox where the machine has one (`sandbox.py`): read-only outside the
+- Bash in the CLI's sandbox where the machine has one (`claude_sandbox.py`): read-only outside the
   worktree;
 - a child environment without `CLAUDECODE` (a nested CLI refuses or hangs with it) and an output
   buffer large enough for big tool results.
@@ -66,12 +66,12 @@ from fixloop.agents.backend import (
     StopReason,
     Usage,
 )
-from fixloop.agents.claude_tools import tool_server
-from fixloop.agents.sandbox import (
+from fixloop.agents.claude_sandbox import (
     bash_sandbox_available,
     sandbox_litter_removed,
     sandbox_settings,
 )
+from fixloop.agents.claude_tools import tool_server
 from fixloop.agents.scope import WRITE_TOOLS, WriteScope
 from fixloop.agents.toolbox import TOOL_SERVER
 from fixloop.documents.tools import parse_tool
