@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 from tests.efficacy.conftest import CORPUS
-from tests.helpers.fix_issue import stand_in
+from tests.helpers.fix_issue import recorder
 
 from fixloop.agents.budget import RunBudget
 from fixloop.documents.pack import Pack
@@ -20,7 +20,7 @@ from fixloop.efficacy.materialize import materialize
 
 @pytest.mark.slow
 def test_the_scripted_answers_resolve_every_task_of_the_shipped_corpus(pack: Pack) -> None:
-    opener = stand_in()
+    opener = recorder()
     result = run_bench(BenchOptions(corpus=CORPUS, open_sandbox=opener), pack)
     corpus = load_corpus(CORPUS)
     assert [o.id for o in result.outcomes] == [task.id for task in corpus.tasks]
@@ -72,7 +72,7 @@ def _wrong_answers(tmp_path: Path) -> Path:
 
 def test_failures_are_measured_not_hidden(tmp_path: Path, pack: Pack) -> None:
     options = BenchOptions(
-        corpus=CORPUS, open_sandbox=stand_in(), script=_wrong_answers(tmp_path),
+        corpus=CORPUS, open_sandbox=recorder(), script=_wrong_answers(tmp_path),
         tasks=("regex", "off-by-one", "state-leak"), out=tmp_path / "out",
     )  # fmt: skip
     result = run_bench(options, pack)
@@ -113,7 +113,7 @@ def test_another_agents_patches_go_through_the_same_acceptance(tmp_path: Path, p
         )
     )
     options = BenchOptions(
-        corpus=CORPUS, open_sandbox=stand_in(), patches=patches,
+        corpus=CORPUS, open_sandbox=recorder(), patches=patches,
         tasks=("regex", "string-formatting", "api-misuse"),
     )  # fmt: skip
     result = run_bench(options, pack)
@@ -128,7 +128,7 @@ def test_another_agents_patches_go_through_the_same_acceptance(tmp_path: Path, p
 
 def test_a_spent_budget_starts_no_task(pack: Pack) -> None:
     options = BenchOptions(
-        corpus=CORPUS, open_sandbox=stand_in(), budget=RunBudget(max_cost_usd=0.0),
+        corpus=CORPUS, open_sandbox=recorder(), budget=RunBudget(max_cost_usd=0.0),
         tasks=("regex", "api-misuse"),
     )  # fmt: skip
     result = run_bench(options, pack)

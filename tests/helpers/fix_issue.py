@@ -1,14 +1,8 @@
 """Fix-issue test helpers: a buggy repository with an issue, scripts for the scripted model, and
-a local stand-in for the sandbox (commands run as plain subprocesses in the worktree).
-
-The stand-in lives only here, in the tests; the runtime opens `fixloop.sandboxes`.
-"""
+the real sandboxes wrapped so that a test sees every command they ran."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +10,8 @@ from types import TracebackType
 from typing import Any
 
 from tests.helpers.gitrepo import git
+
+from fixloop.sandboxes import Sandbox, SandboxChoice, SandboxResult, open_sandbox
 
 STATS = '''"""Small statistics."""
 
@@ -102,22 +98,20 @@ def fixing_script(issue_id: str = "ISSUE") -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class StandInResult:
-    exit_code: int
-    stdout: str
-    stderr: str
-    timed_out: bool
-    duration_s: float
+class Recording:
+    """A real sandbox (`fixloop.sandboxes`) that remembers the commands it ran."""
 
-
-class StandInSandbox:
-    """Runs argv in the worktree as a plain subprocess with a small environment."""
-
-    def __init__(self, worktree: Path, kind: str) -> None:
-        self.worktree = worktree
-        self.choice = f"sandbox: {kind} (test stand-in)"
+    def __init__(self, inner: Sandbox) -> None:
+        self.inner = inner
         self.commands: list[list[str]] = []
+
+    @property
+    def choice(self) -> SandboxChoice:
+        return self.inner.choice
+
+    @property
+    def worktree(self) -> Path:
+        return self.inner.worktree
 
     def run(
         self,
@@ -126,24 +120,15 @@ class StandInSandbox:
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
         timeout_s: float = 300.0,
-    ) -> StandInResult:
-        assert not isinstance(argv, str), "argv, never shell text"
+    ) -> SandboxResult:
         self.commands.append(list(argv))
-        base = {key: os.environ[key] for key in ("PATH", "HOME", "LANG") if key in os.environ}
-        started = time.monotonic()
-        try:
-            done = subprocess.run(
-                list(argv), cwd=cwd or self.worktree, env={**base, **(env or {})},
-                capture_output=True, text=True, timeout=timeout_s, check=False,
-            )  # fmt: skip
-        except FileNotFoundError:
-            return StandInResult(127, "", f"{argv[0]}: not found", False, 0.0)
-        except subprocess.TimeoutExpired:
-            return StandInResult(137, "", "timed out", True, time.monotonic() - started)
-        took = time.monotonic() - started
-        return StandInResult(done.returncode, done.stdout, done.stderr, False, took)
+        return self.inner.run(argv, cwd=cwd, env=env, timeout_s=timeout_s)
 
-    def __enter__(self) -> StandInSandbox:
+    def close(self) -> None:
+        self.inner.close()
+
+    def __enter__(self) -> Recording:
+        self.inner.__enter__()
         return self
 
     def __exit__(
@@ -152,23 +137,22 @@ class StandInSandbox:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        return None
+        self.inner.__exit__(exc_type, exc, traceback)
 
 
 @dataclass
-class StandInOpener:
-    """Opens stand-in sandboxes and remembers them, so a test can see what ran where."""
+class Recorder:
+    """Opens real sandboxes and keeps them, so a test can see what ran where."""
 
-    opened: list[StandInSandbox]
+    opened: list[Recording]
 
     def __call__(
         self, kind: str, *, worktree: Path, image: str | None, run_id: str | None
-    ) -> StandInSandbox:
-        del image, run_id
-        sandbox = StandInSandbox(worktree, kind)
+    ) -> Recording:
+        sandbox = Recording(open_sandbox(kind, worktree=worktree, image=image, run_id=run_id))
         self.opened.append(sandbox)
         return sandbox
 
 
-def stand_in() -> StandInOpener:
-    return StandInOpener([])
+def recorder() -> Recorder:
+    return Recorder([])

@@ -154,7 +154,7 @@ def _fix_issue_run(tmp_path: Path) -> list[Event]:
     events: list[Event] = []
     context = Context(pack(), ScriptedBackend(script), EventStream(events.append))
     options = FixIssueOptions(
-        issue, repo, tests=[issue_helpers.UNITTEST], open_sandbox=issue_helpers.stand_in()
+        issue, repo, tests=[issue_helpers.UNITTEST], open_sandbox=issue_helpers.recorder()
     )
     result = FixIssue(context, options).run()
     assert result.status is IssueStatus.RESOLVED and len(result.attempts) == 2

@@ -33,6 +33,7 @@ from fixloop.efficacy.materialize import materialize
 from fixloop.efficacy.outcome import BenchResult, TaskOutcome
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.runs.run import new_run_id
+from fixloop.sandboxes import choose_sandbox, open_sandbox
 from fixloop.workflows.fix_issue import (
     FixIssueOptions,
     FixIssueResult,
@@ -52,7 +53,6 @@ KEPT = ("result.json", "events.jsonl", "fix.patch")
 @dataclass(frozen=True)
 class BenchOptions:
     corpus: Path
-    open_sandbox: SandboxOpener
     backend: str = "scripted"
     script: Path | None = None  # scripted: task id → script; default: each task's answer.yaml
     sandbox: str = "auto"
@@ -62,6 +62,7 @@ class BenchOptions:
     tasks: tuple[str, ...] = ()  # only these; default: all
     out: Path | None = None  # keep each task's result.json, trace and patch here
     events: EventStream = field(default_factory=EventStream)
+    open_sandbox: SandboxOpener = open_sandbox
 
 
 def _say(events: EventStream, task: Task, status: str, message: str) -> None:
@@ -192,6 +193,7 @@ def run_task(
 
 def run_bench(options: BenchOptions, pack: Pack) -> BenchResult:
     corpus: Corpus = load_corpus(options.corpus)
+    choose_sandbox(options.sandbox, image=options.image)  # bad sandbox input: exit 2, no task
     tasks = corpus.select(list(options.tasks)) if options.tasks else corpus.tasks
     if options.patches is not None and not options.patches.is_dir():
         raise FixloopError(Diagnostic(str(options.patches), 1, 1, "usage", "no such folder"))

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.helpers.fix_issue import FIXED_LINE, UNITTEST, make_issue_repo, stand_in
+from tests.helpers.fix_issue import FIXED_LINE, UNITTEST, make_issue_repo, recorder
 from tests.helpers.gitrepo import git
 
 from fixloop.documents.pack import Pack
@@ -54,7 +54,7 @@ def check(repo: Path, patch: Path, commands: list[list[str]], **more: object) ->
         base=git(repo, "rev-parse", "HEAD").strip(),
         patch=patch,
         commands=tuple(PresetTest(tuple(c)) for c in commands),
-        opener=stand_in(),
+        opener=recorder(),
         **more,  # type: ignore[arg-type]
     )
 

@@ -11,7 +11,7 @@ from tests.helpers.fix_issue import (
     UNITTEST,
     fixing_script,
     make_issue_repo,
-    stand_in,
+    recorder,
     write_issue,
 )
 from tests.helpers.gitrepo import git
@@ -38,7 +38,7 @@ def test_the_model_fixes_the_issue_with_the_versioned_tools(tmp_path: Path, pack
     script = fixing_script()
     script["issue-fixer/ISSUE/attempt-1"]["tools"].insert(0, stale)
     replay = ScriptReplay(script)
-    options = FixIssueOptions(issue=issue, repo=repo, tests=[UNITTEST], open_sandbox=stand_in())
+    options = FixIssueOptions(issue=issue, repo=repo, tests=[UNITTEST], open_sandbox=recorder())
     with MessagesServer(replay) as server:
         backend = ClaudeBackend(env=server.env(), sandbox_bash=False)
         result = run_fix_issue(options, Context(pack, backend))

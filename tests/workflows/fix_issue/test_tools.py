@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.fix_issue import STATS, UNITTEST, StandInSandbox, make_issue_repo
+from tests.helpers.fix_issue import STATS, UNITTEST, make_issue_repo
 
 from fixloop.agents.toolbox import WRITING_TOOLS
 from fixloop.events import Event, EventKind
+from fixloop.sandboxes import open_sandbox
 from fixloop.workflows.fix_issue.suite import PresetTest, Suite
 from fixloop.workflows.fix_issue.tools import IssueTools
 from fixloop.workflows.fix_issue.versions import MAX_FILE_BYTES, file_version
@@ -20,7 +21,9 @@ from fixloop.workflows.fix_issue.versions import MAX_FILE_BYTES, file_version
 @pytest.fixture
 def tools(tmp_path: Path) -> IssueTools:
     repo = make_issue_repo(tmp_path / "repo")
-    suite = Suite([PresetTest(tuple(UNITTEST))], StandInSandbox(repo, "local"), repo, timeout_s=60)
+    suite = Suite(
+        [PresetTest(tuple(UNITTEST))], open_sandbox("local", worktree=repo), repo, timeout_s=60
+    )
     return IssueTools(repo, suite, item="ISSUE")
 
 
@@ -184,7 +187,9 @@ def test_run_tests_says_which_revision_each_result_holds_for(tools: IssueTools) 
 def test_every_call_is_one_tool_event_without_the_file_contents(tmp_path: Path) -> None:
     repo = make_issue_repo(tmp_path / "repo")
     events: list[Event] = []
-    suite = Suite([PresetTest(tuple(UNITTEST))], StandInSandbox(repo, "local"), repo, timeout_s=60)
+    suite = Suite(
+        [PresetTest(tuple(UNITTEST))], open_sandbox("local", worktree=repo), repo, timeout_s=60
+    )
     tools = IssueTools(repo, suite, events.append, "ISSUE")
     version = read(tools)
     call(tools, "edit_file", path="calc/stats.py", version=version, old="stale", new="x")

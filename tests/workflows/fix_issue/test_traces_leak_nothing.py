@@ -13,7 +13,7 @@ from tests.helpers.fix_issue import (
     UNITTEST,
     fixing_tools,
     make_issue_repo,
-    stand_in,
+    recorder,
     write_issue,
 )
 from tests.helpers.gitrepo import git
@@ -54,7 +54,7 @@ def test_canaries_in_environment_repository_and_test_output_never_reach_disk(
             "output": {**FIXED_OUTPUT, "notes": quote},
         }
     }
-    options = FixIssueOptions(issue=issue, repo=repo, tests=[UNITTEST], open_sandbox=stand_in())
+    options = FixIssueOptions(issue=issue, repo=repo, tests=[UNITTEST], open_sandbox=recorder())
     result = run_fix_issue(options, Context(pack, ScriptedBackend(script)))
     assert result.status is IssueStatus.RESOLVED, result.reason
     assert GITHUB in result.tests_after[0].output, "the canary did reach the test output"

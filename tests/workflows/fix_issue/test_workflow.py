@@ -11,7 +11,7 @@ from tests.helpers.fix_issue import (
     UNITTEST,
     fixing_script,
     make_issue_repo,
-    stand_in,
+    recorder,
     write_issue,
 )
 from tests.helpers.gitrepo import git
@@ -27,7 +27,7 @@ def test_an_issue_becomes_an_accepted_patch(tmp_path: Path, pack: Pack) -> None:
     repo = make_issue_repo(tmp_path / "repo")
     issue = write_issue(tmp_path)
     base = git(repo, "rev-parse", "HEAD").strip()
-    opener = stand_in()
+    opener = recorder()
     events: list[Event] = []
     backend = ScriptedBackend(fixing_script())
     options = FixIssueOptions(issue=issue, repo=repo, tests=[UNITTEST], open_sandbox=opener)

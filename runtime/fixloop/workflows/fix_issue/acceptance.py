@@ -22,6 +22,7 @@ from fixloop.documents.pack import WorkflowDoc
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.gitrepo import files_at, patch_paths
 from fixloop.runs.run import Run
+from fixloop.sandboxes import open_sandbox
 from fixloop.steps.paths import write_paths_file
 from fixloop.steps.result import StepFailed, required_output
 from fixloop.steps.runner import run_step
@@ -47,7 +48,7 @@ class PatchCheck:
     base: str
     patch: Path
     commands: tuple[PresetTest, ...]
-    opener: SandboxOpener
+    opener: SandboxOpener = open_sandbox
     sandbox: str = "auto"
     image: str | None = None
     hidden_files: Path | None = None

@@ -13,14 +13,15 @@ import re
 import shlex
 import shutil
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.gitrepo import changed_paths, head, toplevel
-from fixloop.workflows.fix_issue.suite import CommandSandbox, PresetTest
+from fixloop.sandboxes import Sandbox, SandboxChoice, choose_sandbox, open_sandbox
+from fixloop.workflows.fix_issue.suite import PresetTest
 
 MAX_ATTEMPTS = 3
 DEFAULT_TEST_TIMEOUT_S = 600.0
@@ -30,11 +31,12 @@ _ID = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class SandboxOpener(Protocol):
-    """Opens the sandbox commands of one worktree run in (`fixloop.sandboxes.open_sandbox`)."""
+    """Opens the sandbox one worktree's commands run in: `fixloop.sandboxes.open_sandbox`, or a
+    caller's wrapper of it (a test that records what ran)."""
 
     def __call__(
         self, kind: str, *, worktree: Path, image: str | None, run_id: str | None
-    ) -> AbstractContextManager[CommandSandbox]: ...
+    ) -> Sandbox: ...
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ class FixIssueOptions:
     hidden: HiddenTests | None = None
     issue_id: str = ""  # names the role calls (`issue-fixer/ID/attempt-N`); default: file stem
     test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S
-    open_sandbox: SandboxOpener | None = None  # default: fixloop.sandboxes.open_sandbox
+    open_sandbox: SandboxOpener = open_sandbox
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class FixIssuePlan:
     base: str  # HEAD when the run was planned; the run's worktree starts from it
     tests: tuple[PresetTest, ...]
     guessed_tests: bool
+    sandbox: SandboxChoice  # what `--sandbox` stands for here, and why
 
 
 def _refuse(where: str, rule: str, message: str) -> FixloopError:
@@ -165,17 +168,19 @@ def issue_id_of(options: FixIssueOptions) -> str:
     return _ID.sub("-", raw).strip("-.")[:60] or "issue"
 
 
-def plan_fix_issue(options: FixIssueOptions, *, check_found: bool = True) -> FixIssuePlan:
+def plan_fix_issue(options: FixIssueOptions) -> FixIssuePlan:
     """Everything the run needs, checked; a FixloopError (exit 2) for bad input.
 
-    `check_found`: look each test program up here (off for a container sandbox, whose image
-    has its own programs: a missing one is then found by the first test run)."""
+    A test program is looked up here unless the commands run in a container, whose image has
+    programs of its own (a missing one is then found by the first test run, still exit 2)."""
     issue = options.issue if options.issue.is_absolute() else Path.cwd() / options.issue
     text, data = _read_issue(issue)
     if options.max_attempts < 1:
         raise _refuse("--max-attempts", "usage", "at least one attempt is needed")
     repo = toplevel(options.repo)
     _check_clean(repo, issue)
+    choice = choose_sandbox(options.sandbox, image=options.image)
+    check_found = choice.kind != "docker"
     tests, guessed = preset_tests(options.tests, repo, check_found=check_found)
     return FixIssuePlan(
         issue_path=issue,
@@ -187,6 +192,7 @@ def plan_fix_issue(options: FixIssueOptions, *, check_found: bool = True) -> Fix
         base=head(repo),
         tests=tests,
         guessed_tests=guessed,
+        sandbox=choice,
     )
 
 

@@ -14,47 +14,20 @@ own status.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from fixloop.sandboxes import Sandbox
 from fixloop.workflows.fix_issue.versions import workspace_revision
 
 OUTPUT_TAIL_CHARS = 4000
 # Tests must not leave byte code or caches behind: they would become part of the next revision.
 TEST_ENVIRONMENT = {"PYTHONDONTWRITEBYTECODE": "1", "PYTEST_ADDOPTS": "-p no:cacheprovider"}
 EXIT_NO_TESTS = 5
-EXIT_NOT_FOUND = 127
-
-
-class CommandResult(Protocol):
-    """What a sandbox answers for one command."""
-
-    @property
-    def exit_code(self) -> int: ...
-    @property
-    def stdout(self) -> str: ...
-    @property
-    def stderr(self) -> str: ...
-    @property
-    def timed_out(self) -> bool: ...
-    @property
-    def duration_s(self) -> float: ...
-
-
-class CommandSandbox(Protocol):
-    """The part of a sandbox the suite uses: run argv in the worktree, bounded in time."""
-
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: Path | None = None,
-        env: Mapping[str, str] | None = None,
-        timeout_s: float = ...,
-    ) -> CommandResult: ...
+EXIT_NOT_FOUND = 127  # as every sandbox reports a program it cannot find
 
 
 @dataclass(frozen=True)
@@ -137,7 +110,7 @@ class Suite:
     def __init__(
         self,
         commands: Sequence[PresetTest],
-        sandbox: CommandSandbox,
+        sandbox: Sandbox,
         worktree: Path,
         *,
         timeout_s: float,
@@ -191,7 +164,6 @@ class Suite:
 __all__ = [
     "TEST_ENVIRONMENT",
     "CommandRun",
-    "CommandSandbox",
     "PresetTest",
     "RunStatus",
     "Suite",

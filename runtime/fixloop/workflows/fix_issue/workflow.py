@@ -20,19 +20,19 @@ from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.gitrepo import changed_paths
 from fixloop.runs.git_session import GitSession
 from fixloop.runs.state import digest, save_state
+from fixloop.sandboxes import Sandbox
 from fixloop.schemas.results import ImplResult
 from fixloop.workflows.fix_issue.acceptance import Acceptance, PatchCheck, verify_patch
 from fixloop.workflows.fix_issue.brief import ROLE, call_key, fixer_inputs, task_text
 from fixloop.workflows.fix_issue.plan import (
     FixIssueOptions,
     FixIssuePlan,
-    SandboxOpener,
     issue_id_of,
     plan_fix_issue,
 )
 from fixloop.workflows.fix_issue.result import FixIssueResult, write_result
 from fixloop.workflows.fix_issue.state import AttemptRecord, FixIssueState
-from fixloop.workflows.fix_issue.suite import CommandSandbox, RunStatus, Suite, all_passed
+from fixloop.workflows.fix_issue.suite import RunStatus, Suite, all_passed
 from fixloop.workflows.fix_issue.tools import IssueTools
 from fixloop.workflows.fix_issue.verdict import decide
 from fixloop.workflows.kernel.items import ItemStatus
@@ -98,20 +98,15 @@ class FixIssue(Workflow):
         super().warn(message, item=item)
 
     @contextmanager
-    def sandbox(self, worktree: Path, run_id: str) -> Iterator[CommandSandbox]:
-        with self.opener(
+    def sandbox(self, worktree: Path, run_id: str) -> Iterator[Sandbox]:
+        """The sandbox every test command of the run's worktree runs in; it says which."""
+        opened = self.options.open_sandbox(
             self.options.sandbox, worktree=worktree, image=self.options.image, run_id=run_id
-        ) as sandbox:
-            choice = str(getattr(sandbox, "choice", f"sandbox: {self.options.sandbox}"))
-            self.result.sandbox = choice
-            self.note(choice)
+        )
+        with opened as sandbox:
+            self.result.sandbox = str(sandbox.choice)
+            self.note(self.result.sandbox)
             yield sandbox
-
-    @property
-    def opener(self) -> SandboxOpener:
-        if self.options.open_sandbox is None:
-            raise FixloopError(Diagnostic("--sandbox", 1, 1, "sandbox", "no sandbox was given"))
-        return self.options.open_sandbox
 
     def fix_until_the_tests_pass(
         self, plan: FixIssuePlan, tools: IssueTools, suite: Suite, state: FixIssueState
@@ -136,8 +131,7 @@ class FixIssue(Workflow):
 
     @implements("read-issue")
     def read_issue(self) -> FixIssuePlan:
-        # A container has its own programs: a missing one shows at the first test run.
-        return plan_fix_issue(self.options, check_found=not self.options.image)
+        return plan_fix_issue(self.options)
 
     @implements("tests-before")
     def tests_before(self, suite: Suite, state: FixIssueState) -> None:
@@ -208,7 +202,7 @@ class FixIssue(Workflow):
             base=self.result.base,
             patch=patch,
             commands=plan.tests + (hidden.commands if hidden else ()),
-            opener=self.opener,
+            opener=self.options.open_sandbox,
             sandbox=self.options.sandbox,
             image=self.options.image,
             hidden_files=hidden.files if hidden else None,
