@@ -4,7 +4,8 @@
 that does not exist, cannot be read or holds no text; a repository that is not one, or that has
 staged, unstaged or untracked changes (the issue file itself excepted); a test command that is
 empty, cannot be split into words, or whose program is not found; no test command at all where
-none can be guessed.
+none can be guessed; a sandbox that cannot be had here (`--sandbox docker` without a daemon, an
+image that does not exist, bubblewrap that cannot start).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Protocol
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.gitrepo import changed_paths, head, toplevel
-from fixloop.sandboxes import Sandbox, SandboxChoice, choose_sandbox, open_sandbox
+from fixloop.sandboxes import Sandbox, SandboxChoice, open_sandbox
 from fixloop.workflows.fix_issue.suite import PresetTest
 
 MAX_ATTEMPTS = 3
@@ -163,6 +164,14 @@ def _check_clean(repo: Path, issue: Path) -> None:
         )  # fmt: skip
 
 
+def _sandbox_to_be_had(options: FixIssueOptions, repo: Path) -> SandboxChoice:
+    """The sandbox asked for, opened once on the repository without running anything: one
+    that cannot be had (no Docker daemon, no such image, no bubblewrap) is bad input, found
+    before anything is created."""
+    with open_sandbox(options.sandbox, worktree=repo, image=options.image) as sandbox:
+        return sandbox.choice
+
+
 def issue_id_of(options: FixIssueOptions) -> str:
     raw = options.issue_id or options.issue.stem
     return _ID.sub("-", raw).strip("-.")[:60] or "issue"
@@ -179,7 +188,7 @@ def plan_fix_issue(options: FixIssueOptions) -> FixIssuePlan:
         raise _refuse("--max-attempts", "usage", "at least one attempt is needed")
     repo = toplevel(options.repo)
     _check_clean(repo, issue)
-    choice = choose_sandbox(options.sandbox, image=options.image)
+    choice = _sandbox_to_be_had(options, repo)
     check_found = choice.kind != "docker"
     tests, guessed = preset_tests(options.tests, repo, check_found=check_found)
     return FixIssuePlan(
