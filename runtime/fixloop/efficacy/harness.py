@@ -174,7 +174,7 @@ def run_task(
 ) -> TaskOutcome:
     """One task in a temporary folder of its own, timed; an error is this task's, not the run's."""
     started = time.monotonic()
-    _say(options.events, task, "running", f"{task.id} ({task.spec.kind}) ...")
+    _say(options.events, task, "running", task.spec.kind)
     with tempfile.TemporaryDirectory(prefix=f"fixloop-efficacy-{task.id}-") as folder:
         try:
             if options.patches is not None:
@@ -187,7 +187,7 @@ def run_task(
                 reason=str(exc).splitlines()[0],
             )  # fmt: skip
     outcome.wall_s = time.monotonic() - started
-    _say(options.events, task, outcome.status, f"{task.id}: {outcome.status}: {outcome.reason}")
+    _say(options.events, task, outcome.status, f"{outcome.status}: {outcome.reason}")
     return outcome
 
 
