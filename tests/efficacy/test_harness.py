@@ -14,8 +14,7 @@ from tests.helpers.fix_issue import recorder
 
 from fixloop.agents.budget import RunBudget
 from fixloop.documents.pack import Pack
-from fixloop.efficacy import BenchOptions, load_corpus, markdown, run_bench
-from fixloop.efficacy.materialize import materialize
+from fixloop.efficacy import BenchOptions, export_tasks, load_corpus, markdown, run_bench
 
 
 @pytest.mark.slow
@@ -92,9 +91,13 @@ def test_failures_are_measured_not_hidden(tmp_path: Path, pack: Pack) -> None:
 
 
 def _patch(tmp_path: Path, task_id: str, old: str, new: str, path: str) -> str:
-    task = load_corpus(CORPUS).select([task_id])[0]
-    repo = tmp_path / f"agent-{task_id}"
-    materialize(task, repo)
+    """What another agent does: works on the exported task, hands back its diff."""
+    [folder] = export_tasks(CORPUS, tmp_path / "exported", (task_id,))
+    assert (folder / "issue.md").read_text() == (
+        CORPUS / "tasks" / task_id / "issue.md"
+    ).read_text()
+    assert not list(folder.rglob("test_hidden_*")), "the hidden tests stay behind"
+    repo = folder / "repo"
     target = repo / path
     target.write_text(target.read_text().replace(old, new))
     done = subprocess.run(["git", "diff"], cwd=repo, capture_output=True, text=True, check=True)

@@ -17,7 +17,7 @@ from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.fix_issue_command import add_sandbox_arguments
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
-from fixloop.efficacy import BenchOptions, freeze, markdown, run_bench
+from fixloop.efficacy import BenchOptions, export_tasks, freeze, markdown, run_bench
 from fixloop.events import EventStream
 from fixloop.masking import mask_json
 
@@ -53,6 +53,10 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write the table here")
     parser.add_argument(
+        "--export", type=Path, metavar="DIR",
+        help="write each task's repository and issue (no hidden tests) for another agent, and stop",
+    )  # fmt: skip
+    parser.add_argument(
         "--freeze", action="store_true",
         help="record the corpus's current digest in corpus.yaml after a deliberate change",
     )  # fmt: skip
@@ -64,6 +68,10 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.freeze:
         print(f"{args.corpus / 'corpus.yaml'}: digest {freeze(args.corpus)}")
+        return 0
+    if args.export:
+        for folder in export_tasks(args.corpus, args.export, tuple(args.task)):
+            print(folder)
         return 0
     pack = load_valid_pack(args.pack)
     options = BenchOptions(

@@ -2,7 +2,7 @@
 issues, at what cost, in turns and wall time. See docs/efficacy.md."""
 
 from fixloop.efficacy.corpus import Corpus, Task, freeze, load_corpus
-from fixloop.efficacy.harness import BenchOptions, run_bench
+from fixloop.efficacy.harness import BenchOptions, export_tasks, run_bench
 from fixloop.efficacy.outcome import BenchResult, TaskOutcome
 from fixloop.efficacy.report import markdown
 
@@ -12,6 +12,7 @@ __all__ = [
     "Corpus",
     "Task",
     "TaskOutcome",
+    "export_tasks",
     "freeze",
     "load_corpus",
     "markdown",

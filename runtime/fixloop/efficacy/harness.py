@@ -191,6 +191,23 @@ def run_task(
     return outcome
 
 
+def export_tasks(corpus_root: Path, target: Path, task_ids: tuple[str, ...] = ()) -> list[Path]:
+    """What another agent gets to work on: per task a repository at the base the harness
+    builds, and the issue beside it. The hidden tests stay behind."""
+    corpus = load_corpus(corpus_root)
+    tasks = corpus.select(list(task_ids)) if task_ids else corpus.tasks
+    made: list[Path] = []
+    for task in tasks:
+        folder = target / task.id
+        if folder.exists():
+            raise FixloopError(Diagnostic(str(folder), 1, 1, "usage", "exists; export elsewhere"))
+        folder.mkdir(parents=True)
+        materialize(task, folder / "repo")
+        shutil.copyfile(task.issue, folder / "issue.md")
+        made.append(folder)
+    return made
+
+
 def run_bench(options: BenchOptions, pack: Pack) -> BenchResult:
     corpus: Corpus = load_corpus(options.corpus)
     choose_sandbox(options.sandbox, image=options.image)  # bad sandbox input: exit 2, no task
@@ -218,4 +235,4 @@ def run_bench(options: BenchOptions, pack: Pack) -> BenchResult:
     return result
 
 
-__all__ = ["BenchOptions", "backend_for", "run_bench", "run_task"]
+__all__ = ["BenchOptions", "backend_for", "export_tasks", "run_bench", "run_task"]
