@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import REPO_ROOT
+from tests.helpers.sandbox_image import docker_client, docker_image
 
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 
 CORPUS = REPO_ROOT / "bench" / "efficacy" / "corpus"
+
+__all__ = ["CORPUS", "docker_client", "docker_image"]
 
 
 @pytest.fixture(scope="module")

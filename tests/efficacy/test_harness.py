@@ -137,3 +137,15 @@ def test_a_spent_budget_starts_no_task(pack: Pack) -> None:
     result = run_bench(options, pack)
     assert [o.status for o in result.outcomes] == ["not-run", "not-run"]
     assert result.outcomes[0].reason.startswith("run cost budget spent")
+
+
+@pytest.mark.needs("docker")
+@pytest.mark.slow
+def test_a_task_in_the_docker_sandbox(pack: Pack, docker_image: str) -> None:
+    options = BenchOptions(
+        corpus=CORPUS, sandbox="docker", image=docker_image, tasks=("string-formatting",)
+    )
+    result = run_bench(options, pack)
+    [outcome] = result.outcomes
+    assert outcome.status == "resolved", outcome.reason
+    assert result.sandbox.startswith("sandbox: docker")
