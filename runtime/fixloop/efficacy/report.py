@@ -34,7 +34,7 @@ def markdown(result: BenchResult) -> str:
     lines = [
         f"## Efficacy: {result.corpus} v{result.version}",
         "",
-        f"Corpus digest `{result.digest}`; backend `{result.backend}`; sandbox `{result.sandbox}`.",
+        f"Corpus digest `{result.digest}`; backend `{result.backend}`; {result.sandbox}.",
         "",
         HEADER,
         *(_row(outcome) for outcome in result.outcomes),
