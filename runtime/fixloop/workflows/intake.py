@@ -1,9 +1,9 @@
 """Reading a findings file: schema-checked, paths confined to the repository, then filtered.
 
 Every finding is validated on its own, so an error names the finding (`finding 3: severity: …`);
-a finding's `file` must be a repository path (see `steps.paths.check_path`), and may not be a
-symbolic link that leads out of the repository either, because a fixer editing it would write
-outside. Nothing here touches the repository: bad input is refused before the loop starts.
+a finding's `file` must be a repository path (`steps.paths.path_problem`, the one safe-path rule;
+it also refuses a symbolic link that leads out, which a fixer editing it would write through).
+Nothing here touches the repository: bad input is refused before the loop starts.
 
 Seed 002's intake filter and pre-gate trigger are here too, as small named predicates.
 """
@@ -18,7 +18,9 @@ from pydantic import ValidationError
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.schemas.findings import Finding
-from fixloop.steps.paths import check_path
+from fixloop.steps.paths import path_problem
+
+__all__ = ["in_scope", "load_findings", "needs_pre_gate", "path_problem"]
 
 IN_SCOPE_SEVERITIES = ("P0", "P1")
 UNVERIFIED_EVIDENCE_PREFIX = "Orchestrator-confirmed"
@@ -79,21 +81,6 @@ def _name(raw: Any, index: int) -> str:
     if isinstance(raw, dict) and isinstance(raw.get("id"), int | str):
         return f"finding {raw['id']!r}" if isinstance(raw["id"], str) else f"finding {raw['id']}"
     return f"finding #{index}"
-
-
-def path_problem(repo: Path, raw: str) -> str | None:
-    """Why `raw` may not be handed to a fixer as a file of `repo`, or None when it may."""
-    try:
-        clean = check_path(repo, raw)
-    except FixloopError as exc:
-        return exc.diagnostics[0].message
-    target = repo / clean
-    if target.is_symlink():
-        resolved = target.resolve()
-        root = repo.resolve()
-        if resolved != root and root not in resolved.parents:
-            return f"{raw!r}: a symbolic link that leads outside the repository"
-    return None
 
 
 def in_scope(finding: Finding) -> bool:
