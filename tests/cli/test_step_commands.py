@@ -118,9 +118,11 @@ def test_trace_lists_commands_with_their_document_lines(
     argv = ["step", "run", "git-protocol", "preflight", "--repo", str(user_repo.path), "--trace"]
     assert main(argv) == 0
     traced = [line for line in capsys.readouterr().err.splitlines() if line.startswith("+ ")]
-    assert len(traced) == 7
+    assert len(traced) == 9
     assert all(line.startswith("+ workflows/git-protocol.md:") for line in traced)
-    assert traced[1].endswith(': branch="$(git symbolic-ref --quiet --short HEAD)"')
+    assert traced[0].endswith(': . "$FIXLOOP_LIB/fixloop.sh"')
+    assert traced[2].endswith(': branch="$(git symbolic-ref --quiet --short HEAD)"')
+    assert traced[-1].endswith(': fixloop_output PENDING_RUNS "$pending"')
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from fixloop.runs.prune import DEFAULT_KEEP, prune_runs
 from fixloop.runs.recovery import recover
 from fixloop.runs.session import load_protocol
 from fixloop.steps.run import Run, list_runs, state_dir_of
-from fixloop.steps.runner import StepResult, run_step
+from fixloop.steps.runner import StepResult, find_step, run_step, step_inputs
 from fixloop.steps.script import CRASH_ENV
 
 STEP_RUN_EPILOG = f"""\
@@ -29,7 +29,7 @@ how a step runs:
   `NAME<<EOF` … `EOF` for multi-line values) to the file named by $FIXLOOP_OUTPUT.
   The run's trace (one event per step) is in <git-common-dir>/fixloop/runs/<run-id>/events.jsonl.
 
-  If the workflow declares a RUN_ID input and you do not pass one, the new run's id is used.
+  If the step takes a RUN_ID input and you do not pass one, the new run's id is used.
 
 crash injection (for testing recovery):
   {CRASH_ENV}=STEP:K kills the runtime with SIGKILL right after the K-th command of STEP
@@ -182,9 +182,10 @@ def run_step_command(args: argparse.Namespace) -> int:
     repo = _check_repo(args.repo)
     workflow = load_workflow(args.workflow, args.pack)
     inputs = parse_pairs(args.input, "--input")
+    find_step(workflow, args.step)  # an unknown step is refused before a run starts
     run = Run.start(repo, workflow.name)
-    if "RUN_ID" in workflow.spec.inputs and "RUN_ID" not in inputs:
-        inputs["RUN_ID"] = run.id
+    # A step that takes RUN_ID and was given none runs as this new run.
+    inputs = step_inputs(workflow, args.step, {"RUN_ID": run.id}) | inputs
     try:
         result = run_step(
             workflow, args.step, cwd=repo, inputs=inputs, run=run, timeout_s=args.timeout

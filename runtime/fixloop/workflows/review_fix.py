@@ -18,7 +18,7 @@ from fixloop.documents.pack import Pack
 from fixloop.runs.recovery import RecoveryReport
 from fixloop.runs.session import GitSession, StepFailed, git_session, required_output
 from fixloop.steps.run import Run
-from fixloop.steps.runner import run_step
+from fixloop.steps.runner import run_step, step_inputs
 from fixloop.workflows.review_fix_loop import FixLoop
 from fixloop.workflows.review_fix_plan import (
     MAX_ITERATIONS,
@@ -50,7 +50,8 @@ def run_review_fix(
 ) -> ReviewFixResult:
     plan = plan_review_fix(options)
     flow = pack.workflow("review-fix")
-    status = run_step(flow, "check-review-status", cwd=plan.repo, inputs=plan.inputs)
+    values = step_inputs(flow, "check-review-status", plan.inputs)
+    status = run_step(flow, "check-review-status", cwd=plan.repo, inputs=values)
     if not status.ok:
         raise StepFailed(status)
     result = ReviewFixResult(plan.review_rel, required_output(status, "STATUS"))

@@ -88,7 +88,7 @@ def resume_interrupted(
         if {key: state.get(key) for key in header} != header:
             continue  # another review: the generic recovery keeps its commits on a branch
         listing = run.dir / f"interrupted-{dead}"
-        values = {**inputs, "DEAD_RUN": dead, "LIST_FILE": str(listing)}
+        values = {"DEAD_RUN": dead, "LIST_FILE": str(listing)}
         listed = run_step(flow, "interrupted-fixes", cwd=run.repo, inputs=values, run=run)
         step = run_step(git_protocol, "cleanup", cwd=run.repo, inputs={"RUN_ID": dead}, run=run)
         if not step.ok:

@@ -20,7 +20,7 @@ from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.runs.session import GitSession, StepFailed, required_output
 from fixloop.steps.run import Run
-from fixloop.steps.runner import StepResult, run_step
+from fixloop.steps.runner import StepResult, run_step, step_inputs
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class Session:
         return self.git.run
 
     def step(self, name: str, **inputs: str) -> StepResult:
-        values = {**self.inputs, **inputs}
+        values = {**step_inputs(self.flow, name, self.inputs), **inputs}
         return run_step(self.flow, name, cwd=self.worktree, inputs=values, run=self.run)
 
     def paths_file(self, paths: Sequence[str]) -> Path:
