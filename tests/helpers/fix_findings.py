@@ -15,9 +15,9 @@ from typing import Any
 
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
-from fixloop.workflows.choices import ScriptedPrompter
-from fixloop.workflows.fix_findings import Policies
-from fixloop.workflows.fix_findings_session import Session, run_fix_findings
+from fixloop.workflows.kernel.choices import ScriptedPrompter
+from fixloop.workflows.fix_findings.workflow import Policies
+from fixloop.workflows.fix_findings.start import Session, run_fix_findings
 
 SPARE = "\n\ndef spare():\n    return 1\n"
 BUGGY = "def mean(xs):\n    return sum(xs) / len(xs)\n" + SPARE

@@ -26,8 +26,8 @@ from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.runs.prune import prune_runs, saved_content
 from fixloop.steps.locking import repository_lock
-from fixloop.steps.run import Run, read_run
-from fixloop.workflows.fix_findings import Policies
+from fixloop.runs.run import Run, read_run
+from fixloop.workflows.fix_findings.workflow import Policies
 
 DRIVER = Path(__file__).resolve().parent.parent / "helpers" / "protocol_run.py"
 

@@ -10,8 +10,9 @@ from tests.helpers.gitrepo import UserRepo, git
 from tests.helpers.workflows import write_workflow
 
 from fixloop.diagnostics import FixloopError
-from fixloop.runs.session import GitSession, StepFailed, git_session, load_protocol
-from fixloop.steps.run import Run
+from fixloop.runs.git_session import GitSession, git_session, load_protocol
+from fixloop.steps.result import StepFailed
+from fixloop.runs.run import Run
 from fixloop.steps.runner import run_step
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from fixloop.workflows.choices import Question, ScriptedPrompter, TerminalPrompter, question
+from fixloop.workflows.kernel.choices import Question, ScriptedPrompter, TerminalPrompter, question
 
 
 class FakeTerminal(io.StringIO):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fixloop.agents.backend import DeniedWrite
-from fixloop.workflows.denied_writes import Denials, sort_denials
+from fixloop.workflows.kernel.denied_writes import Denials, sort_denials
 
 
 def refused(*paths: str) -> list[DeniedWrite]:

@@ -30,12 +30,12 @@ from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
 from fixloop.schemas.results import FixVerifyLoopOutput
 from fixloop.steps.run import Run
-from fixloop.workflows import fix_findings_state as store
+from fixloop.workflows.fix_findings import state as store
 from fixloop.workflows import snapshots
-from fixloop.workflows.choices import ScriptedPrompter
-from fixloop.workflows.fix_findings import Policies
-from fixloop.workflows.fix_findings_session import new_state, run_fix_findings
-from fixloop.workflows.fix_findings_state import RoundRecord
+from fixloop.workflows.kernel.choices import ScriptedPrompter
+from fixloop.workflows.fix_findings.workflow import Policies
+from fixloop.workflows.fix_findings.start import new_state, run_fix_findings
+from fixloop.workflows.fix_findings.state import RoundRecord
 
 # -- seed 002's verdict → bucket table, every row -----------------------------------------------
 

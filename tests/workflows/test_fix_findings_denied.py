@@ -30,7 +30,7 @@ from tests.helpers.fix_findings import (
 )
 
 from fixloop.documents.pack import Pack
-from fixloop.workflows.fix_findings import Policies
+from fixloop.workflows.fix_findings.workflow import Policies
 
 
 def ignores_denial(*refused: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack
 from fixloop.documents.source import load_document
 from fixloop.documents.specs import WorkflowSpec
-from fixloop.workflows.fix_findings_briefs import fix_brief
+from fixloop.workflows.fix_findings.briefs import fix_brief
 
 PACK = default_pack_root()
 WORKFLOWS = PACK / "workflows"

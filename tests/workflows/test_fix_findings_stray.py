@@ -35,10 +35,10 @@ from tests.helpers.fix_findings import (
 from fixloop.agents.backend import AgentOutcome, AgentRequest
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
-from fixloop.workflows.choices import ScriptedPrompter
-from fixloop.workflows.fix_findings import Policies
-from fixloop.workflows.fix_findings_session import run_fix_findings
-from fixloop.workflows.tree_guard import KEEP_FILE_LIMIT
+from fixloop.workflows.kernel.choices import ScriptedPrompter
+from fixloop.workflows.fix_findings.workflow import Policies
+from fixloop.workflows.fix_findings.start import run_fix_findings
+from fixloop.workflows.fix_findings.tree_guard import KEEP_FILE_LIMIT
 
 WITHIN = {
     "edits": [GUARD_ON_BUGGY],

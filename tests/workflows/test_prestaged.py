@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fixloop.workflows.prestaged import Hunk, PrestagedChoice, assess, parse_hunks
+from fixloop.workflows.fix_findings.prestaged import Hunk, PrestagedChoice, assess, parse_hunks
 
 
 def diff(path: str, header: str, *body: str) -> str:

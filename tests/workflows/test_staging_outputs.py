@@ -9,7 +9,7 @@ from tests.helpers.gitrepo import UserRepo
 from tests.helpers.workflows import write_workflow
 
 from fixloop.steps.run import Run
-from fixloop.workflows.staging import StagingSteps, StepFailed
+from fixloop.workflows.fix_findings.staging import StagingSteps, StepFailed
 
 # Steps that succeed but report wrongly: nothing for COMMIT, a word where a count belongs.
 LOOSE = """\

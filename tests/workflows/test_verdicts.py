@@ -6,7 +6,7 @@ import pytest
 
 from fixloop.agents.backend import AgentOutcome, OutcomeStatus, StopReason
 from fixloop.schemas.findings import Finding, ReviewOutput
-from fixloop.workflows.verdicts import Judgement, Next, decide, decide_pre_gate, judge
+from fixloop.workflows.fix_findings.verdicts import Judgement, Next, decide, decide_pre_gate, judge
 
 FINDING = Finding(id=3, severity="P0", title="t", body="b", file="a.py", confidence=0.9)
 

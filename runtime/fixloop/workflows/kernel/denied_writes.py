@@ -27,8 +27,7 @@ from pathlib import Path
 
 from fixloop.agents.backend import DeniedWrite
 from fixloop.diagnostics import FixloopError
-from fixloop.steps.paths import check_path
-from fixloop.workflows.intake import path_problem
+from fixloop.steps.paths import check_path, path_problem
 
 
 @dataclass(frozen=True)

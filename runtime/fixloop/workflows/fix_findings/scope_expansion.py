@@ -18,9 +18,9 @@ from typing import Literal
 
 from fixloop.agents.backend import AgentOutcome
 from fixloop.schemas.results import FixReport, ScopeExpansionRequest
-from fixloop.workflows.choices import Prompter, question
-from fixloop.workflows.denied_writes import Denials, changed_unasked, tried_to_edit
-from fixloop.workflows.intake import path_problem
+from fixloop.steps.paths import path_problem
+from fixloop.workflows.kernel.choices import Prompter, question
+from fixloop.workflows.kernel.denied_writes import Denials, changed_unasked, tried_to_edit
 
 APPROVE, REJECT, DEFER = (
     "Approve expanded scope",

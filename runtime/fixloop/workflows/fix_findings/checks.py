@@ -12,10 +12,9 @@ from pathlib import Path
 
 from fixloop.agents.backend import AgentOutcome
 from fixloop.schemas.results import FixReport, ScopeExpansionRequest
-from fixloop.steps.paths import check_path
-from fixloop.workflows.denied_writes import Denials
-from fixloop.workflows.fix_findings_state import FindingRecord, RoundRecord
-from fixloop.workflows.intake import path_problem
+from fixloop.steps.paths import check_path, path_problem
+from fixloop.workflows.fix_findings.state import FindingRecord, RoundRecord
+from fixloop.workflows.kernel.denied_writes import Denials
 
 
 def fix_failure(

@@ -12,31 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixloop import gitrepo
 from fixloop.documents.pack import WorkflowDoc
+from fixloop.runs.run import Run
 from fixloop.steps.paths import write_paths_file
-from fixloop.steps.run import Run
-from fixloop.steps.runner import StepResult, run_step
-
-
-class StepFailed(Exception):
-    """A git step failed; the message says which and why (the repository is as the step left
-    it: each step checks before it changes anything)."""
-
-    def __init__(self, result: StepResult, problem: str | None = None) -> None:
-        self.result = result
-        where = f"{result.workflow}#{result.step}"
-        super().__init__(f"{where}: {problem}" if problem else result.describe_failure())
-
-
-def _output(result: StepResult, name: str, *, count: bool = False) -> str:
-    """An output the step must have reported (a count: digits only); anything else fails closed."""
-    value = result.outputs.get(name)
-    if value is None or (count and not value.isdigit()):
-        shown = "nothing" if value is None else repr(value)
-        raise StepFailed(
-            result, f"reported {shown} for {name}" + (" (not a count)" if count else "")
-        )
-    return value
+from fixloop.steps.result import StepFailed, StepResult, required_count, required_output
+from fixloop.steps.runner import run_step
 
 
 @dataclass(frozen=True)
@@ -81,26 +62,18 @@ class StagingSteps:
 
     def commit_prestaged(self, files: Sequence[str], message: str) -> str:
         result = self._run("commit-prestaged", files, COMMIT_MESSAGE=message)
-        return _output(result, "COMMIT")
+        return required_output(result, "COMMIT")
 
     def set_aside_prestaged(self, files: Sequence[str], ref: str, patch: Path) -> str:
         result = self._run("set-aside-prestaged", files, SAVED_REF=ref, PATCH_FILE=str(patch))
-        return _output(result, "SAVED_COMMIT")
+        return required_output(result, "SAVED_COMMIT")
 
     def stage(self, files: Sequence[str]) -> None:
         self._run("stage", files)
 
     def index_entries(self, files: Sequence[str]) -> dict[str, str]:
         """path → "mode blob" of each file's index entry (files not in the index are absent)."""
-        target = self.scratch / "index.entries"
-        self._run("index-entries", files, INDEX_FILE=str(target))
-        entries: dict[str, str] = {}
-        for record in target.read_bytes().split(b"\0"):
-            if record:
-                meta, _, path = record.decode("utf-8", "surrogateescape").partition("\t")
-                mode, blob, _stage = meta.split(" ")
-                entries[path] = f"{mode} {blob}"
-        return entries
+        return gitrepo.index_entries(self.repo, files)
 
     def restore_index(self, files: Sequence[str], entries: dict[str, str]) -> None:
         """Give `files` back the index `entries` ("mode blob" by path); absent → unindexed."""
@@ -125,9 +98,10 @@ class StagingSteps:
 
     def staged_summary(self, files: Sequence[str]) -> StagedSummary:
         result = self._run("staged-summary", files)
-        added = int(_output(result, "ADDED", count=True))
         return StagedSummary(
-            _output(result, "STAT"), added, int(_output(result, "REMOVED", count=True))
+            required_output(result, "STAT"),
+            required_count(result, "ADDED"),
+            required_count(result, "REMOVED"),
         )
 
 

@@ -13,7 +13,8 @@ import pytest
 from tests.helpers.gitrepo import UserRepo
 
 from fixloop.diagnostics import FixloopError
-from fixloop.steps.run import Run, is_live, list_runs, read_run, state_dir_of
+from fixloop.gitrepo import state_dir_of
+from fixloop.runs.run import Run, is_live, list_runs, read_run
 
 
 def test_state_lives_in_the_git_common_dir(user_repo: UserRepo) -> None:
@@ -56,7 +57,7 @@ def test_a_killed_run_reads_as_crashed(user_repo: UserRepo) -> None:
         """
         import os, signal, sys
         from pathlib import Path
-        from fixloop.steps.run import Run
+        from fixloop.runs.run import Run
         run = Run.start(Path(sys.argv[1]), "demo")
         print(run.id, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)

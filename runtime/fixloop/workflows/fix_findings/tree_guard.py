@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fixloop.diagnostics import FixloopError
 from fixloop.steps.paths import check_path
-from fixloop.workflows.staging import StagingSteps
+from fixloop.workflows.fix_findings.staging import StagingSteps
 
 KEEP_FILE_LIMIT = 16 << 20  # a dirty or untracked file larger than this is hashed, not kept
 KEEP_CALL_LIMIT = 256 << 20  # at most this much is kept per call (content seen before is free)

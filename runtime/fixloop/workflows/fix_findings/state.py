@@ -1,22 +1,19 @@
-"""fix-findings loop state on disk: every variable the loop needs, saved after every change.
+"""fix-findings' loop state: every variable the loop needs, saved after every change.
 
-`fix-findings.json` in the run folder holds the in-scope findings and, per finding, what has
+The run's `state.json` (`runs.state`) holds the in-scope findings and, per finding, what has
 happened so far: the pre-gate verdict, each round's fix report, whether it was staged, the
-verifier's verdict, and the bucket once decided. Each save replaces the file atomically, so a
-killed run leaves the last complete state, and `--resume` continues from it: decided findings are
-not replayed, a round whose fix was staged is verified rather than fixed again.
+verifier's verdict, and the bucket once decided. A killed run leaves the last complete state, and
+`--resume` continues from it: decided findings are not replayed, a round whose fix was staged is
+verified rather than fixed again.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.runs.state import RunState
 from fixloop.schemas.findings import Finding, Severity
 from fixloop.schemas.results import (
     DemotedFinding,
@@ -24,8 +21,6 @@ from fixloop.schemas.results import (
     EscalatedFinding,
     FixVerifyLoopOutput,
 )
-
-STATE_FILE = "fix-findings.json"
 
 # fixed: the fixer reported; staging: `git add` may have run; staged; verified: verdict recorded.
 Phase = Literal["fixed", "staging", "staged", "verified"]
@@ -87,16 +82,13 @@ class FindingRecord(_State):
         return list(seen)
 
 
-class LoopState(_State):
+class FixFindingsState(RunState):
     workflow: Literal["fix-findings"] = "fix-findings"
-    findings_digest: str
     repo: str
     records: list[FindingRecord]
     ignored: list[int | str] = Field(default_factory=list)  # out of scope at intake
     # path → "mode blob" this run last staged: such content is the run's own, not the user's.
     staged_by_run: dict[str, str] = Field(default_factory=dict)
-    resumed_from: str | None = None
-    done: bool = False
 
     def output(self) -> FixVerifyLoopOutput:
         """The seed's four buckets, from the decided findings, in processing order."""
@@ -124,26 +116,3 @@ class LoopState(_State):
                     )
                 )
         return envelope
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def save(state: LoopState, run_dir: Path) -> None:
-    target = run_dir / STATE_FILE
-    temporary = target.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
-    temporary.write_text(state.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    temporary.replace(target)
-
-
-def load(run_dir: Path) -> LoopState:
-    target = run_dir / STATE_FILE
-    shown = display_path(target)
-    try:
-        return LoopState.model_validate_json(target.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise FixloopError(Diagnostic(shown, 1, 1, "resume", exc.strerror or str(exc))) from None
-    except ValueError as exc:
-        message = f"not a fix-findings state file: {str(exc).splitlines()[0]}"
-        raise FixloopError(Diagnostic(shown, 1, 1, "resume", message)) from None

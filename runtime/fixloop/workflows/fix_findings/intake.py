@@ -5,22 +5,28 @@ a finding's `file` must be a repository path (`steps.paths.path_problem`, the on
 it also refuses a symbolic link that leads out, which a fixer editing it would write through).
 Nothing here touches the repository: bad input is refused before the loop starts.
 
-Seed 002's intake filter and pre-gate trigger are here too, as small named predicates.
+The intake filter and the pre-gate trigger are here too, as small named predicates, and so is
+`load_state`: the loop state a run starts from, new from the findings file, or a stopped run's
+(`--resume`), checked before the repository is touched.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from fixloop import gitrepo
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.runs.run import RUN_ID_PATTERN, read_run
+from fixloop.runs.state import digest, stopped_runs
+from fixloop.runs.state import load_state as load_run_state
 from fixloop.schemas.findings import Finding
-from fixloop.steps.paths import path_problem
-
-__all__ = ["in_scope", "load_findings", "needs_pre_gate", "path_problem"]
+from fixloop.steps.paths import check_path, path_problem
+from fixloop.workflows.fix_findings.state import FindingRecord, FixFindingsState
 
 IN_SCOPE_SEVERITIES = ("P0", "P1")
 UNVERIFIED_EVIDENCE_PREFIX = "Orchestrator-confirmed"
@@ -84,7 +90,7 @@ def _name(raw: Any, index: int) -> str:
 
 
 def in_scope(finding: Finding) -> bool:
-    """Seed 002's intake filter: verdict confirmed AND severity P0/P1, whatever the source."""
+    """The intake filter: verdict confirmed AND severity P0/P1, whatever the source."""
     return finding.verdict == "confirmed" and finding.severity in IN_SCOPE_SEVERITIES
 
 
@@ -96,3 +102,57 @@ def needs_pre_gate(finding: Finding) -> bool:
     """
     evidence = (finding.evidence or "").strip()
     return not evidence or evidence.startswith(UNVERIFIED_EVIDENCE_PREFIX)
+
+
+LATEST = "latest"
+
+
+def load_state(findings_path: Path, repo: Path, resume: str | None) -> FixFindingsState:
+    """A new run's state from the findings file, or with `resume` (a run id, or `latest`) the
+    state of a stopped run that read the very same file. FixloopError on any bad input."""
+    root = gitrepo.toplevel(repo)
+    data = _read_bytes(findings_path)
+    if resume is not None:
+        return _resumed(root, findings_path, digest(data), resume)
+    findings = load_findings(findings_path, root)
+    records = [
+        FindingRecord(finding=f, scope=[check_path(root, f.file)] if f.file else [])
+        for f in findings
+        if in_scope(f)
+    ]
+    return FixFindingsState(
+        input_path=str(findings_path),
+        input_digest=digest(data),
+        repo=str(root),
+        records=records,
+        ignored=[f.id for f in findings if not in_scope(f)],
+    )
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        problem = f"cannot read: {exc.strerror or exc}"
+        raise FixloopError(Diagnostic(display_path(path), 1, 1, "findings", problem)) from None
+
+
+def _resumed(root: Path, findings_path: Path, wanted: str, run_id: str) -> FixFindingsState:
+    state_dir = gitrepo.state_dir_of(root)
+    shown = display_path(findings_path)
+    if run_id == LATEST:
+        stopped = stopped_runs(state_dir, FixFindingsState, wanted)
+        if not stopped:
+            problem = "no stopped fix-findings run of this findings file to resume"
+            raise FixloopError(Diagnostic(shown, 1, 1, "resume", problem))
+        run_id = stopped[-1][0]
+    if not re.match(RUN_ID_PATTERN, run_id):
+        raise FixloopError(Diagnostic(run_id, 1, 1, "resume", "not a run id"))
+    run_dir = state_dir / "runs" / run_id
+    if read_run(run_dir).get("live"):
+        raise FixloopError(Diagnostic(run_id, 1, 1, "resume", "that run is still running"))
+    state = load_run_state(run_dir, FixFindingsState)
+    if state.input_digest != wanted:
+        problem = f"run {run_id} read a different findings file; resume it with that file"
+        raise FixloopError(Diagnostic(shown, 1, 1, "resume", problem))
+    return state.model_copy(update={"resumed_from": run_id})

@@ -15,8 +15,17 @@ What each choice then does to the repository is in `workflows/fix-findings.md`, 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from fixloop.workflows.fix_findings.state import FindingRecord
+from fixloop.workflows.kernel.choices import question
+from fixloop.workflows.kernel.errors import Escalate, StepFailed
+
+if TYPE_CHECKING:
+    from fixloop.workflows.fix_findings.workflow import FixFindings
 
 _FILE = re.compile(r"^diff --git a/(?P<a>.*) b/(?P<b>.*)$")
 _HUNK = re.compile(r"^@@ -(?P<a>\d+)(?:,(?P<an>\d+))? \+(?P<b>\d+)(?:,(?P<bn>\d+))? @@")
@@ -152,3 +161,51 @@ def assess(staged_diff: str, fix_diff: str) -> PrestagedReport:
     else:
         recommendation = PrestagedChoice.COMMIT
     return PrestagedReport(tuple(staged), overlap, adjacent, recommendation)
+
+
+def settle_prestaged(
+    flow: FixFindings, index: int, record: FindingRecord, files: Sequence[str]
+) -> None:
+    """Round 1: deal with hunks the user staged in the fixed files before the fix is staged.
+
+    Commit them first, set them aside, or stage them with the fix: the user's answer (or the
+    `--on-prestaged` policy). Raises Escalate when nobody can answer or the choice cannot be
+    carried out cleanly: the fix is then left unstaged and nothing of the user's is touched."""
+    steps = flow.steps
+    entries = steps.index_entries(files)
+    ours = flow.state.staged_by_run
+    files = [f for f in files if f not in entries or entries[f] != ours.get(f)]
+    if not files:
+        return
+    diffs = steps.prestaged(files)
+    if not diffs.found:
+        return
+    report = assess(diffs.staged, diffs.fix)
+    found = f"pre-existing staged hunks: {report.summary()}"
+    policy = flow.options.on_prestaged
+    if policy != "ask":
+        choice: PrestagedChoice | None = PrestagedChoice(policy)
+    else:
+        labels = [choice.label for choice in PrestagedChoice]
+        asked = question(report.summary(), labels, report.recommendation.label)
+        answer = flow.context.prompter.ask(asked)
+        choice = next((c for c in PrestagedChoice if c.label == answer), None)
+    if choice is None:
+        raise Escalate(f"{found}; they need your decision (--on-prestaged)")
+    try:
+        if choice is PrestagedChoice.COMMIT:
+            commit = steps.commit_prestaged(
+                files, f"Pre-existing staged changes ({', '.join(files)})"
+            )
+            record.notes.append(f"{found}; committed first as {commit[:12]}")
+        elif choice is PrestagedChoice.STASH:
+            ref = f"refs/fixloop/prestaged/{flow.active_run.id}/{index}"
+            patch = flow.active_run.dir / f"prestaged-{index}.patch"
+            steps.set_aside_prestaged(files, ref, patch)
+            record.notes.append(
+                f"{found}; set aside in {ref} and {patch} (restore: git apply --index {patch})"
+            )
+        else:
+            record.notes.append(f"{found}; staged together with the fix")
+    except StepFailed as exc:
+        raise Escalate(str(exc)) from None

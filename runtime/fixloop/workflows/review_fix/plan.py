@@ -1,4 +1,4 @@
-"""Review-fix's inputs and outcome, and the plan: REVIEW.md read and checked before any change.
+"""Review-fix's inputs and its plan: REVIEW.md read and checked before anything changes.
 
 `plan_review_fix` is the whole of "bad input changes nothing": it resolves REVIEW.md inside the
 repository, parses it (fences, File lines, severity prefixes), derives the padded phase, and checks
@@ -9,17 +9,14 @@ a FixloopError naming the file, the line and the finding.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from fixloop.agents.budget import RunBudget
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
-from fixloop.reviews.model import FixScope, Review, ReviewFinding
+from fixloop.reviews.model import FixScope, Review
 from fixloop.reviews.parser import load_review
 from fixloop.steps.paths import check_path
-from fixloop.workflows.review_fix_finding import FindingOutcome
 
 MAX_ITERATIONS = 3
 _PADDED_PHASE = re.compile(r"^[0-9]+(\.[0-9]+)?")
@@ -33,72 +30,6 @@ class ReviewFixOptions:
     auto: bool = False
     max_iterations: int = MAX_ITERATIONS
     budget: RunBudget | None = None  # once spent, no new agent call starts
-
-
-@dataclass(frozen=True)
-class ReviewFixEvent:
-    """Something a progress display can show; `kind` says which fields are set."""
-
-    # status, recovered, worktree, finding, outcome, iteration, report, cleanup or warning
-    kind: str
-    message: str
-    finding: ReviewFinding | None = None
-    outcome: FindingOutcome | None = None
-
-
-Progress = Callable[[ReviewFixEvent], None]
-
-
-@dataclass
-class ReviewFixResult:
-    review_path: str
-    review_status: str
-    run_id: str = ""
-    iterations: int = 0
-    outcomes: list[FindingOutcome] = field(default_factory=list)
-    report_path: str = ""  # repository-relative, once committed
-    report_status: str = ""
-    report_commit: str = ""
-    fast_forwarded: bool = False
-    kept_branch: str = ""
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def fixed(self) -> list[FindingOutcome]:
-        return [o for o in self.outcomes if o.fixed]
-
-    @property
-    def skipped(self) -> list[FindingOutcome]:
-        return [o for o in self.outcomes if not o.fixed]
-
-    @property
-    def exit_code(self) -> int:
-        """0 when nothing is left to do, 1 when a finding was skipped or the branch was kept."""
-        if self.review_status in ("clean", "skipped"):
-            return 0
-        return 1 if self.skipped or self.kept_branch or not self.report_commit else 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "review_path": self.review_path,
-            "review_status": self.review_status,
-            "run_id": self.run_id,
-            "iterations": self.iterations,
-            "fixed": len(self.fixed),
-            "skipped": len(self.skipped),
-            "findings": [outcome.to_json() for outcome in self.outcomes],
-            "report_path": self.report_path,
-            "report_status": self.report_status,
-            "report_commit": self.report_commit,
-            "fast_forwarded": self.fast_forwarded,
-            "kept_branch": self.kept_branch,
-            "warnings": self.warnings,
-        }
-
-
-def quiet(event: ReviewFixEvent) -> None:
-    """A progress callback that shows nothing."""
-    del event
 
 
 def _review_in_phase_dir(folder: Path) -> Path:

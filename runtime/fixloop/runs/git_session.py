@@ -22,37 +22,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack
 from fixloop.runs.recovery import RecoveryReport, recover
+from fixloop.runs.run import Run
 from fixloop.steps.paths import write_paths_file
-from fixloop.steps.run import Run
-from fixloop.steps.runner import StepResult, run_step
+from fixloop.steps.result import StepFailed, StepResult, required_count, required_output
+from fixloop.steps.runner import run_step
 
 PROTOCOL = "git-protocol"
-
-
-class StepFailed(FixloopError):
-    """A protocol step did not succeed; `result` says how (exit code, stderr, last command)."""
-
-    def __init__(self, result: StepResult, problem: str | None = None) -> None:
-        self.result = result
-        where = f"{result.workflow}#{result.step}"
-        message = problem or result.describe_failure()
-        super().__init__(Diagnostic(where, 1, 1, "step-failed", message), 1)
-
-
-def required_output(result: StepResult, name: str, allowed: tuple[str, ...] = ()) -> str:
-    """An output the step must have reported; a missing or unexpected one fails closed.
-
-    The runner checks only that every name a step writes is declared (`steps/outputs.py`); a
-    declared output the step did not write is absent, and a caller that needs it comes here."""
-    value = result.outputs.get(name)
-    if value is None or (allowed and value not in allowed):
-        shown = "nothing" if value is None else repr(value)
-        expected = f" (expected {' or '.join(allowed)})" if allowed else ""
-        raise StepFailed(result, f"{result.step} reported {shown} for {name}{expected}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -142,11 +119,7 @@ class GitSession:
         }  # fmt: skip
         if paths is not None:
             inputs["PATHS_FILE"] = str(self.paths_file(paths))
-        result = self.step("export-patch", inputs)
-        files = required_output(result, "FILES").strip()
-        if not files.isdigit():
-            raise StepFailed(result, f"export-patch reported {files!r} for FILES (not a count)")
-        return int(files)
+        return required_count(self.step("export-patch", inputs), "FILES")
 
     def cleanup(self) -> CleanupOutcome:
         if self.outcome is None:

@@ -1,15 +1,19 @@
-"""Run bookkeeping on disk: a run's folder, its `events.jsonl` trace, its liveness lock.
+"""A run on disk: its folder, its `events.jsonl` trace, its liveness lock.
 
 Everything lives in the repository's own state folder, `$(git rev-parse --git-common-dir)/fixloop`,
 which every worktree of the repository shares and which git never checks out:
 
     fixloop/runs/<run-id>/run.json      workflow, repository, pid, state, start/end times
-    fixloop/runs/<run-id>/events.jsonl  one JSON object per line, appended (one per step)
+    fixloop/runs/<run-id>/events.jsonl  one JSON object per line, appended (the run's events)
+    fixloop/runs/<run-id>/state.json    the workflow's loop state (`runs.state`)
     fixloop/runs/<run-id>/lock          flock-held by the live runtime for the run's lifetime
     fixloop/runs/<run-id>/current-step  the step last started (where a crashed run died)
 
 A run is *live* exactly while its lock is held. The kernel drops the lock when the process dies,
 even by SIGKILL, so a run whose `run.json` still says `running` but whose lock is free crashed.
+
+A run subscribes its trace to the workflow's `EventStream`: every event anyone emits while the run
+is open (steps, role calls, item status changes) becomes one line of `events.jsonl`.
 """
 
 from __future__ import annotations
@@ -20,14 +24,15 @@ import json
 import os
 import re
 import secrets
-import subprocess
-import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.events import Event, EventKind, EventStream
+from fixloop.gitrepo import state_dir_of
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 _RUN_ID = re.compile(RUN_ID_PATTERN)
@@ -40,21 +45,6 @@ def now_iso() -> str:
 def new_run_id() -> str:
     """Sortable by start time, and unique across processes and machines sharing a repository."""
     return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{os.getpid()}-{secrets.token_hex(3)}"
-
-
-def state_dir_of(repo: Path) -> Path:
-    """`<git common dir>/fixloop` for the repository (or any of its worktrees) at `repo`."""
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
-            cwd=repo, capture_output=True, text=True, check=False,
-        )  # fmt: skip
-    except OSError as exc:
-        raise FixloopError(Diagnostic(str(repo), 1, 1, "repository", str(exc))) from None
-    if done.returncode != 0:
-        message = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "not a git repo"
-        raise FixloopError(Diagnostic(str(repo), 1, 1, "repository", message))
-    return Path(done.stdout.strip()) / "fixloop"
 
 
 def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
@@ -86,10 +76,10 @@ class Run:
     workflow: str
     repo: Path
     state_dir: Path
+    events: EventStream = field(default_factory=EventStream, repr=False)
     _lock: int | None = field(default=None, repr=False)
-    _events: TextIO | None = field(default=None, repr=False)
-    # Steps of one run may execute in parallel threads (parallel executors); lines stay whole.
-    _writing: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _trace: TextIO | None = field(default=None, repr=False)
+    _unsubscribe: Callable[[], None] | None = field(default=None, repr=False)
 
     @property
     def dir(self) -> Path:
@@ -105,37 +95,59 @@ class Run:
         return self.dir / "events.jsonl"
 
     @classmethod
-    def start(cls, repo: Path, workflow: str, run_id: str | None = None) -> Run:
+    def start(
+        cls,
+        repo: Path,
+        workflow: str,
+        run_id: str | None = None,
+        events: EventStream | None = None,
+    ) -> Run:
+        """Create the run's folder, take its lock, and trace every event of `events` from now."""
         repo = repo.resolve()
         run_id = run_id or new_run_id()
         if not _RUN_ID.match(run_id):
             raise FixloopError(
                 Diagnostic("run-id", 1, 1, "usage", f"{run_id!r} does not match {RUN_ID_PATTERN}")
             )
-        run = cls(run_id, workflow, repo, state_dir_of(repo))
+        run = cls(run_id, workflow, repo, state_dir_of(repo), events or EventStream())
         run.dir.mkdir(parents=True, exist_ok=False)
         run._lock = os.open(run.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
         fcntl.flock(run._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         info = {
-            "id": run_id, "workflow": workflow, "repo": str(repo), "pid": os.getpid(),
-            "state": "running", "started_at": now_iso(), "ended_at": None, "details": {},
-        }  # fmt: skip
+            "id": run_id,
+            "workflow": workflow,
+            "repo": str(repo),
+            "pid": os.getpid(),
+            "state": "running",
+            "started_at": now_iso(),
+            "ended_at": None,
+            "details": {},
+        }
         _write_json_atomically(run.dir / "run.json", info)
-        run.record({"event": "run-start", "workflow": workflow})
+        run._unsubscribe = run.events.subscribe(run._write_trace)
+        run.emit(Event(EventKind.RUN_START, workflow=workflow))
         return run
 
     def entering(self, workflow: str, step: str) -> None:
         """Note the step about to run, so a crashed run can say where it died."""
         (self.dir / "current-step").write_text(f"{workflow}#{step}\n", encoding="utf-8")
 
-    def record(self, event: dict[str, Any]) -> None:
-        """Append one event; each line is written whole and flushed, so a kill loses at most it."""
-        line = json.dumps({"time": now_iso(), "run": self.id, **event}, ensure_ascii=False)
-        with self._writing:
-            if self._events is None:
-                self._events = self.events_path.open("a", encoding="utf-8")
-            self._events.write(line + "\n")
-            self._events.flush()
+    def emit(self, event: Event) -> None:
+        """Hand `event` to every listener of the run's stream, the trace included."""
+        self.events.emit(event)
+
+    def _write_trace(self, event: Event) -> None:
+        # One line per event, written whole and flushed: a kill loses at most the line in flight.
+        # The stream serialises listeners, so lines from parallel threads never interleave.
+        line = json.dumps(
+            {"time": now_iso(), "run": self.id, **event.to_json()},
+            ensure_ascii=False,
+            default=str,
+        )
+        if self._trace is None:
+            self._trace = self.events_path.open("a", encoding="utf-8")
+        self._trace.write(line + "\n")
+        self._trace.flush()
 
     def finish(self, state: str, **details: Any) -> None:
         """Mark the run ended (`finished`, `failed`, `kept-branch`, …) and release its lock."""
@@ -144,13 +156,16 @@ class Run:
         info.update(state=state, ended_at=now_iso())
         info["details"].update(details)
         _write_json_atomically(path, info)
-        self.record({"event": "run-end", "state": state, **details})
+        self.emit(Event(EventKind.RUN_END, status=state, data=details))
         self.close()
 
     def close(self) -> None:
-        if self._events is not None:
-            self._events.close()
-            self._events = None
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self._trace is not None:
+            self._trace.close()
+            self._trace = None
         if self._lock is not None:
             os.close(self._lock)
             self._lock = None

@@ -13,7 +13,7 @@ from typing import Literal
 
 from fixloop.agents.backend import AgentOutcome
 from fixloop.schemas.findings import Finding, ReviewOutput, Severity
-from fixloop.workflows.intake import IN_SCOPE_SEVERITIES
+from fixloop.workflows.fix_findings.intake import IN_SCOPE_SEVERITIES
 
 VerdictName = Literal["confirmed", "demoted", "rejected", "inconclusive"]
 

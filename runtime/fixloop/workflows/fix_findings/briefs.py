@@ -14,7 +14,7 @@ from typing import Any
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.schemas.findings import Finding
-from fixloop.workflows.fix_findings_state import FindingRecord
+from fixloop.workflows.fix_findings.state import FindingRecord
 
 REAL = "is this finding real?"
 RESOLVED = "is this finding resolved?"
