@@ -77,8 +77,8 @@ def test_wheel_carries_the_pack(tmp_path: Path) -> None:
 
 # Lower layers never import higher ones (DESIGN.md: "imports point one way").
 LAYERS = (
-    "diagnostics", "documents", "schemas", "contracts", "steps", "runs", "agents", "reviews",
-    "workflows", "demo", "testing", "cli", "__main__",
+    "diagnostics", "events", "gitrepo", "documents", "schemas", "contracts", "steps", "runs",
+    "agents", "reviews", "workflows", "demo", "testing", "cli", "__main__",
 )  # fmt: skip
 
 

@@ -31,8 +31,8 @@ from tests.helpers.crash_tally import COVERED, VIOLATIONS
 from tests.helpers.gitrepo import UserRepo, UserWork, copy_repo, make_user_repo
 
 from fixloop.documents.pack import WorkflowDoc
-from fixloop.runs.recovery import RecoveryReport, recover
 from fixloop.runs.git_session import load_protocol
+from fixloop.runs.recovery import RecoveryReport, recover
 from fixloop.runs.run import Run, is_live, list_runs
 
 pytestmark = pytest.mark.slow

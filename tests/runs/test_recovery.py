@@ -15,8 +15,8 @@ from tests.helpers.gitrepo import UserRepo, git
 
 from fixloop.cli.main import main
 from fixloop.documents.pack import WorkflowDoc
-from fixloop.runs.recovery import leftover_run_ids, recover
 from fixloop.runs.git_session import load_protocol
+from fixloop.runs.recovery import leftover_run_ids, recover
 from fixloop.runs.run import Run, read_run
 from fixloop.steps.runner import run_step
 

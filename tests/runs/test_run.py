@@ -13,6 +13,7 @@ import pytest
 from tests.helpers.gitrepo import UserRepo
 
 from fixloop.diagnostics import FixloopError
+from fixloop.events import Event, EventKind
 from fixloop.gitrepo import state_dir_of
 from fixloop.runs.run import Run, is_live, list_runs, read_run
 
@@ -76,7 +77,8 @@ def test_events_from_parallel_threads_stay_whole_lines(user_repo: UserRepo) -> N
     run = Run.start(user_repo.path, "demo")
     payload = "x" * 5000
     with ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(lambda n: run.record({"event": "step", "n": n, "p": payload}), range(200)))
+        events = (Event(EventKind.NOTE, payload, data={"n": n}) for n in range(200))
+        list(pool.map(run.emit, events))
     run.finish("finished")
     lines = run.events_path.read_text().splitlines()
     assert sorted(json.loads(line).get("n", -1) for line in lines) == [-1, -1, *range(200)]

@@ -25,11 +25,13 @@ class ProgressPrinter:
 
     def line(self, event: Event) -> str | None:
         if event.kind is EventKind.ITEM:
+            index, total = event.data.get("index"), event.data.get("total")
+            where = f" [{index}/{total}]" if index and total else ""
             if event.status == "running":
-                return f"{event.workflow}: {event.item} {event.title} ..."
+                return f"{event.workflow}{where} {event.item}: {event.title} ..."
             commit = event.data.get("commit")
-            suffix = f" [{commit}]" if commit else ""
-            return f"{event.workflow}:   -> {event.item}: {event.message}{suffix}"
+            suffix = f" ({commit})" if commit else ""
+            return f"{event.workflow}{where} {event.item}: {event.message}{suffix}"
         if event.kind is EventKind.WARNING:
             return f"WARN: {event.message}"
         if event.kind is EventKind.NOTE:

@@ -53,8 +53,15 @@ class StepFailed(FixloopError):
     def __init__(self, result: StepResult, problem: str | None = None) -> None:
         self.result = result
         where = f"{result.workflow}#{result.step}"
-        message = f"{where}: {problem}" if problem else result.describe_failure()
-        super().__init__(Diagnostic(where, 1, 1, "step-failed", message), 1)
+        message = (
+            problem
+            if problem and problem.startswith(where)
+            else (f"{where}: {problem}" if problem else result.describe_failure())
+        )
+        # Located at the document line of the step's last command, when one ran.
+        path, _, line = (result.last_command_at or "").rpartition(":")
+        located = (path, int(line)) if path and line.isdigit() else (where, 1)
+        super().__init__(Diagnostic(*located, 1, "step-failed", message), 1)
 
 
 def required_output(result: StepResult, name: str, allowed: tuple[str, ...] = ()) -> str:

@@ -340,9 +340,15 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+def _iso(timestamp: float) -> str:
+    moment = datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds")
+    return moment.replace("+00:00", "Z")
+
+
 def step_event(result: StepResult, started_at: float) -> Event:
     data: dict[str, object] = {
-        "started_at": datetime.fromtimestamp(started_at, UTC).isoformat(timespec="milliseconds"),
+        "started_at": _iso(started_at),
+        "ended_at": _iso(time.time()),
         "duration_s": round(result.duration_s, 6),
         "exit_code": result.exit_code,
         "timed_out": result.timed_out,

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from fixloop.agents.backend import AgentOutcome
+from fixloop.diagnostics import FixloopError
 from fixloop.runs.state import save_state
 from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
 from fixloop.steps.paths import check_path
@@ -103,18 +104,18 @@ class FixFindings(Workflow):
             total = len(state.records)
             for index, record in enumerate(state.records, start=1):
                 if record.bucket is None:
-                    finding = record.finding
-                    title = f"[{index}/{total}] {finding.title}"
-                    self.item(str(finding.id), ItemStatus.RUNNING, title=title)
+                    finding, where = record.finding, {"index": index, "total": total}
+                    self.item(str(finding.id), ItemStatus.RUNNING, title=finding.title, data=where)
                     self.resolve(index, record)
-                    self.item(str(finding.id), ItemStatus(record.bucket or "escalated"),
-                              title=title)  # fmt: skip
+                    bucket = ItemStatus(record.bucket or "escalated")
+                    self.item(str(finding.id), bucket, title=finding.title, data=where)
             self.report()
         except StepFailed as exc:
             run.close()
-            raise StepFailed(
-                exc.result, f"{exc} (the run stopped; continue it with --resume {run.id})"
-            ) from None
+            stopped = f"(the run stopped; continue it with --resume {run.id})"
+            located = StepFailed(exc.result, f"{exc.result.describe_failure()} {stopped}")
+            # A step that refuses the repository as it is (a git-ignored file, say) is bad input.
+            raise FixloopError(located.diagnostics, exit_code=2) from None
         except BaseException:
             run.close()  # left `running` without its lock, the run reads as crashed: resumable
             raise

@@ -196,7 +196,13 @@ class Workflow:
         self.emit(Event(EventKind.WARNING, message, workflow=self.name, item=item))
 
     def item(
-        self, item: str, status: ItemStatus, message: str = "", *, title: str = "", **data: Any
+        self,
+        item: str,
+        status: ItemStatus,
+        message: str = "",
+        *,
+        title: str = "",
+        data: Mapping[str, Any] | None = None,
     ) -> None:
         """An item changed status: the trace records it, a progress display shows it."""
         event = Event(
@@ -206,7 +212,7 @@ class Workflow:
             item=item,
             title=title,
             status=str(status),
-            data=data,
+            data=data or {},
         )
         self.emit(event)
 

@@ -45,6 +45,7 @@ class FindingOutcome:
             "iteration": self.iteration,
             "status": str(self.status),
             "reason": self.reason,
+            "label": self.label,
             "files": list(self.files),
             "commit": self.commit,
             "summary": self.summary,

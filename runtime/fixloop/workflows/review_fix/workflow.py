@@ -100,9 +100,11 @@ class ReviewFix(Workflow):
         while True:
             result.iterations = iteration
             result.outcomes = []  # filled as findings finish: a failure keeps what was done
-            for finding in review.in_scope(self.options.scope):
+            findings = review.in_scope(self.options.scope)
+            for index, finding in enumerate(findings, start=1):
+                where = {"index": index, "total": len(findings)}
                 outcome = resumed.carried_over(finding, iteration) or self.fix_one_finding(
-                    fixer, finding, iteration
+                    fixer, finding, iteration, where
                 )
                 result.outcomes.append(outcome)
                 state.outcomes.append(outcome.to_json())
@@ -112,7 +114,7 @@ class ReviewFix(Workflow):
                     outcome.status,
                     outcome.label,
                     title=finding.title,
-                    commit=outcome.commit,
+                    data={**where, "commit": outcome.commit},
                 )
             self.write_fix_report(plan, worktree, iteration, result.outcomes)
             if not self.options.auto or iteration >= self.options.max_iterations:
@@ -141,9 +143,9 @@ class ReviewFix(Workflow):
 
     @implements("fix-one-finding")
     def fix_one_finding(
-        self, fixer: FindingFixer, finding: ReviewFinding, iteration: int
+        self, fixer: FindingFixer, finding: ReviewFinding, iteration: int, where: dict[str, int]
     ) -> FindingOutcome:
-        self.item(finding.id, ItemStatus.RUNNING, title=finding.title)
+        self.item(finding.id, ItemStatus.RUNNING, title=finding.title, data=where)
         return fixer.fix(finding, iteration)
 
     @implements("write-fix-report")

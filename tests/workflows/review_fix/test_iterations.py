@@ -16,9 +16,9 @@ from tests.helpers.reviews import (
     files_of,
     finding,
     messages,
-    pack,
     review_text,
     run,
+    run_with,
     write_review,
 )
 
@@ -26,7 +26,7 @@ from fixloop.agents.backend import AgentOutcome, AgentRequest
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.source import parse_document
 from fixloop.reviews.parser import parse_review
-from fixloop.workflows.review_fix import ReviewFixOptions, run_review_fix
+from fixloop.workflows.review_fix import ReviewFixOptions
 
 
 def _report(repo: Path) -> dict[str, object]:
@@ -150,11 +150,11 @@ def test_a_reviewer_that_touches_code_is_undone(user_repo: UserRepo, commit: boo
     script = {"fixer/CR-01/iteration-1": APP_FIX, "reviewer/review/iteration-2": clean}
     backend = UnrulyReviewer(script, commit)
     options = ReviewFixOptions(review=user_repo.path / REVIEW_REL, repo=user_repo.path, auto=True)
-    result = run_review_fix(options, pack(), backend)
+    result = run_with(options, backend)
     [warning] = result.warnings
     if commit:
         assert warning.startswith("the reviewer committed on its own; its commit was undone")
     else:
         assert warning == "the reviewer changed src/util.py; rolled back"
     assert (user_repo.path / "src/util.py").read_text() == "def name():\n    return 'util'\n"
-    assert result.outcomes[0].status == "fixed" and result.report_commit
+    assert result.outcomes[0].label == "fixed" and result.report_commit

@@ -16,25 +16,25 @@ from tests.helpers.fix_findings import (
     BETTER,
     BUGGY,
     FIXED,
+    Policies,
     UserWork,
     finding,
     fix,
     git,
     keys,
     run,
+    run_with,
     staged,
     verdict,
 )
 
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
+from fixloop.runs.run import Run
+from fixloop.runs.state import save_state
 from fixloop.schemas.results import FixVerifyLoopOutput
-from fixloop.steps.run import Run
-from fixloop.workflows.fix_findings import state as store
-from fixloop.workflows import snapshots
-from fixloop.workflows.kernel.choices import ScriptedPrompter
-from fixloop.workflows.fix_findings.workflow import Policies
-from fixloop.workflows.fix_findings.start import new_state, run_fix_findings
+from fixloop.workflows.fix_findings import snapshots
+from fixloop.workflows.fix_findings.intake import load_state
 from fixloop.workflows.fix_findings.state import RoundRecord
 
 # -- seed 002's verdict → bucket table, every row -----------------------------------------------
@@ -525,22 +525,19 @@ def test_a_run_killed_during_a_fixer_call_is_undone_before_the_call_is_made_agai
     findings.write_text(json.dumps([target]), encoding="utf-8")
     # What a kill in the middle of Round 1's fixer call leaves: the state says a call was in
     # flight (with the snapshot taken before it) and calc.py is half edited.
-    state = new_state(findings, repo)
+    state = load_state(findings, repo, None)
     killed = Run.start(repo, "fix-findings")
     folder = killed.dir / "snapshots" / "finding-1" / "round-1"
     in_flight = RoundRecord(number=1, phase="fixed", summary="", snapshot_dir=str(folder))
     in_flight.snapshot = snapshots.take(repo, ["calc.py"], folder)
     state.records[0].pre_gate = "skipped"
     state.records[0].in_flight = in_flight
-    store.save(state, killed.dir)
+    save_state(killed.dir, state)
     killed.close()  # the lock is released, run.json still says running: it crashed
     (repo / "calc.py").write_text("def mean(xs):\n    retu", encoding="utf-8")
 
     backend = ScriptedBackend(resolved_in_round_1(target))
-    session = run_fix_findings(
-        pack=pack, backend=backend, findings=findings, repo=repo, policies=Policies(),
-        prompter=ScriptedPrompter([]), resume="latest",
-    )  # fmt: skip
+    session = run_with(pack, backend, findings, repo, resume="latest")
     assert keys(backend) == R1_RESOLVED  # its `old` text matched: the half edit was undone first
     assert session.state.resumed_from == killed.id
     assert session.state.output().resolved == [1]

@@ -20,6 +20,7 @@ from tests.helpers.fix_findings import (
     GUARDED,
     HELPER,
     HELPER_FIXED,
+    Policies,
     UserWork,
     finding,
     git,
@@ -30,7 +31,6 @@ from tests.helpers.fix_findings import (
 )
 
 from fixloop.documents.pack import Pack
-from fixloop.workflows.fix_findings.workflow import Policies
 
 
 def ignores_denial(*refused: dict[str, Any]) -> dict[str, Any]:

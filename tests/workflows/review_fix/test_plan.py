@@ -10,7 +10,7 @@ from tests.helpers.reviews import finding, review_text, run, write_review
 
 from fixloop.diagnostics import FixloopError
 from fixloop.reviews.parser import parse_review
-from fixloop.workflows.review_fix_plan import ReviewFixOptions, padded_phase_of, plan_review_fix
+from fixloop.workflows.review_fix.plan import ReviewFixOptions, padded_phase_of, plan_review_fix
 
 
 def _clean(repo: UserRepo) -> None:

@@ -8,8 +8,9 @@ import pytest
 from tests.helpers.gitrepo import UserRepo
 from tests.helpers.workflows import write_workflow
 
-from fixloop.steps.run import Run
-from fixloop.workflows.fix_findings.staging import StagingSteps, StepFailed
+from fixloop.runs.run import Run
+from fixloop.steps.result import StepFailed
+from fixloop.workflows.fix_findings.staging import StagingSteps
 
 # Steps that succeed but report wrongly: nothing for COMMIT, a word where a count belongs.
 LOOSE = """\
@@ -44,7 +45,7 @@ def test_a_missing_or_malformed_output_fails_closed(user_repo: UserRepo, tmp_pat
     flow = write_workflow(tmp_path / "pack", LOOSE, name="fix-findings")
     run = Run.start(user_repo.path, "demo")
     steps = StagingSteps(flow, user_repo.path, run, tmp_path / "scratch")
-    with pytest.raises(StepFailed, match=r"^fix-findings#commit-prestaged: reported nothing for"):
+    with pytest.raises(StepFailed, match=r"fix-findings#commit-prestaged: reported nothing for"):
         steps.commit_prestaged(["src/app.py"], "keep")
     with pytest.raises(StepFailed, match=r"reported 'lots' for ADDED \(not a count\)$"):
         steps.staged_summary(["src/app.py"])

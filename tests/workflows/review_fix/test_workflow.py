@@ -81,7 +81,7 @@ def test_all_flag_adds_info_findings(user_repo: UserRepo) -> None:
 
     write_review(user_repo.path, review_text(finding("IN-01", "add subtracts", "src/app.py")))
     result, backend = run(user_repo.path, {"fixer/IN-01/iteration-1": APP_FIX}, scope=FixScope.ALL)
-    assert [o.status for o in result.outcomes] == ["fixed"]
+    assert [o.label for o in result.outcomes] == ["fixed"]
     assert len(backend.calls) == 1
 
 

@@ -21,9 +21,17 @@ from fixloop.documents.blocks import Step
 RUNTIME = {"FIXLOOP_OUTPUT", "FIXLOOP_RUN_ID", "FIXLOOP_RUN_DIR", "FIXLOOP_STEP", "TMPDIR"}
 RUNTIME |= {"FIXLOOP_LIB", "FIXLOOP_PYTHON"}  # the step library and its interpreter
 STEPS = {
-    "check-review-status", "fix-one-finding", "inspect-changes", "syntax-check",
-    "auto-re-review", "backup-iteration", "check-fix-report", "interrupted-fixes", "paths-between",
-}  # fmt: skip
+    "parse-findings",
+    "check-review-status",
+    "resume-interrupted",
+    "fix-one-finding",
+    "undo-foreign-commit",
+    "syntax-check",
+    "write-fix-report",
+    "auto-re-review",
+    "backup-iteration",
+    "check-fix-report",
+}
 
 
 def _bash(step: Step) -> str:

@@ -23,11 +23,13 @@ from tests.helpers.fix_findings import (
     GUARDED,
     HELPER,
     HELPER_FIXED,
+    Policies,
     UserWork,
     finding,
     git,
     keys,
     run,
+    run_with,
     staged,
     verdict,
 )
@@ -35,9 +37,6 @@ from tests.helpers.fix_findings import (
 from fixloop.agents.backend import AgentOutcome, AgentRequest
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
-from fixloop.workflows.kernel.choices import ScriptedPrompter
-from fixloop.workflows.fix_findings.workflow import Policies
-from fixloop.workflows.fix_findings.start import run_fix_findings
 from fixloop.workflows.fix_findings.tree_guard import KEEP_FILE_LIMIT
 
 WITHIN = {
@@ -338,19 +337,13 @@ def test_a_run_killed_mid_call_has_its_stray_changes_put_back_on_resume(
     findings = repo.parent / "findings.json"
     findings.write_text(json.dumps([target]), encoding="utf-8")
     with pytest.raises(KeyboardInterrupt):
-        run_fix_findings(
-            pack=pack, backend=KilledMidCall(), findings=findings, repo=repo,
-            policies=Policies(), prompter=ScriptedPrompter([]),
-        )  # fmt: skip
+        run_with(pack, KilledMidCall(), findings, repo)
     assert (repo / "notes.txt").read_bytes() == b"clobbered\n"
     script = {
         "fixer/1/round-1": WITHIN,
         "verifier/1/round-1": {"output": verdict(target, "rejected")},
     }
-    session = run_fix_findings(
-        pack=pack, backend=ScriptedBackend(script), findings=findings, repo=repo,
-        policies=Policies(), prompter=ScriptedPrompter([]), resume="latest",
-    )  # fmt: skip
+    session = run_with(pack, ScriptedBackend(script), findings, repo, resume="latest")
     notes = session.state.records[0].notes
     for name in ("helper.py", "new.txt", "notes.txt"):
         prefix = f"an interrupted fixer call: the fixer changed {name} unasked; put back"

@@ -16,18 +16,19 @@ from tests.helpers.reviews import (
     finding,
     fixed,
     messages,
-    pack,
     review_text,
     run,
+    run_with,
     write_review,
 )
 
 from fixloop.agents.backend import AgentOutcome, AgentRequest
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.reviews.fix_report import HUMAN_VERIFICATION
-from fixloop.workflows.review_fix import ReviewFixOptions, run_review_fix
-from fixloop.workflows.review_fix_finding import ROLLED_BACK
+from fixloop.workflows.review_fix import ReviewFixOptions
+from fixloop.workflows.review_fix.finding import ROLLED_BACK as ROLLED_BACK_REASON
 
+ROLLED_BACK = f"skipped: {ROLLED_BACK_REASON}"
 UTIL_ORIGINAL = "def name():\n    return 'util'\n"
 
 
@@ -43,7 +44,7 @@ def test_syntax_error_rolls_back_only_that_finding(user_repo: UserRepo) -> None:
     tip = user_repo.head()
     script = {"fixer/CR-01/iteration-1": APP_FIX, "fixer/CR-02/iteration-1": UTIL_BROKEN}
     result, _ = run(repo, script)
-    assert [o.status for o in result.outcomes] == ["fixed", ROLLED_BACK]
+    assert [o.label for o in result.outcomes] == ["fixed", ROLLED_BACK]
     assert "src/util.py: line 2" in result.outcomes[1].detail
     assert messages(repo, tip) == [
         "fix(02): CR-01 add subtracts",
@@ -68,7 +69,7 @@ def test_syntax_error_that_was_there_before_does_not_roll_back(user_repo: UserRe
     script = {"fixer/WR-01/iteration-1": fixed("src/broken.py", "VALUE = 1", "VALUE = 2")}
     result, _ = run(user_repo.path, script)
     [outcome] = result.outcomes
-    assert outcome.status == "fixed"
+    assert outcome.label == "fixed"
     assert "already present before the fix: src/broken.py" in outcome.detail
     assert (user_repo.path / "src/broken.py").read_text().endswith("VALUE = 2\n")
 
@@ -86,7 +87,7 @@ def test_broken_json_and_shell_are_caught_by_tier_two(user_repo: UserRepo) -> No
         "fixer/WR-02/iteration-1": fixed("tools/run.sh", "echo run", "if then"),
     }
     result, _ = run(user_repo.path, script)
-    assert [o.status for o in result.outcomes] == [ROLLED_BACK, ROLLED_BACK]
+    assert [o.label for o in result.outcomes] == [ROLLED_BACK, ROLLED_BACK]
     assert (user_repo.path / "config.json").read_text() == '{"a": 1}\n'
 
 
@@ -102,7 +103,7 @@ def test_broken_javascript_and_yaml_are_caught_by_tier_two(user_repo: UserRepo) 
         "fixer/WR-02/iteration-1": fixed("conf/ci.yml", "test: true", "test: [true"),
     }
     result, _ = run(user_repo.path, script)
-    assert [o.status for o in result.outcomes] == [ROLLED_BACK, ROLLED_BACK]
+    assert [o.label for o in result.outcomes] == [ROLLED_BACK, ROLLED_BACK]
     assert "web/app.js" in result.outcomes[0].detail
 
 
@@ -112,7 +113,7 @@ def test_file_without_a_checker_is_accepted_on_tier_one(user_repo: UserRepo) -> 
     from fixloop.reviews.model import FixScope
 
     result, _ = run(user_repo.path, script, scope=FixScope.ALL)
-    assert [o.status for o in result.outcomes] == ["fixed"]
+    assert [o.label for o in result.outcomes] == ["fixed"]
 
 
 def test_commit_failure_rolls_back_and_skips(user_repo: UserRepo) -> None:
@@ -137,7 +138,7 @@ def test_commit_failure_rolls_back_and_skips(user_repo: UserRepo) -> None:
         "fixer/CR-02/iteration-1": APP_FIX,
     }
     result, _ = run(user_repo.path, script)
-    assert [o.status for o in result.outcomes] == ["skipped: commit failed", "fixed"]
+    assert [o.label for o in result.outcomes] == ["skipped: commit failed", "fixed"]
     assert messages(user_repo.path, tip) == [
         "fix(02): CR-02 add subtracts",
         "docs(02): add code review fix report",
@@ -150,7 +151,7 @@ def test_inconclusive_fixer_is_a_skip_and_its_edits_are_rolled_back(user_repo: U
     crash = {"edits": APP_FIX["edits"], "fail": "crash"}
     result, _ = run(user_repo.path, {"fixer/CR-01/iteration-1": crash})
     [outcome] = result.outcomes
-    assert outcome.status == "skipped: fixer result inconclusive (crash)"
+    assert outcome.label == "skipped: fixer result inconclusive (crash)"
     assert (user_repo.path / "src/app.py").read_text().endswith("a - b\n")
     assert result.report_status == "none_fixed"
 
@@ -159,7 +160,7 @@ def test_malformed_fixer_output_is_not_a_pass(user_repo: UserRepo) -> None:
     write_review(user_repo.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
     malformed = {"edits": APP_FIX["edits"], "fail": "malformed", "raw": "done, trust me"}
     result, _ = run(user_repo.path, {"fixer/CR-01/iteration-1": malformed})
-    assert result.outcomes[0].status.startswith("skipped: fixer result inconclusive")
+    assert result.outcomes[0].label.startswith("skipped: fixer result inconclusive")
     assert (user_repo.path / "src/app.py").read_text().endswith("a - b\n")
 
 
@@ -170,7 +171,7 @@ def test_a_claim_that_does_not_match_the_edits_is_rolled_back(user_repo: UserRep
         "output": {"files_changed": [], "summary": "fixed: nothing to see", "concerns": None},
     }
     result, _ = run(user_repo.path, {"fixer/CR-01/iteration-1": lying})
-    assert "does not match its edits" in result.outcomes[0].status
+    assert "does not match its edits" in result.outcomes[0].label
     assert (user_repo.path / "src/app.py").read_text().endswith("a - b\n")
 
 
@@ -184,7 +185,7 @@ def test_scope_expansion_request_skips_the_finding(user_repo: UserRepo) -> None:
         }
     }
     result, _ = run(user_repo.path, {"fixer/CR-01/iteration-1": request})
-    assert result.outcomes[0].status == "skipped: fix needs files outside the finding"
+    assert result.outcomes[0].label == "skipped: fix needs files outside the finding"
     assert "src/util.py" in result.outcomes[0].detail
 
 
@@ -219,7 +220,7 @@ def test_logic_finding_is_fixed_but_needs_human_verification(user_repo: UserRepo
         ),
     )
     result, _ = run(user_repo.path, {"fixer/WR-01/iteration-1": APP_FIX})
-    assert result.outcomes[0].status == HUMAN_VERIFICATION
+    assert result.outcomes[0].label == HUMAN_VERIFICATION
     report = (user_repo.path / ".planning/02-REVIEW-FIX.md").read_text()
     assert f"**Status:** {HUMAN_VERIFICATION}" in report
 
@@ -230,7 +231,7 @@ def test_shell_metacharacter_title_is_data_everywhere(user_repo: UserRepo) -> No
     write_review(user_repo.path, review_text(finding("CR-01", title, "src/app.py")))
     tip = user_repo.head()
     result, _ = run(user_repo.path, {"fixer/CR-01/iteration-1": APP_FIX})
-    assert result.outcomes[0].status == "fixed"
+    assert result.outcomes[0].label == "fixed"
     assert messages(user_repo.path, tip)[0] == f"fix(02): CR-01 {title}"
     assert not (user_repo.path / "pwned").exists()
     assert "pwned" not in user_repo.git("log", "--all", "--name-only", "--format=")
@@ -273,8 +274,8 @@ def test_a_fixer_that_commits_on_its_own_is_undone_not_merged(user_repo: UserRep
     tip = user_repo.head()
     model = CommittingModel({"fixer/CR-01/iteration-1": UTIL_FIX})
     options = ReviewFixOptions(review=user_repo.path / REVIEW_REL, repo=user_repo.path)
-    result = run_review_fix(options, pack(), model)
-    assert result.outcomes[0].status == "skipped: fixer committed on its own"
+    result = run_with(options, model)
+    assert result.outcomes[0].label == "skipped: fixer committed on its own"
     assert result.outcomes[0].detail == "its commit was undone"
     # CR-02's model call is inconclusive (no reply), so nothing else lands.
     assert messages(user_repo.path, tip) == [
@@ -305,7 +306,7 @@ def test_a_refused_write_skips_the_finding_naming_the_file(user_repo: UserRepo) 
     result, _ = run(repo, script)
     skipped, util = result.outcomes
     assert (
-        skipped.status
+        skipped.label
         == "skipped: fixer tried to edit src/util.py, outside the finding; rolled back"
     )
     assert skipped.detail == "the write was refused; it then reported: fixed: add adds"
@@ -327,7 +328,7 @@ def test_a_refused_write_into_git_metadata_skips_the_finding(user_repo: UserRepo
     }
     result, _ = run(user_repo.path, {"fixer/CR-01/iteration-1": hook})
     [outcome] = result.outcomes
-    assert outcome.status == (
+    assert outcome.label == (
         "skipped: fixer tried to write .git/hooks/post-commit: paths inside .git are refused"
     )
     assert (user_repo.path / "src/app.py").read_text().endswith("a - b\n")

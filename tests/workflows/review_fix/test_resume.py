@@ -21,7 +21,7 @@ from tests.helpers.reviews import (
     write_review,
 )
 
-from fixloop.steps.run import list_runs
+from fixloop.runs.run import list_runs
 
 
 def test_a_killed_run_is_resumed_without_fixing_committed_findings_again(
@@ -56,7 +56,7 @@ def test_a_killed_run_is_resumed_without_fixing_committed_findings_again(
     # The rerun has no reply for CR-01: dispatching it again would make it inconclusive.
     result, backend = run(repo, {"fixer/CR-02/iteration-1": UTIL_FIX})
     assert [call.key for call in backend.calls] == ["fixer/CR-02/iteration-1"]
-    assert [o.status for o in result.outcomes] == ["fixed", "fixed"]
+    assert [o.label for o in result.outcomes] == ["fixed", "fixed"]
     assert f"interrupted run {dead['id']}" in result.outcomes[0].detail
     assert messages(repo, tip) == [
         "fix(02): CR-01 add subtracts",
