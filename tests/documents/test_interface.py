@@ -76,7 +76,8 @@ def test_documents_without_interfaces_are_not_asked_for_them(tmp_path: Path) -> 
     workflow = write_workflow(
         tmp_path,
         "---\nname: old\ndescription: Written before interfaces.\ninputs:\n"
-        "  X: {type: string}\noutputs:\n  Y: y\n---\n\n## Step {#step}\n\n```bash\necho \"$X\"\n```\n",
+        "  X: {type: string}\noutputs:\n  Y: y\n---\n\n"
+        '## Step {#step}\n\n```bash\necho "$X"\n```\n',
         name="old",
     )
     assert list(workflow_interface_diagnostics(workflow, workflow.markdown())) == []

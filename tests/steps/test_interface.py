@@ -1,4 +1,4 @@
-"""The runtime holds a step to its interface: what it takes, what it must be given, what it writes."""
+"""The runtime holds a step to its interface: what it takes, must be given, and writes."""
 
 from __future__ import annotations
 
