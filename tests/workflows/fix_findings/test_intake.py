@@ -9,7 +9,11 @@ import pytest
 
 from fixloop.schemas.findings import Finding
 from fixloop.steps.paths import path_problem
-from fixloop.workflows.fix_findings.intake import in_scope, load_findings, needs_pre_gate
+from fixloop.workflows.fix_findings.intake import (
+    in_scope,
+    load_findings,
+    needs_pre_gate,
+)
 
 BASE = Finding(id=1, severity="P1", title="t", body="b", file="a.py", confidence=0.4,
                verdict="confirmed", evidence="Verifier: real")  # fmt: skip

@@ -2,7 +2,7 @@
 
 Both diffs are read in *index* coordinates: the user's staged hunks are `git diff --staged`
 (HEAD → index, so their `+` side is in the index), and the fix's own edits are `git diff`
-(index → working tree, so their `-` side is in the index). Seed 002's heuristic, in order:
+(index → working tree, so their `-` side is in the index). The document's heuristic, in order:
 
 1. the staged hunks overlap the fix's lines, or they are large or sprawling → "Stash pre-existing";
 2. they sit right next to the fix's lines (they continue its logical change) → "Proceed";

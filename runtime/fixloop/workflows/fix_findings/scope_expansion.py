@@ -1,4 +1,4 @@
-"""Seed 002's scope-expansion request: where it comes from, and the user's answer to it.
+"""The scope-expansion request: where it comes from, and the user's answer to it.
 
 A fixer that needs files outside its finding must ask first (`ScopeExpansionRequest`). A fixer
 that instead tries to edit them is refused by the backend, and whatever it then reports, the

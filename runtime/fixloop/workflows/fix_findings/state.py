@@ -57,7 +57,7 @@ class FindingRecord(_State):
     rounds: list[RoundRecord] = Field(default_factory=list)
     # Set while a fixer call runs: a run killed then left its edits unrecorded; resume undoes them.
     in_flight: RoundRecord | None = None
-    failed_attempts: int = 0  # an inconclusive pre-gate counts here (seed 002)
+    failed_attempts: int = 0  # an inconclusive pre-gate counts here
     bucket: Bucket | None = None
     new_severity: Severity | None = None
     evidence: str | None = None
@@ -91,7 +91,7 @@ class FixFindingsState(RunState):
     staged_by_run: dict[str, str] = Field(default_factory=dict)
 
     def output(self) -> FixVerifyLoopOutput:
-        """The seed's four buckets, from the decided findings, in processing order."""
+        """The four buckets, from the decided findings, in processing order."""
         envelope = FixVerifyLoopOutput()
         for record in self.records:
             finding_id = record.finding.id

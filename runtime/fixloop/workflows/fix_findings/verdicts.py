@@ -1,7 +1,7 @@
-"""The verifier's verdict on one finding, and seed 002's verdict → bucket table as data.
+"""The verifier's verdict on one finding, and the verdict → bucket table as data.
 
 `judge` reads an agent outcome fail-closed: anything short of a validated ReviewOutput carrying a
-verdict on *this* finding (same id) is `inconclusive`. `decide` is the table from the seed, with
+verdict on *this* finding (same id) is `inconclusive`. `decide` is the document's table, with
 the last round taking the Round 2 column; `decide_pre_gate` is the pre-gate's three rows.
 """
 
@@ -60,7 +60,7 @@ def _row(judgement: Judgement) -> str:
     return "demoted-in-scope" if in_scope else "demoted-out-of-scope"
 
 
-# (row, is the last round) → what happens. Seed 002, "Bucket assignment by verdict path".
+# (row, is the last round) → what happens: the `decide` table of workflows/fix-findings.md.
 ROUND_TABLE: dict[tuple[str, bool], Next] = {
     ("rejected", False): Next.RESOLVED,
     ("rejected", True): Next.RESOLVED,
@@ -77,7 +77,7 @@ ROUND_TABLE: dict[tuple[str, bool], Next] = {
 PRE_GATE_TABLE: dict[str, Next] = {
     "rejected": Next.DROPPED,
     "confirmed": Next.FIX,
-    "demoted": Next.FIX,  # still real, whatever the new severity: the seed proceeds to Round 1
+    "demoted": Next.FIX,  # still real, whatever the new severity: the document proceeds to Round 1
     "inconclusive": Next.FIX,  # but as a failed attempt: the caller counts it
 }
 

@@ -96,6 +96,7 @@ class FixFindings(Workflow):
     def run(self) -> FixFindingsResult:
         self.state = state = self.intake()
         self.repo = repo = Path(state.repo)
+        self.preflight_backend()
         run = self.start_run(repo)
         self.steps = StagingSteps(self.doc, repo, run, run.dir / "scratch")
         self.guard = TreeGuard(self.steps, repo, run.dir / "kept")

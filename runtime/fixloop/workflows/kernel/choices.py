@@ -69,6 +69,6 @@ class ScriptedPrompter:
 
 
 def question(text: str, labels: Sequence[str], recommended: str) -> Question:
-    """A question with `recommended` moved to the front, as seed 002 asks for."""
+    """A question with `recommended` moved to the front, as the fix-findings document asks for."""
     ordered = [recommended, *[label for label in labels if label != recommended]]
     return Question(text, tuple(ordered), 0)

@@ -5,8 +5,8 @@ model may then ignore the refusal and report a fix made within its files. The re
 something the report does not: the fix the model wanted touches another file. A workflow sorts the
 refused paths here, in the same clean repository form as every other path it handles:
 
-- `outside_scope`: files of the repository (or worktree) the call was not assigned. Seed 002
-  turns them into a scope-expansion request; seed 004, which has none, skips the finding.
+- `outside_scope`: files of the repository (or worktree) the call was not assigned. fix-findings
+  turns them into a scope-expansion request; review-fix, which has none, skips the finding.
 - `forbidden`: a path outside the repository, into `.git`, or through a symbolic link leading
   out. No approval can grant those, so the attempt fails, with the path and why.
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
-from fixloop.agents.backend import AgentOutcome, Backend
+from fixloop.agents.backend import Backend
 from fixloop.agents.budget import RunBudget
 from fixloop.agents.dispatch import Dispatcher
 from fixloop.documents.pack import Pack, WorkflowDoc
@@ -99,8 +99,14 @@ class Workflow:
         self.dispatcher = Dispatcher(
             context.pack, context.backend, events=context.events, budget=context.budget
         )
+        # Dispatch a role; its outcome is ok only for output that validated (fail closed).
+        self.call = self.dispatcher.call
         self._run: Run | None = None
         self._depth = 0
+
+    def run(self) -> object:
+        """The document's order of work, top to bottom; returns the workflow's result."""
+        raise NotImplementedError
 
     # -- the run -------------------------------------------------------------------------
 
@@ -110,6 +116,14 @@ class Workflow:
         if self._run is None:
             raise RuntimeError(f"{self.name}: no run started yet")
         return self._run
+
+    def preflight_backend(self) -> None:
+        """Check, before any worktree or commit, that the backend can answer at all (a login or
+        key for a real model; script coverage for a scripted one), and stop with the cause in one
+        line if not. Every workflow calls it before its first change."""
+        check = getattr(self.context.backend, "preflight", None)
+        if callable(check):
+            check()
 
     def start_run(self, repo: Path) -> Run:
         """Open this workflow's run in `repo`: its folder, its lock, its trace of every event."""
@@ -172,19 +186,6 @@ class Workflow:
     def try_protocol_step(self, name: str, cwd: Path, /, **inputs: str) -> StepResult:
         """Run a step of `git-protocol.md` outside the git session (recovery, resuming)."""
         return run_step(self.protocol, name, cwd=cwd, inputs=inputs, run=self._run)
-
-    def call(
-        self,
-        role: str,
-        inputs: Mapping[str, Any],
-        task: str,
-        cwd: Path,
-        *,
-        writable: Sequence[str] | None = None,
-        key: str = "",
-    ) -> AgentOutcome:
-        """Dispatch `role`; the outcome is ok only for output that validated (fail closed)."""
-        return self.dispatcher.call(role, inputs, task, cwd, writable=writable, key=key)
 
     def emit(self, event: Event) -> None:
         self.events.emit(event)

@@ -54,6 +54,7 @@ class ReviewFix(Workflow):
             return result
         if result.review_status == "unknown":
             self.warn("REVIEW.md has no recognised status; trying to fix its findings anyway")
+        self.preflight_backend()
         run = self.start_run(plan.repo)
         result.run_id = run.id
         state = ReviewFixState(
