@@ -57,3 +57,15 @@ def test_an_issue_becomes_an_accepted_patch(tmp_path: Path, pack: Pack) -> None:
     # Every test command ran in a sandbox: the run's worktree, then the clean checkout.
     assert [len(s.commands) for s in opener.opened] == [3, 1]
     assert opener.opened[1].worktree.name.endswith("-verify")
+
+
+def test_the_public_api_runs_it_by_name(tmp_path: Path, pack: Pack) -> None:
+    import fixloop
+
+    repo = make_issue_repo(tmp_path / "repo")
+    context = fixloop.Context(pack, fixloop.ScriptedBackend(fixing_script()))
+    result = fixloop.run_workflow(
+        "fix-issue", context, issue=write_issue(tmp_path), repo=repo, tests=[UNITTEST]
+    )
+    assert result.status is IssueStatus.RESOLVED
+    assert result.sandbox.startswith("sandbox: ")  # the default: fixloop.sandboxes, auto
