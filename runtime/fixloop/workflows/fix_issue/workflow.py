@@ -77,6 +77,8 @@ class FixIssue(Workflow):
                 result.status, result.reason = decide(result)
                 result.wall_s = time.monotonic() - started
                 self.write_result()
+                state.done = True
+                save_state(run.dir, state)
         except BaseException as exc:
             result.reason = f"stopped: {exc}"
             result.wall_s = time.monotonic() - started
