@@ -16,10 +16,12 @@ from types import ModuleType
 
 from fixloop import __version__
 from fixloop.cli import (
+    bench_command,
     browser_command,
     check_command,
     demo_command,
     fix_findings_command,
+    fix_issue_command,
     pack_commands,
     review_fix_command,
     runs_command,
@@ -33,9 +35,11 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     runs_command,
     fix_findings_command,
     review_fix_command,
+    fix_issue_command,
     check_command,
     demo_command,
     browser_command,
+    bench_command,
 )
 
 

@@ -30,6 +30,7 @@ from fixloop.reviews.yamltext import one_line
 from fixloop.runs.show import save_diff
 from fixloop.schemas.results import FixReport, ScopeExpansionRequest
 from fixloop.steps.paths import path_problem
+from fixloop.steps.runner import step_inputs
 from fixloop.workflows.kernel.denied_writes import sort_denials
 from fixloop.workflows.kernel.errors import SkipItem
 from fixloop.workflows.kernel.items import ItemStatus
@@ -269,7 +270,7 @@ class FindingFixer:
         syntax = self.flow.try_step(
             "syntax-check",
             self.worktree.path,
-            **self.inputs,
+            **step_inputs(self.flow.doc, "syntax-check", self.inputs),
             PATHS_FILE=str(self.worktree.git.paths_file(changed)),
         )
         if not syntax.ok:
