@@ -23,14 +23,17 @@ from fixloop.agents.registry import load_backend
 DEFAULT_BACKEND = "claude"
 
 
-def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
+def add_backend_arguments(parser: argparse.ArgumentParser, *, default: str | None = None) -> None:
+    """`--backend`, `--script` and the budget flags. `default` None is the shared rule (scripted
+    with --script, else DEFAULT_BACKEND); a command with a default of its own names it."""
+    said = default or f"scripted with --script, else {DEFAULT_BACKEND}"
     parser.add_argument(
         "--backend",
-        default=None,
+        default=default,
         metavar="NAME",
         help="who plays the roles: claude (a real model: needs ANTHROPIC_API_KEY or a Claude "
         "Code login, and costs money), scripted (a script file, offline), or module:Class (a "
-        f"backend of your own); default: scripted with --script, else {DEFAULT_BACKEND}",
+        f"backend of your own); default: {said}",
     )
     parser.add_argument("--script", type=Path, help="the scripted model's script (YAML or JSON)")
     add_budget_arguments(parser)

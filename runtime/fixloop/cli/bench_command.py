@@ -39,7 +39,7 @@ def register(subparsers: Subparsers) -> None:
         ),
     )
     parser.add_argument("corpus", type=Path, help="the corpus folder (holding corpus.yaml)")
-    add_backend_arguments(parser)
+    add_backend_arguments(parser, default="scripted")
     add_sandbox_arguments(parser)
     parser.add_argument(
         "--patches", type=Path, metavar="DIR",

@@ -79,7 +79,7 @@ class StagingSteps:
     def undo_commit(self, before: str, found: str, branch_ref: str) -> None:
         """Move HEAD (and its branch) back from `found` to `before`; index and files stay."""
         self._run(
-            "undo-fixer-commit", [], BEFORE_HEAD=before, FOUND_HEAD=found, HEAD_REF=branch_ref
+            "undo-fixer-commit", None, BEFORE_HEAD=before, FOUND_HEAD=found, HEAD_REF=branch_ref
         )
 
     def index_entries(self, files: Sequence[str]) -> dict[str, str]:
