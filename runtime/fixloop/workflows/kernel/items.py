@@ -14,6 +14,8 @@ from enum import StrEnum
 class ItemStatus(StrEnum):
     PENDING = "pending"
     RUNNING = "running"
+    # review
+    FOUND = "found"  # a finding the reviewer reported
     # review-fix
     FIXED = "fixed"
     NEEDS_HUMAN = "needs-human-verification"  # fixed, but only a person can vouch for the logic
