@@ -117,4 +117,10 @@ class StagingSteps:
 
 
 def _read(path: Path) -> str:
-    return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+    """A diff a step wrote to the scratch folder, read once and removed: it holds file content
+    (which may hold a secret), and what is kept of it is kept masked (`runs.show.save_diff`)."""
+    if not path.exists():
+        return ""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    path.unlink()
+    return text
