@@ -1,4 +1,4 @@
-"""review: the reviewer role headless; a REVIEW.md or a findings JSON the fixers take as they are."""
+"""review: the reviewer role headless; a REVIEW.md or findings JSON the fixers take as they are."""
 
 from fixloop.workflows.review.plan import ReviewFormat, ReviewOptions
 from fixloop.workflows.review.workflow import Review, ReviewResult, run_review
