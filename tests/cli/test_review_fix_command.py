@@ -97,3 +97,42 @@ def test_a_spent_budget_starts_no_new_fix(user_repo: UserRepo, tmp_path: Path) -
     assert statuses[1][0] == "skipped"
     assert statuses[1][1].startswith("fixer result inconclusive (run_budget")
     assert (user_repo.path / "src/util.py").read_text() == "def name():\n    return 'util'\n"
+
+
+def _bytes(root: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }
+
+
+def test_a_dry_run_says_what_would_be_done_and_changes_nothing(
+    user_repo: UserRepo, tmp_path: Path
+) -> None:
+    write_review(
+        user_repo.path,
+        review_text(
+            finding("CR-01", "add subtracts", "src/app.py"),
+            finding("IN-01", "style", "src/util.py"),
+        ),
+    )
+    script = _script(tmp_path, {"fixer/CR-01/iteration-1": APP_FIX})
+    before = _bytes(user_repo.path)
+    done = fixloop("review-fix", REVIEW_REL, "--script", script, "--dry-run", cwd=user_repo.path)
+    assert done.returncode == 0, done.stderr
+    assert _bytes(user_repo.path) == before  # the tree and .git, byte for byte
+    assert not (user_repo.path / ".git" / "fixloop").exists()
+    assert done.stdout.splitlines() == [
+        "review-fix --dry-run: nothing was changed",
+        ".planning/02-REVIEW.md: 2 finding(s); 1 in scope (critical_warning), 1 out of scope",
+        "would work in a worktree on a temporary branch from main",
+        "[1/1] CR-01 (critical): would dispatch the fixer on src/app.py, verify, then commit or "
+        "roll back",
+        "would commit .planning/02-REVIEW-FIX.md once, then fast-forward main",
+    ]
+    as_json = fixloop("review-fix", REVIEW_REL, "--script", script, "--dry-run", "--json",
+                      cwd=user_repo.path)  # fmt: skip
+    data = json.loads(as_json.stdout)
+    assert data["ok"] and data["counts"] == {"pending": 1} and data["result"]["dry_run"]
+    assert _bytes(user_repo.path) == before
