@@ -175,6 +175,17 @@ def config_value(path: Path, name: str) -> str:
         ) from None
 
 
+def is_ancestor(tree: Path, commit: str, tip: str = "HEAD") -> bool:
+    """True when `commit` exists and `tip` contains it (False for an unknown commit)."""
+    import git
+
+    repo = _repo(tree)
+    try:
+        return bool(repo.is_ancestor(repo.commit(commit), repo.commit(tip)))
+    except (git.GitCommandError, git.BadName, ValueError):
+        return False
+
+
 def unmerged_count(tree: Path, tip: str, base: str) -> int:
     """How many commits `tip` holds that `base` does not."""
     return sum(1 for _ in _repo(tree).iter_commits(f"{base}..{tip}"))
@@ -189,6 +200,7 @@ __all__ = [
     "git_repo",
     "head",
     "index_entries",
+    "is_ancestor",
     "paths_between",
     "refs",
     "state_dir_of",

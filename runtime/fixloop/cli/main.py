@@ -18,6 +18,7 @@ from fixloop import __version__
 from fixloop.cli import (
     check_command,
     demo_command,
+    fix_engine_command,
     fix_findings_command,
     pack_commands,
     review_fix_command,
@@ -29,6 +30,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     pack_commands,
     step_commands,
     fix_findings_command,
+    fix_engine_command,
     review_fix_command,
     check_command,
     demo_command,

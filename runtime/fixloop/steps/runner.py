@@ -14,7 +14,9 @@ How a step runs:
   change how bash or git behave (PATH, IFS, GIT_DIR, …) or the runtime's own `FIXLOOP_*`.
 - The runtime also sets `FIXLOOP_OUTPUT` (the file a step writes `NAME=value` lines to; see
   `steps/outputs.py`), `FIXLOOP_RUN_ID` and `FIXLOOP_RUN_DIR` (when a run is given),
-  `FIXLOOP_WORKFLOW`, `FIXLOOP_STEP`, and `FIXLOOP_PACK` (the pack root, for helper files).
+  `FIXLOOP_WORKFLOW`, `FIXLOOP_STEP`, `FIXLOOP_PACK` (the pack root, for helper files),
+  `FIXLOOP_LIB` (the document's `workflows/lib/`, the step library) and `FIXLOOP_PYTHON` (this
+  interpreter, for the library's Python scripts).
 - stdin is /dev/null; stdout and stderr are captured, each capped (head and tail are kept).
 - On timeout the step's whole process group is killed (it runs in its own session).
 - A step whose fence info says `lock=repository` runs under the repository lock
@@ -29,6 +31,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -220,6 +223,8 @@ def run_step(
             "FIXLOOP_WORKFLOW": workflow.name,
             "FIXLOOP_STEP": step,
             "FIXLOOP_PACK": str(workflow.source.path.resolve().parent.parent),
+            "FIXLOOP_LIB": str(workflow.source.path.resolve().parent / "lib"),
+            "FIXLOOP_PYTHON": sys.executable,
             "FIXLOOP_RUNTIME_PID": str(os.getpid()),
         }
         if run is not None:
