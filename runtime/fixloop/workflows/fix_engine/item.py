@@ -18,13 +18,13 @@ attempt, the item stays pending, and `--resume` continues it later.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome, StopReason
+from fixloop.masking import dumps_masked, mask_text
 from fixloop.runs.git_session import GitSession
 from fixloop.schemas.findings import ReviewOutput
 from fixloop.schemas.results import ImplResult
@@ -147,7 +147,8 @@ class ItemLoop(Workflow):
     ) -> ItemRecord:
         recorded = self.step(
             "record-verdict", self.section.repo, STATE=str(self.section.state), ITEM=item.id,
-            ATTEMPT=str(number), IMPL_RESULT=str(impl), VERDICT_FILE=str(verdict), REASON=reason,
+            ATTEMPT=str(number), IMPL_RESULT=str(impl), VERDICT_FILE=str(verdict),
+            REASON=mask_text(reason),
             RUN_ID=self.active_run.id,
         )  # fmt: skip
         return read_item(recorded)
@@ -216,7 +217,8 @@ def outcome_of(item: ItemRecord, stopped: str) -> tuple[ItemStatus, str]:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    """A role's answer on disk (meta.yaml and the error report quote it): secrets masked."""
+    path.write_text(dumps_masked(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 __all__ = ["LAST_ITEM", "ItemLoop", "outcome_of"]
