@@ -132,16 +132,17 @@ def locate_mini_prd(options: FixEngineOptions) -> tuple[Path, str]:
     return repo, relative
 
 
-def refused_input(result: StepResult) -> FixloopError | None:
-    """The one-line problem of a step that refused its input (exit 2 with PROBLEM), if it did."""
+def refused_input(result: StepResult, repo: Path) -> FixloopError | None:
+    """The one-line problem of a step that refused its input (exit 2 with PROBLEM), if it did;
+    its path (the step's, from the repository root) as the user's current directory sees it."""
     problem = result.outputs.get("PROBLEM")
     if result.exit_code != BAD_INPUT or problem is None:
         return None
     try:
         fields = json.loads(problem)
         diagnostic = Diagnostic(
-            str(fields["path"]), int(fields["line"]), int(fields["col"]), str(fields["rule"]),
-            str(fields["message"]),
+            display_path(repo / str(fields["path"])), int(fields["line"]), int(fields["col"]),
+            str(fields["rule"]), str(fields["message"]),
         )  # fmt: skip
     except (ValueError, KeyError, TypeError):
         return None

@@ -118,7 +118,7 @@ class FixEngine(ItemLoop):
         repo, mini_prd = locate_mini_prd(self.options)
         resume = "yes" if self.options.resume else "no"
         loaded = self.try_step("load-section", repo, MINI_PRD=mini_prd, RESUME=resume)
-        refused = refused_input(loaded)
+        refused = refused_input(loaded, repo)
         if refused is not None:
             raise refused
         if not loaded.ok:
