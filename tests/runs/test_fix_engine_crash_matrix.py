@@ -160,7 +160,8 @@ def _resume(repo: UserRepo, replies: Path) -> tuple[subprocess.CompletedProcess[
 
 
 def _not_again(repo: UserRepo, run_id: str, at_kill: dict[str, Any] | None) -> list[str]:
-    """No item done before the kill is called again; no recorded attempt is made again."""
+    """No item done before the kill is called again; no recorded attempt is made again, except
+    the passed attempt of an item whose commit the kill prevented (its changes are gone)."""
     if at_kill is None:
         return []
     problems = []
@@ -169,7 +170,10 @@ def _not_again(repo: UserRepo, run_id: str, at_kill: dict[str, Any] | None) -> l
             continue
         _, item, attempt = event["key"].split("/")
         record = at_kill["items"].get(item, {})
-        recorded = max((a["attempt"] for a in record.get("attempts", [])), default=0)
+        kept = [
+            a for a in record.get("attempts", []) if record["status"] != "passed" or not a["passed"]
+        ]
+        recorded = max((a["attempt"] for a in kept), default=0)
         if record.get("status") == "done" or int(attempt.removeprefix("attempt-")) <= recorded:
             problems.append(f"{event['key']} was made again")
     return problems

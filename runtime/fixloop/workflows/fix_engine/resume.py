@@ -8,7 +8,7 @@ with it. So:
   user's branch fast-forwards to its item commits and its worktree, branch and sentinel go;
 - an item meta.yaml records as `passed` whose commit is among those (the run died between the
   commit and `record-commit`) gets `record-commit` now; one whose commit was never made is done
-  again (its changes went with the worktree; the passed attempt does not count against its 3);
+  again (its changes went with the worktree): its passed attempt is made again, same number;
 - every done item's commit must then be on the user's branch. When the killed run's branch could
   not fast-forward (the user committed meanwhile), it is kept and named, and the run stops until
   the user has merged it: a section is never completed on commits its branch lacks.
@@ -87,10 +87,12 @@ def _require_on_branch(section: Section, items: list[ItemRecord]) -> None:
 
 
 def _again_if_uncommitted(item: ItemRecord) -> ItemRecord:
-    """A passed item whose commit was never made is done again, from a clean worktree."""
+    """A passed item whose commit was never made is done again, from a clean worktree: its
+    passed attempt is made again, under the same number (its record is then replaced)."""
     if item.status != "passed":
         return item
-    return item.model_copy(update={"status": "pending"})
+    earlier = [attempt for attempt in item.attempts if not attempt.passed]
+    return item.model_copy(update={"status": "pending", "attempts": earlier})
 
 
 __all__ = ["resume_interrupted"]
