@@ -120,10 +120,18 @@ class CommitInfo:
 
 
 def commits_between(tree: Path, base: str, tip: str) -> list[CommitInfo]:
-    """The commits in `base..tip`, oldest first, with their subjects and the paths they changed."""
+    """The commits in `base..tip`, oldest first, with their subjects and the paths they changed
+    (a FixloopError when either end does not exist, say a branch already deleted)."""
+    import git
+
     repo = git_repo(tree)
     found = []
-    for commit in reversed(list(repo.iter_commits(f"{base}..{tip}"))):
+    try:
+        listed = list(repo.iter_commits(f"{base}..{tip}"))
+    except (git.GitCommandError, git.BadName, ValueError) as exc:
+        problem = f"cannot list {base}..{tip}: {str(exc).strip().splitlines()[-1]}"
+        raise FixloopError(Diagnostic(str(tree), 1, 1, "repository", problem)) from None
+    for commit in reversed(listed):
         message = commit.message if isinstance(commit.message, str) else commit.message.decode()
         parent = commit.parents[0] if commit.parents else None
         diffs = parent.diff(commit) if parent is not None else commit.diff(None)

@@ -42,18 +42,16 @@ def resume_interrupted(flow: Workflow, section: Section) -> list[ItemRecord]:
             base = gitrepo.config_value(sentinel, "fixloop.base")
             branch = gitrepo.config_value(sentinel, "fixloop.tempbranch")
             commits = gitrepo.commits_between(run.repo, base, f"refs/heads/{branch}")
-        except FixloopError as exc:
-            flow.warn(f"stopped run {dead}: its commits cannot be listed ({exc})")
+        except FixloopError:  # its branch is gone: its own cleanup had merged and deleted it
             commits = []
         step = flow.try_protocol_step("cleanup", run.repo, RUN_ID=dead)
         if not step.ok:
             flow.warn(f"could not clean up after the stopped run {dead}: {step.describe_failure()}")
             continue
         mark_recovered(run.state_dir / "runs" / dead, {"resumed_by": run.id, **step.outputs})
-        if step.outputs.get("FAST_FORWARDED") != "yes":
-            flow.warn(
-                f"stopped run {dead}: its commits are kept on {step.outputs.get('KEPT_BRANCH')}"
-            )
+        kept = step.outputs.get("KEPT_BRANCH", "")
+        if step.outputs.get("FAST_FORWARDED") != "yes" and gitrepo.branch_exists(run.repo, kept):
+            flow.warn(f"stopped run {dead}: its commits are kept on {kept}")
             continue
         flow.note(f"stopped run {dead}: its {len(commits)} commit(s) are on your branch now")
         for commit in commits:
