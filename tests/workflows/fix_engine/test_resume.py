@@ -168,3 +168,21 @@ def test_a_stopped_runs_commits_kept_on_a_branch_must_be_merged_before_resuming(
     assert _calls(repo, envelope["run_id"]) == [
         "executor/check-2/attempt-1", "verifier/check-2/attempt-1",
     ]  # fmt: skip
+
+
+def test_a_run_on_a_section_another_live_run_works_on_is_refused(section: UserRepo) -> None:
+    from fixloop.runs.run import Run
+    from fixloop.runs.state import save_state
+    from fixloop.workflows.fix_engine.section import FixEngineState
+
+    other = Run.start(section.path, "fix-engine", run_id="00000000T000000Z-1-aaaaaa")
+    try:
+        save_state(
+            other.dir, FixEngineState(input_path=MINI_PRD, input_digest="x", section_id="calc")
+        )
+        with pytest.raises(FixloopError, match="is working on section calc now") as busy:
+            run(section.path, passing())
+        assert busy.value.exit_code == 1
+        assert not (state_dir(section.path) / "meta.yaml").exists(), "nothing was written"
+    finally:
+        other.close()

@@ -24,7 +24,7 @@ from fixloop.runs.state import digest, save_state
 from fixloop.steps.result import StepFailed, required_output
 from fixloop.workflows.fix_engine.item import ItemLoop
 from fixloop.workflows.fix_engine.result import FixEngineResult
-from fixloop.workflows.fix_engine.resume import resume_interrupted
+from fixloop.workflows.fix_engine.resume import refuse_if_busy, resume_interrupted
 from fixloop.workflows.fix_engine.section import (
     FixEngineOptions,
     FixEngineState,
@@ -64,6 +64,7 @@ class FixEngine(ItemLoop):
         )  # fmt: skip
         save_state(run.dir, state)
         try:
+            refuse_if_busy(self, section)
             start = section.mode == "start"
             result.items = self.make_checklist() if start else self.resume_interrupted()
             with self.git_session() as git:
