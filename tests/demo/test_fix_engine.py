@@ -31,9 +31,15 @@ def test_self_check_names_each_broken_promise(tmp_path: Path) -> None:
     result = FixEngineResult(
         "prd.md", items=[ItemRecord(id="RR-1", text="t", status="done", attempts=once)]
     )
-    assert self_check(result, tmp_path) == [
-        "fix-engine's items ended {'RR-1': ('done', 1)}",
-        "fix-engine: the passed item is not on the branch, or the failed one is",
+    failed = ItemRecord(id="RR-2", text="t", status="failed", attempts=once)
+    result.items.append(failed)
+    result.status, result.complete = "escalated", "COMPLETE"
+    assert self_check(result, tmp_path, scripted=False) == [
         "fix-engine's error report does not name RR-2",
+        "fix-engine: COMPLETE COMPLETE, escalated",
+    ]
+    assert self_check(result, tmp_path)[2:] == [
+        "fix-engine's items ended {'RR-1': ('done', 1), 'RR-2': ('failed', 1)}",
+        "fix-engine: RR-1's file is not on the branch, or RR-2's is",
     ]
     assert self_check(None, tmp_path) == ["fix-engine did not run"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from fixloop import gitrepo
 from fixloop.agents.backend import Backend
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
@@ -111,20 +112,33 @@ def run_case(
     return run_fix_engine(FixEngineOptions(prd, repo), context)
 
 
-def self_check(result: FixEngineResult | None, repo: Path) -> list[str]:
-    """The case's promises, checked against the repository and the section's state."""
+def self_check(result: FixEngineResult | None, repo: Path, *, scripted: bool = True) -> list[str]:
+    """The case's promises, checked against the repository and the section's state. Any model:
+    each done item's commit is on the branch, each failed item is in the error report, and
+    COMPLETE exists exactly when the section completed. The scripted model: also how each ended."""
     if result is None:
         return ["fix-engine did not run"]
     problems: list[str] = []
-    ends = {item.id: (item.status, len(item.attempts)) for item in result.items}
-    if ends != {"RR-1": ("done", 2), "RR-2": ("failed", 3)}:
-        problems.append(f"fix-engine's items ended {ends}")
-    if not (repo / REPORT).is_file() or (repo / MAIL).exists():
-        problems.append("fix-engine: the passed item is not on the branch, or the failed one is")
-    if not result.error_report or "RR-2" not in Path(result.error_report).read_text(
-        encoding="utf-8"
-    ):
-        problems.append("fix-engine's error report does not name RR-2")
+    for item in result.done:
+        if item.commit and not gitrepo.is_ancestor(repo, item.commit):
+            problems.append(f"fix-engine: {item.id}'s commit is not on the branch")
+    report = Path(result.error_report) if result.error_report else None
+    text = report.read_text(encoding="utf-8") if report is not None and report.is_file() else ""
+    problems += [
+        f"fix-engine's error report does not name {item.id}"
+        for item in result.failed
+        if f"check_id: {item.id}" not in text
+    ]
+    if bool(result.complete) != (result.status == "completed"):
+        problems.append(f"fix-engine: COMPLETE {result.complete or 'missing'}, {result.status}")
+    if scripted:
+        ends = {item.id: (item.status, len(item.attempts)) for item in result.items}
+        if ends != {"RR-1": ("done", 2), "RR-2": ("failed", 3)}:
+            problems.append(f"fix-engine's items ended {ends}")
+        if not (repo / REPORT).is_file() or (repo / MAIL).exists():
+            problems.append(
+                "fix-engine: the passed item is not on the branch, or the failed one is"
+            )
     return problems
 
 

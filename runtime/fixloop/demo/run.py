@@ -173,7 +173,9 @@ def run_demo(
         result.tests_after = run_unit_tests(repo)
         display.note(f"tests after: {result.tests_after.describe()}")
     result.commits = _git(repo, "log", "--reverse", "--format=%h %s", f"{base}..HEAD").splitlines()
-    result.problems = self_check(result) + fix_engine_case.self_check(result.fix_engine, repo)
+    scripted = result.backend == "scripted"
+    engine = fix_engine_case.self_check(result.fix_engine, repo, scripted=scripted)
+    result.problems = self_check(result) + engine
     return result
 
 
