@@ -136,9 +136,7 @@ def self_check(result: FixEngineResult | None, repo: Path, *, scripted: bool = T
         if ends != {"RR-1": ("done", 2), "RR-2": ("failed", 3)}:
             problems.append(f"fix-engine's items ended {ends}")
         if not (repo / REPORT).is_file() or (repo / MAIL).exists():
-            problems.append(
-                "fix-engine: the passed item is not on the branch, or the failed one is"
-            )
+            problems.append("fix-engine: RR-1's file is not on the branch, or RR-2's is")
     return problems
 
 
