@@ -205,12 +205,28 @@ def screenshot(
     return Screenshot(out, size[0], size[1], round(time.monotonic() - started, 3))
 
 
+_SHORT_TMP = Path("/tmp")  # noqa: S108 (a folder of our own is made in it, mkdtemp)
+
+
 def _run_browser(argv: Sequence[str], profile: Path, started: float, timeout_s: float) -> bytes:
+    # Chromium puts a UNIX socket (SingletonSocket) in TMPDIR, and such a path may not be longer
+    # than 107 bytes: a deep TMPDIR (a CI job's, a test's) makes it abort. Give it a short one.
+    scratch = Path(tempfile.mkdtemp(prefix="fxb-", dir=_SHORT_TMP if _SHORT_TMP.is_dir() else None))
     env = {
         **os.environ,
+        "TMPDIR": str(scratch),
         "XDG_CONFIG_HOME": str(profile / "config"),
         "XDG_CACHE_HOME": str(profile / "cache"),
     }
+    try:
+        return _browse(argv, env, profile, started, timeout_s)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _browse(
+    argv: Sequence[str], env: dict[str, str], profile: Path, started: float, timeout_s: float
+) -> bytes:
     try:
         process = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
