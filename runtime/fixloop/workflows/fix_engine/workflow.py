@@ -76,7 +76,8 @@ class FixEngine(ItemLoop):
             raise
         state.done = result.status in ("completed", "escalated")
         save_state(run.dir, state)
-        run.finish("finished" if state.done else "failed", **result.to_json())
+        ended = "finished" if state.done else "failed"  # failed: resumable, pruning keeps it
+        run.finish("kept-branch" if result.kept_branch else ended, **result.to_json())
         return result
 
     def fix_items(self, items: list[ItemRecord]) -> None:
