@@ -120,14 +120,15 @@ class CommitInfo:
 
 
 def commits_between(tree: Path, base: str, tip: str) -> list[CommitInfo]:
-    """The commits in `base..tip`, oldest first, with their subjects and the paths they changed."""
+    """The commits in `base..tip`, oldest first, with their subjects and the paths they changed
+    (a FixloopError when either end does not exist, say a branch already deleted)."""
     import git
 
     repo = git_repo(tree)
     found = []
     try:
         listed = list(repo.iter_commits(f"{base}..{tip}"))
-    except (git.GitCommandError, ValueError) as exc:  # a branch or commit that is gone
+    except (git.GitCommandError, git.BadName, ValueError) as exc:
         problem = f"cannot list {base}..{tip}: {str(exc).strip().splitlines()[-1]}"
         raise FixloopError(Diagnostic(str(tree), 1, 1, "repository", problem)) from None
     for commit in reversed(listed):
@@ -189,6 +190,17 @@ def config_value(path: Path, name: str) -> str:
         ) from None
 
 
+def is_ancestor(tree: Path, commit: str, tip: str = "HEAD") -> bool:
+    """True when `commit` exists and `tip` contains it (False for an unknown commit)."""
+    import git
+
+    repo = _repo(tree)
+    try:
+        return bool(repo.is_ancestor(repo.commit(commit), repo.commit(tip)))
+    except (git.GitCommandError, git.BadName, ValueError):
+        return False
+
+
 def visible_files(tree: Path) -> list[str]:
     """The files of `tree` as git sees them: tracked ones (on disk or not) and untracked ones
     not ignored, sorted (`git ls-files --cached --others --exclude-standard`)."""
@@ -230,6 +242,7 @@ __all__ = [
     "git_repo",
     "head",
     "index_entries",
+    "is_ancestor",
     "patch_paths",
     "paths_between",
     "refs",
