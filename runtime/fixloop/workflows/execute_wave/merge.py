@@ -1,0 +1,83 @@
+"""Merge one task onto the run's branch, in ascending id order, then remove its worktree.
+
+What the task changed is what git sees changed in its worktree (`.fixloop/` left out), never the
+executor's word. Those paths are committed on the task's branch with git-protocol's
+`commit-paths` (exactly those paths), then the document's `merge-task` merges the branch with
+`--no-ff` in the run's worktree: a conflict aborts that merge and fails only that task. Whatever
+happened, `remove-task` removes the task's worktree, its branch and its sentinel, last.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fixloop import gitrepo
+from fixloop.steps.paths import write_paths_file
+from fixloop.steps.result import StepFailed, required_output
+from fixloop.steps.runner import run_step
+from fixloop.workflows.execute_wave.work import TaskWork, task_files_only
+
+if TYPE_CHECKING:
+    from fixloop.workflows.execute_wave.workflow import ExecuteWave
+
+
+def merge_one(flow: ExecuteWave, work: TaskWork) -> None:
+    """Merge `work` if its implementation stands; sets `merged`, `to_verify`, `files`, `failed`."""
+    worktree = work.worktree
+    if work.failed or work.impl is None or worktree is None:
+        return
+    changed = task_files_only(list(gitrepo.changed_paths(worktree)))
+    if not changed:
+        work.to_verify = True  # no_task, or done with nothing to merge: verification decides
+        return
+    if work.impl.status == "no_task":
+        work.fail(f"executor reported no_task but changed {', '.join(changed)}")
+        return
+    base = gitrepo.head(worktree)
+    listed = write_paths_file(flow.records.scratch(f"task-{work.id}.paths"), worktree, changed)
+    commit = run_step(
+        flow.protocol,
+        "commit-paths",
+        cwd=worktree,
+        run=work.steps,
+        inputs={
+            "WORKTREE": str(worktree),
+            "PATHS_FILE": str(listed),
+            "MESSAGE": f"task {work.id}: {work.task.name}",
+        },
+    )
+    if not commit.ok:
+        work.fail(f"could not commit the task's work: {commit.describe_failure()}")
+        return
+    tip = required_output(commit, "COMMIT") if commit.outputs.get("COMMITTED") == "yes" else base
+    inputs = {"WORKTREE": str(flow.git.worktree), "TASK_ID": work.id, "TASK_RUN_ID": work.run_id}
+    merged = run_step(flow.doc, "merge-task", cwd=flow.git.worktree, inputs=inputs, run=work.steps)
+    if not merged.ok:
+        raise StepFailed(merged)  # the run's worktree is in doubt: the run stops
+    if required_output(merged, "MERGED", ("yes", "no")) != "yes":
+        work.fail(f"merge conflict: {merged.outputs.get('MERGE_ERROR', '')}".rstrip(": "))
+        return
+    work.merged = work.to_verify = True
+    work.files = gitrepo.paths_between(flow.git.worktree, base, tip)
+
+
+def remove_task(flow: ExecuteWave, work: TaskWork) -> None:
+    """Remove the task's worktree, branch and sentinel (whatever happened), then its sub-run."""
+    if work.sub_run is None:
+        return
+    removed = run_step(
+        flow.doc,
+        "remove-task",
+        cwd=flow.git.worktree,
+        inputs={"TASK_RUN_ID": work.run_id},
+        run=work.steps,
+    )
+    if not removed.ok:
+        flow.warn(f"task {work.id}: {removed.describe_failure()}", item=work.id)
+        return  # its lock is released with the run; `fixloop recover` finishes the job
+    work.sub_run.finish("finished")
+    work.sub_run = None
+    work.worktree = None
+
+
+__all__ = ["merge_one", "remove_task"]
