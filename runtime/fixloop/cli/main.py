@@ -18,6 +18,7 @@ from fixloop import __version__
 from fixloop.cli import (
     check_command,
     demo_command,
+    execute_wave_command,
     fix_findings_command,
     pack_commands,
     review_fix_command,
@@ -30,6 +31,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     step_commands,
     fix_findings_command,
     review_fix_command,
+    execute_wave_command,
     check_command,
     demo_command,
 )

@@ -32,12 +32,21 @@ def scores(kind: str, value: float, **overrides: float) -> dict[str, float]:
 
 
 def score(
-    task_id: int | str, values: Mapping[str, object] | None, *, kind: str = "logic",
-    raw: str | None = None, analysis: str = "",
-) -> dict[str, Any]:  # fmt: skip
+    task_id: int | str,
+    values: Mapping[str, object] | None,
+    *,
+    kind: str = "logic",
+    raw: str | None = None,
+    analysis: str = "",
+) -> dict[str, Any]:
     """A reviewer (logic) or verifier (design) writing its scores file."""
     name = "verify" if kind == "design" else "review"
-    body = {"taskId": task_id, "scores": dict(values or {}), "analysis": analysis, "findings": []}
+    body: dict[str, object] = {
+        "taskId": task_id,
+        "scores": dict(values or {}),
+        "analysis": analysis,
+        "findings": [],
+    }
     text = raw if raw is not None else json.dumps(body)
     edits = [{"path": f".fixloop/context/{name}-result-{task_id}.json", "content": text}]
     return {"edits": edits, "output": REVIEW_OUTPUT}

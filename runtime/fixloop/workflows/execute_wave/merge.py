@@ -58,6 +58,7 @@ def merge_one(flow: ExecuteWave, work: TaskWork) -> None:
         work.fail(f"merge conflict: {merged.outputs.get('MERGE_ERROR', '')}".rstrip(": "))
         return
     work.merged = work.to_verify = True
+    work.merge_commit = gitrepo.head(flow.git.worktree)
     work.files = gitrepo.paths_between(flow.git.worktree, base, tip)
 
 

@@ -78,6 +78,7 @@ class TaskWork:
     impl: ImplResult | None = None
     failed: str = ""  # why the task failed; empty while it has not
     merged: bool = False
+    merge_commit: str = ""  # the run's merge commit of the task's branch
     to_verify: bool = False  # merged, or nothing to merge (no_task): verification decides
     files: list[str] = field(default_factory=list)  # what it changed, from git
     score: Score | None = None

@@ -250,8 +250,9 @@ class ExecuteWave(Workflow):
                 rolled = f"failed: {reason}; rolled back"
                 self.records.set(work.id, ItemStatus.ROLLED_BACK, rolled, lastError=reason)
                 continue
-            short = (commit or "")[:7]
-            shown = f"committed ({short})" if commit else "passed (nothing to commit)"
+            # The wave commit holds its final state; without one, its merge commit does.
+            short = (commit or work.merge_commit)[:7]
+            shown = f"committed ({short})" if short else "passed (nothing to commit)"
             self.records.set(
                 work.id,
                 ItemStatus.COMMITTED,
