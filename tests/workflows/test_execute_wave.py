@@ -56,29 +56,54 @@ def run_tree(user_repo: UserRepo) -> Path:
     return worktree(user_repo.path, RUN)
 
 
+def task_commit(tree: Path, run_id: str, task_id: str, path: str, text: str) -> str:
+    """The task's work as one commit, as execute-wave makes it: checkpoint-task in its worktree."""
+    (tree / path).write_text(text)
+    listed = tree.parent / f"{tree.name}.paths"
+    listed.write_bytes(path.encode() + b"\0")
+    code, out, err = step(
+        tree,
+        "execute-wave",
+        "checkpoint-task",
+        RUN_ID=run_id,
+        WORKTREE=str(tree),
+        TASK_ID=task_id,
+        PATHS_FILE=str(listed),
+        MESSAGE=f"task {task_id}: $(touch pwned)",
+    )
+    assert code == 0, err
+    return out["CHECKPOINT"]
+
+
 def test_merge_by_id_a_conflict_is_aborted_and_remove_task_cleans_up(
     user_repo: UserRepo, run_tree: Path
 ) -> None:
     before = user_repo.user_work()
     first, second = worktree(run_tree, f"{RUN}-task-1"), worktree(run_tree, f"{RUN}-task-2")
-    commit_in(first, "src/app.py", "def add(a, b):\n    return a + b\n")
-    commit_in(second, "src/app.py", "def add(a, b):\n    return b + a\n")
+    base = user_repo.git("-C", str(first), "rev-parse", "HEAD")
+    one = task_commit(
+        first, f"{RUN}-task-1", "1", "src/app.py", "def add(a, b):\n    return a + b\n"
+    )
+    two = task_commit(
+        second, f"{RUN}-task-2", "2", "src/app.py", "def add(a, b):\n    return b + a\n"
+    )
+    assert user_repo.git("-C", str(first), "rev-parse", "HEAD") == base  # the branch stays
     inputs = {"WORKTREE": str(run_tree)}
     code, out, _ = step(
-        run_tree, "execute-wave", "merge-task", **inputs, TASK_ID="1", TASK_RUN_ID=f"{RUN}-task-1"
+        run_tree, "execute-wave", "merge-task", **inputs, TASK_ID="1", TASK_COMMIT=one
     )
     assert (code, out["MERGED"]) == (0, "yes")
     code, out, _ = step(
-        run_tree, "execute-wave", "merge-task", **inputs, TASK_ID="2", TASK_RUN_ID=f"{RUN}-task-2"
+        run_tree, "execute-wave", "merge-task", **inputs, TASK_ID="2", TASK_COMMIT=two
     )
     assert (code, out["MERGED"]) == (0, "no") and "conflicted" in out["MERGE_ERROR"]
-    status = subprocess.run(
-        ["git", "status", "--porcelain"], cwd=run_tree, capture_output=True, text=True, check=True
-    ).stdout
+    status = user_repo.git("-C", str(run_tree), "status", "--porcelain")
     assert status == ""  # the conflicted merge was aborted; the first merge stands
-    assert (
-        not (run_tree / ".git").is_dir() and "return a + b" in (run_tree / "src/app.py").read_text()
-    )
+    assert "return a + b" in (run_tree / "src/app.py").read_text()
+    assert user_repo.git("-C", str(run_tree), "log", "-2", "--format=%s").splitlines() == [
+        "merge: task 1 implementation",
+        "task 1: $(touch pwned)",
+    ]
     for task in ("1", "2"):
         code, out, _ = step(
             run_tree, "execute-wave", "remove-task", TASK_RUN_ID=f"{RUN}-task-{task}"
@@ -86,8 +111,10 @@ def test_merge_by_id_a_conflict_is_aborted_and_remove_task_cleans_up(
         assert (code, out["REMOVED"]) == (0, "yes")
     assert user_repo.worktrees()[1:] == [str(run_tree)]
     assert user_repo.branches() == ["fixloop/run/r1", "main"]
+    assert user_repo.git("tag", "--list", f"fixloop/{RUN}-task-*") == ""
     assert sorted(p.name for p in (user_repo.path / ".git/fixloop/sentinels").iterdir()) == [RUN]
     assert user_repo.user_work() == before
+    assert not list(user_repo.path.parent.rglob("pwned"))
     # Removing again finds nothing, and says so.
     assert step(run_tree, "execute-wave", "remove-task", TASK_RUN_ID=f"{RUN}-task-1")[1] == {
         "REMOVED": "no"

@@ -62,6 +62,23 @@ def _first(exc: ValidationError) -> str:
     return f"{where}: {error['msg']}"
 
 
+def create_worktree(flow: ExecuteWave, work: TaskWork) -> None:
+    """The task's own worktree on its own branch, from the run's branch (serially: the run's
+    worktree must still be on its branch), and the sub-run that holds it while it exists."""
+    work.sub_run = Run.start(flow.plan.repo, TASK_WORKFLOW, work.run_id, events=EventStream())
+    setup = run_step(
+        flow.protocol,
+        "setup-worktree",
+        cwd=flow.git.worktree,
+        inputs={"RUN_ID": work.run_id},
+        run=work.steps,
+    )
+    if setup.ok:
+        work.worktree = Path(setup.outputs["WORKTREE"])
+    else:
+        work.fail(f"could not create the task's worktree: {setup.describe_failure()}")
+
+
 class Implementer:
     """Implements one task of a wave (one instance per task; called on a pool thread)."""
 
@@ -86,17 +103,8 @@ class Implementer:
 
     def implement(self) -> None:
         work, flow = self.work, self.flow
-        work.sub_run = Run.start(flow.plan.repo, TASK_WORKFLOW, work.run_id, events=EventStream())
-        setup = run_step(
-            flow.protocol,
-            "setup-worktree",
-            cwd=flow.git.worktree,
-            inputs={"RUN_ID": work.run_id},
-            run=work.steps,
-        )
-        if not setup.ok:
-            raise SkipItem("could not create the task's worktree", setup.describe_failure())
-        work.worktree = Path(setup.outputs["WORKTREE"])
+        if work.failed or work.worktree is None or work.sub_run is None:
+            raise SkipItem(work.failed or "the task has no worktree")
         with ExitStack() as stack:
             inputs = self.inputs(work.worktree)
             url = ""

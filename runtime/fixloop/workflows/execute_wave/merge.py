@@ -1,10 +1,11 @@
-"""Merge one task onto the run's branch, in ascending id order, then remove its worktree.
+"""Merge one task onto the run's worktree, in ascending id order, then remove its worktree.
 
 What the task changed is what git sees changed in its worktree (`.fixloop/` left out), never the
-executor's word. Those paths are committed on the task's branch with git-protocol's
-`commit-paths` (exactly those paths), then the document's `merge-task` merges the branch with
-`--no-ff` in the run's worktree: a conflict aborts that merge and fails only that task. Whatever
-happened, `remove-task` removes the task's worktree, its branch and its sentinel, last.
+executor's word. Those paths become one commit made by the document's `checkpoint-task` in the
+task's worktree (exactly those paths; the task's branch does not move, so a recovery never has to
+keep it), then `merge-task` merges that commit with `--no-ff` in the run's worktree: a conflict
+aborts that merge and fails only that task. Whatever happened, `remove-task` removes the task's
+worktree, its branch and its sentinel, last.
 """
 
 from __future__ import annotations
@@ -35,22 +36,24 @@ def merge_one(flow: ExecuteWave, work: TaskWork) -> None:
         return
     base = gitrepo.head(worktree)
     listed = write_paths_file(flow.records.scratch(f"task-{work.id}.paths"), worktree, changed)
-    commit = run_step(
-        flow.protocol,
-        "commit-paths",
+    snapshot = run_step(
+        flow.doc,
+        "checkpoint-task",
         cwd=worktree,
         run=work.steps,
         inputs={
+            "RUN_ID": work.run_id,
             "WORKTREE": str(worktree),
+            "TASK_ID": work.id,
             "PATHS_FILE": str(listed),
             "MESSAGE": f"task {work.id}: {work.task.name}",
         },
     )
-    if not commit.ok:
-        work.fail(f"could not commit the task's work: {commit.describe_failure()}")
+    if not snapshot.ok:
+        work.fail(f"could not commit the task's work: {snapshot.describe_failure()}")
         return
-    tip = required_output(commit, "COMMIT") if commit.outputs.get("COMMITTED") == "yes" else base
-    inputs = {"WORKTREE": str(flow.git.worktree), "TASK_ID": work.id, "TASK_RUN_ID": work.run_id}
+    tip = required_output(snapshot, "CHECKPOINT")
+    inputs = {"WORKTREE": str(flow.git.worktree), "TASK_ID": work.id, "TASK_COMMIT": tip}
     merged = run_step(flow.doc, "merge-task", cwd=flow.git.worktree, inputs=inputs, run=work.steps)
     if not merged.ok:
         raise StepFailed(merged)  # the run's worktree is in doubt: the run stops

@@ -22,8 +22,9 @@ from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
 from fixloop.agents.dispatch import Dispatcher
 from fixloop.runs.git_session import GitSession
+from fixloop.steps.result import required_output
 from fixloop.workflows.execute_wave import design, fixes, resume
-from fixloop.workflows.execute_wave.implement import Implementer
+from fixloop.workflows.execute_wave.implement import Implementer, create_worktree
 from fixloop.workflows.execute_wave.merge import merge_one, remove_task
 from fixloop.workflows.execute_wave.plan import ExecuteWaveOptions, WavePlan, plan_execute_wave
 from fixloop.workflows.execute_wave.records import Records
@@ -97,12 +98,13 @@ class ExecuteWave(Workflow):
         if works:
             has_design = any(work.task.is_design for work in works)
             self.browser_cleanup(has_design, 10)
-            tag = f"wave-{number}-baseline"
-            self.git.tag(tag)
-            self.wave_baseline_ref = f"refs/tags/fixloop/{self.active_run.id}/{tag}"
             try:
                 self.implement(works, pool)
                 self.browser_cleanup(has_design, 0)
+                self.begin_wave()
+                tag = f"wave-{number}-baseline"
+                self.git.tag(tag)
+                self.wave_baseline_ref = f"refs/tags/fixloop/{self.active_run.id}/{tag}"
                 for work in by_id(works):
                     self.merge_task(work)
                 self.backpressure(works, number)
@@ -118,6 +120,7 @@ class ExecuteWave(Workflow):
                         work.sub_run.close()  # its worktree is `fixloop recover`'s now
             self.rollback_failed(works, number)
             self.commit_wave(works, number)
+            self.end_wave()
         self.wave_result(number)
 
     # -- the parts of the order of work -----------------------------------------------------
@@ -159,6 +162,10 @@ class ExecuteWave(Workflow):
             self.records.set(task.id, ItemStatus.QUEUED, queued, startedAt=now(), lastError=None)
         return works
 
+    @implements("begin-wave")
+    def begin_wave(self) -> None:
+        self.step("begin-wave", self.git.worktree, WORKTREE=str(self.git.worktree))
+
     @implements("browser-cleanup")
     def browser_cleanup(self, needed: bool, max_age_s: float) -> None:
         stopped = design.stop_stale_browsers(max_age_s) if needed else 0
@@ -168,6 +175,8 @@ class ExecuteWave(Workflow):
     @implements("implement")
     def implement(self, works: list[TaskWork], pool: Executor) -> None:
         """Up to --parallel executors at once; design tasks in batches of maxParallelBrowsers."""
+        for work in by_id(works):
+            create_worktree(self, work)
         work_of = {work.id: work for work in works}
         for batch in batches([work.task for work in works], self.settings.maxParallelBrowsers):
             jobs = [Implementer(self, work_of[task.id]) for task in batch]
@@ -261,6 +270,14 @@ class ExecuteWave(Workflow):
                 completedAt=now(),
                 verifyPassed=True,
             )
+
+    @implements("end-wave")
+    def end_wave(self) -> None:
+        worktree = str(self.git.worktree)
+        ended = self.step(
+            "end-wave", self.git.worktree, RUN_ID=self.active_run.id, WORKTREE=worktree
+        )
+        self.state.waves_commit = required_output(ended, "WAVES_COMMIT")
 
     @implements("wave-result")
     def wave_result(self, number: int) -> None:
