@@ -17,7 +17,6 @@ a warning: tasks.json may call tasks done whose commits are only on that run's b
 
 from __future__ import annotations
 
-import shutil
 from typing import TYPE_CHECKING
 
 from fixloop import gitrepo
@@ -25,7 +24,7 @@ from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.runs.run import list_runs
 from fixloop.runs.state import STATE_FILE, load_state, stopped_runs
 from fixloop.workflows.execute_wave.plan import LATEST
-from fixloop.workflows.execute_wave.state import ExecuteWaveState
+from fixloop.workflows.execute_wave.state import ExecuteWaveState, write_wave_result
 
 if TYPE_CHECKING:
     from fixloop.workflows.execute_wave.workflow import ExecuteWave
@@ -101,12 +100,8 @@ def carry_over(flow: ExecuteWave, run_id: str, earlier: ExecuteWaveState) -> Non
     state.waves_commit = earlier.waves_commit
     flow.tasks_file.update_many(changes)
     flow.records.save()
-    source = flow.active_run.state_dir / "runs" / run_id / "context"
-    for wave in state.waves:
-        name = f"wave-result-{wave.wave}.json"
-        if (source / name).is_file():
-            (flow.active_run.dir / "context").mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source / name, flow.active_run.dir / "context" / name)
+    for wave in state.waves:  # the wave results, as that run wrote them (or would have)
+        write_wave_result(flow.active_run.dir, wave, flow.plan.tasks.raw_ids)
     waves = ", ".join(str(w) for w in sorted(finished)) or "none"
     flow.note(f"resuming run {run_id}: waves finished there: {waves}")
 

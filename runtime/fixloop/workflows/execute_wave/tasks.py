@@ -118,6 +118,11 @@ class TaskPlan:
     settings: WaveSettings
     digest: str  # what the plan asks for; resuming needs the same plan
 
+    @property
+    def raw_ids(self) -> dict[str, int | str]:
+        """Each task's id as tasks.json writes it (3, or "a-1"), by its id as text."""
+        return {task.id: task.raw["id"] for task in self.tasks}
+
     def task(self, task_id: str) -> Task:
         return next(task for task in self.tasks if task.id == task_id)
 

@@ -22,7 +22,7 @@ from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
 from fixloop.agents.dispatch import Dispatcher
 from fixloop.runs.git_session import GitSession
-from fixloop.steps.result import required_output
+from fixloop.steps.result import StepFailed, required_output
 from fixloop.workflows.execute_wave import design, fixes, resume
 from fixloop.workflows.execute_wave.implement import Implementer, create_worktree
 from fixloop.workflows.execute_wave.merge import merge_one, remove_task
@@ -94,6 +94,8 @@ class ExecuteWave(Workflow):
         return self.finish(git)
 
     def run_wave(self, number: int, pool: Executor) -> None:
+        if self.state.wave(number).finished:
+            return  # finished by the run this one resumed: its results stand
         works = self.wave_tasks(number)
         if works:
             has_design = any(work.task.is_design for work in works)
@@ -120,7 +122,7 @@ class ExecuteWave(Workflow):
                         work.sub_run.close()  # its worktree is `fixloop recover`'s now
             self.rollback_failed(works, number)
             self.commit_wave(works, number)
-            self.end_wave()
+            self.end_wave(number)
         self.wave_result(number)
 
     # -- the parts of the order of work -----------------------------------------------------
@@ -272,24 +274,32 @@ class ExecuteWave(Workflow):
             )
 
     @implements("end-wave")
-    def end_wave(self) -> None:
+    def end_wave(self, number: int) -> None:
+        """The wave is final: say so on disk first (with its commit), then move the run's branch.
+
+        A run killed in between is resumed from the state: it fast-forwards to that commit."""
+        self.finished(number, gitrepo.head(self.git.worktree))
         worktree = str(self.git.worktree)
         ended = self.step(
             "end-wave", self.git.worktree, RUN_ID=self.active_run.id, WORKTREE=worktree
         )
-        self.state.waves_commit = required_output(ended, "WAVES_COMMIT")
+        if required_output(ended, "WAVES_COMMIT") != self.state.waves_commit:
+            raise StepFailed(ended, "the run's branch is not at the wave's last commit")
 
     @implements("wave-result")
     def wave_result(self, number: int) -> None:
         record = self.state.wave(number)
-        record.finished = True
-        self.state.waves_commit = gitrepo.head(self.git.worktree)
-        self.records.save()
-        raw_ids = {task.id: task.raw["id"] for task in self.plan.tasks.tasks}
-        write_wave_result(self.active_run.dir, record, raw_ids)
+        if not record.finished:  # a wave with nothing to run: its tasks were done or skipped
+            self.finished(number, gitrepo.head(self.git.worktree))
+        write_wave_result(self.active_run.dir, record, self.plan.tasks.raw_ids)
         skipped = f", {len(record.skipped)} skipped" if record.skipped else ""
         passed, failed = len(record.passed), len(record.failed)
         self.note(f"Wave {number} done: {passed} passed, {failed} failed{skipped}")
+
+    def finished(self, number: int, waves_commit: str) -> None:
+        self.state.wave(number).finished = True
+        self.state.waves_commit = waves_commit
+        self.records.save()
 
     # -- what the parts share -----------------------------------------------------------------
 
