@@ -108,7 +108,9 @@ def test_each_tasks_events_are_whole_and_in_order(wave: Wave) -> None:
         statuses = [e["status"] for e in mine if e["event"] == "item"]
         assert statuses == ["queued", "running", "running", "merged", "passed", "committed"]
         kinds = [e.get("step") or e.get("key") or e["status"] for e in mine]
-        order = ["queued", "setup-worktree", "running", f"executor/{n}/implement", "running",
-                 "checkpoint-task", "merge-task", "remove-task", "merged",
-                 f"reviewer/{n}/verify", "passed", "committed"]  # fmt: skip
+        order = [
+            "queued", "running", "setup-worktree", f"executor/{n}/implement", "checkpoint-task",
+            "running", "merge-task", "remove-task", "merged", f"reviewer/{n}/verify", "passed",
+            "committed",
+        ]  # fmt: skip
         assert kinds == order, kinds

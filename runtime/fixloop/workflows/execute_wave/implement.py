@@ -22,6 +22,7 @@ from fixloop.runs.run import Run
 from fixloop.schemas.results import ImplResult
 from fixloop.steps.runner import run_step
 from fixloop.workflows.execute_wave import design
+from fixloop.workflows.execute_wave.merge import commit_task
 from fixloop.workflows.execute_wave.work import CONTEXT, TaskWork
 from fixloop.workflows.kernel.errors import SkipItem
 from fixloop.workflows.kernel.items import ItemStatus
@@ -63,8 +64,8 @@ def _first(exc: ValidationError) -> str:
 
 
 def create_worktree(flow: ExecuteWave, work: TaskWork) -> None:
-    """The task's own worktree on its own branch, from the run's branch (serially: the run's
-    worktree must still be on its branch), and the sub-run that holds it while it exists."""
+    """The task's own worktree on its own branch, from the run's branch (the run's worktree is
+    on it until the wave begins), and the sub-run that holds it while it exists."""
     work.sub_run = Run.start(flow.plan.repo, TASK_WORKFLOW, work.run_id, events=EventStream())
     setup = run_step(
         flow.protocol,
@@ -103,6 +104,7 @@ class Implementer:
 
     def implement(self) -> None:
         work, flow = self.work, self.flow
+        create_worktree(flow, work)
         if work.failed or work.worktree is None or work.sub_run is None:
             raise SkipItem(work.failed or "the task has no worktree")
         with ExitStack() as stack:
@@ -139,6 +141,7 @@ class Implementer:
             work.impl = read_impl_result(path, work.id)
             if url:
                 self.record_page(url)
+        commit_task(flow, work)
 
     def inputs(self, worktree: Path) -> dict[str, Any]:
         task = self.work.task

@@ -2,10 +2,10 @@
 
 What the task changed is what git sees changed in its worktree (`.fixloop/` left out), never the
 executor's word. Those paths become one commit made by the document's `checkpoint-task` in the
-task's worktree (exactly those paths; the task's branch does not move, so a recovery never has to
-keep it), then `merge-task` merges that commit with `--no-ff` in the run's worktree: a conflict
-aborts that merge and fails only that task. Whatever happened, `remove-task` removes the task's
-worktree, its branch and its sentinel, last.
+task's worktree, in parallel right after its executor (exactly those paths; the task's branch
+does not move, so a recovery never has to keep it). Then, in series, `merge-task` merges that
+commit with `--no-ff` in the run's worktree: a conflict aborts that merge and fails only that
+task. Whatever happened, `remove-task` removes the task's worktree, branch and sentinel, last.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from fixloop.workflows.execute_wave.workflow import ExecuteWave
 
 
-def merge_one(flow: ExecuteWave, work: TaskWork) -> None:
-    """Merge `work` if its implementation stands; sets `merged`, `to_verify`, `files`, `failed`."""
+def commit_task(flow: ExecuteWave, work: TaskWork) -> None:
+    """The task's changes as one commit in its worktree (on its executor's thread, in parallel);
+    sets `task_commit`, or `to_verify` when there is nothing to merge, or `failed`."""
     worktree = work.worktree
     if work.failed or work.impl is None or worktree is None:
         return
@@ -34,7 +35,7 @@ def merge_one(flow: ExecuteWave, work: TaskWork) -> None:
     if work.impl.status == "no_task":
         work.fail(f"executor reported no_task but changed {', '.join(changed)}")
         return
-    base = gitrepo.head(worktree)
+    work.base = gitrepo.head(worktree)
     listed = write_paths_file(flow.records.scratch(f"task-{work.id}.paths"), worktree, changed)
     snapshot = run_step(
         flow.doc,
@@ -52,8 +53,18 @@ def merge_one(flow: ExecuteWave, work: TaskWork) -> None:
     if not snapshot.ok:
         work.fail(f"could not commit the task's work: {snapshot.describe_failure()}")
         return
-    tip = required_output(snapshot, "CHECKPOINT")
-    inputs = {"WORKTREE": str(flow.git.worktree), "TASK_ID": work.id, "TASK_COMMIT": tip}
+    work.task_commit = required_output(snapshot, "CHECKPOINT")
+
+
+def merge_one(flow: ExecuteWave, work: TaskWork) -> None:
+    """Merge the task's commit (ascending id, serially); sets `merged`, `files` or `failed`."""
+    if work.failed or not work.task_commit:
+        return
+    inputs = {
+        "WORKTREE": str(flow.git.worktree),
+        "TASK_ID": work.id,
+        "TASK_COMMIT": work.task_commit,
+    }
     merged = run_step(flow.doc, "merge-task", cwd=flow.git.worktree, inputs=inputs, run=work.steps)
     if not merged.ok:
         raise StepFailed(merged)  # the run's worktree is in doubt: the run stops
@@ -62,7 +73,7 @@ def merge_one(flow: ExecuteWave, work: TaskWork) -> None:
         return
     work.merged = work.to_verify = True
     work.merge_commit = gitrepo.head(flow.git.worktree)
-    work.files = gitrepo.paths_between(flow.git.worktree, base, tip)
+    work.files = gitrepo.paths_between(flow.git.worktree, work.base, work.task_commit)
 
 
 def remove_task(flow: ExecuteWave, work: TaskWork) -> None:
@@ -84,4 +95,4 @@ def remove_task(flow: ExecuteWave, work: TaskWork) -> None:
     work.worktree = None
 
 
-__all__ = ["merge_one", "remove_task"]
+__all__ = ["commit_task", "merge_one", "remove_task"]

@@ -77,6 +77,8 @@ class TaskWork:
     sub_run: Run | None = None  # holds the task worktree's liveness lock while it exists
     impl: ImplResult | None = None
     failed: str = ""  # why the task failed; empty while it has not
+    task_commit: str = ""  # the task's work as one commit (made in its worktree)
+    base: str = ""  # the commit its worktree started from
     merged: bool = False
     merge_commit: str = ""  # the run's merge commit of the task's branch
     to_verify: bool = False  # merged, or nothing to merge (no_task): verification decides

@@ -24,7 +24,7 @@ from fixloop.agents.dispatch import Dispatcher
 from fixloop.runs.git_session import GitSession
 from fixloop.steps.result import StepFailed, required_output
 from fixloop.workflows.execute_wave import design, fixes, resume
-from fixloop.workflows.execute_wave.implement import Implementer, create_worktree
+from fixloop.workflows.execute_wave.implement import Implementer
 from fixloop.workflows.execute_wave.merge import merge_one, remove_task
 from fixloop.workflows.execute_wave.plan import ExecuteWaveOptions, WavePlan, plan_execute_wave
 from fixloop.workflows.execute_wave.records import Records
@@ -177,8 +177,6 @@ class ExecuteWave(Workflow):
     @implements("implement")
     def implement(self, works: list[TaskWork], pool: Executor) -> None:
         """Up to --parallel executors at once; design tasks in batches of maxParallelBrowsers."""
-        for work in by_id(works):
-            create_worktree(self, work)
         work_of = {work.id: work for work in works}
         for batch in batches([work.task for work in works], self.settings.maxParallelBrowsers):
             jobs = [Implementer(self, work_of[task.id]) for task in batch]
