@@ -71,11 +71,13 @@ def page_url(base: str, route: str) -> str:
     return base.rstrip("/") + "/" + route.lstrip("/")
 
 
-def screenshot_command(url: str) -> str:
-    """What a design executor's Bash runs to look at its page (`--out` is the executor's)."""
+def screenshot_command(url: str, viewport: tuple[int, int]) -> str:
+    """What a design executor's Bash runs to look at its page (NAME is the executor's)."""
     python = shlex.quote(sys.executable)
+    size = f"{viewport[0]}x{viewport[1]}"
     return (
-        f"{python} -m fixloop browser screenshot {shlex.quote(url)} --out .fixloop/shots/NAME.png"
+        f"{python} -m fixloop browser screenshot {shlex.quote(url)} "
+        f"--out .fixloop/shots/NAME.png --viewport {size}"
     )
 
 

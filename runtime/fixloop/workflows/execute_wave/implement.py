@@ -123,7 +123,7 @@ class Implementer:
                 url = design.page_url(base, work.task.route)
                 inputs |= {
                     "dev_server_url": url,
-                    "screenshot_command": design.screenshot_command(url),
+                    "screenshot_command": design.screenshot_command(url, flow.options.viewport),
                 }
             outcome = flow.call_for(
                 work,
