@@ -25,8 +25,8 @@ from fixloop.agents.claude import (
     OutputFormat,
     parse_structured,
 )
+from fixloop.agents.claude_sandbox import sandbox_settings
 from fixloop.agents.dispatch import Dispatcher, build_request
-from fixloop.agents.sandbox import bash_sandbox_available, sandbox_settings
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.events import Event, EventStream
 from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
@@ -618,9 +618,7 @@ def test_parallel_calls_from_threads_each_get_their_own_answer(tmp_path: Path) -
     assert script.unplayed() == []
 
 
-needs_sandbox = pytest.mark.skipif(
-    not bash_sandbox_available(), reason="the CLI's bash sandbox needs bubblewrap and socat"
-)
+needs_sandbox = pytest.mark.needs("bwrap", "socat")  # the CLI's bash sandbox
 
 
 @pytest.mark.cli

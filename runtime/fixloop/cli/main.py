@@ -16,6 +16,7 @@ from types import ModuleType
 
 from fixloop import __version__
 from fixloop.cli import (
+    browser_command,
     check_command,
     demo_command,
     execute_wave_command,
@@ -34,6 +35,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     execute_wave_command,
     check_command,
     demo_command,
+    browser_command,
 )
 
 

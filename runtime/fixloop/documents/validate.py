@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.documents.interface_rules import interface_diagnostics
 from fixloop.documents.pack import MANIFEST, Pack, load_pack
 from fixloop.documents.render import template_variables
 from fixloop.documents.source import SourceDocument
@@ -172,4 +173,5 @@ def validate_pack(
     diagnostics += _raw_readable(pack)
     diagnostics += _size_budget(pack)
     diagnostics += _manifest_drift(pack, base)
+    diagnostics += interface_diagnostics(pack)
     return pack, sorted(set(diagnostics))

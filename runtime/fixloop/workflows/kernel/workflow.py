@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
-from fixloop.agents.backend import AgentOutcome, Backend
+from fixloop.agents.backend import Backend
 from fixloop.agents.budget import RunBudget
 from fixloop.agents.dispatch import Dispatcher
 from fixloop.documents.pack import Pack, WorkflowDoc
@@ -99,6 +99,8 @@ class Workflow:
         self.dispatcher = Dispatcher(
             context.pack, context.backend, events=context.events, budget=context.budget
         )
+        # Dispatch a role; its outcome is ok only for output that validated (fail closed).
+        self.call = self.dispatcher.call
         self._run: Run | None = None
         self._depth = 0
 
@@ -184,19 +186,6 @@ class Workflow:
     def try_protocol_step(self, name: str, cwd: Path, /, **inputs: str) -> StepResult:
         """Run a step of `git-protocol.md` outside the git session (recovery, resuming)."""
         return run_step(self.protocol, name, cwd=cwd, inputs=inputs, run=self._run)
-
-    def call(
-        self,
-        role: str,
-        inputs: Mapping[str, Any],
-        task: str,
-        cwd: Path,
-        *,
-        writable: Sequence[str] | None = None,
-        key: str = "",
-    ) -> AgentOutcome:
-        """Dispatch `role`; the outcome is ok only for output that validated (fail closed)."""
-        return self.dispatcher.call(role, inputs, task, cwd, writable=writable, key=key)
 
     def emit(self, event: Event) -> None:
         self.events.emit(event)
