@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import urllib.error
 import urllib.request
@@ -161,3 +162,69 @@ def test_a_design_task_is_served_screenshotted_and_scored_from_the_pictures(
     with pytest.raises((urllib.error.URLError, OSError)):
         urllib.request.urlopen(url, timeout=2)
     assert wave.leftovers() == []
+
+
+def test_a_killed_runs_dev_server_is_stopped_by_recovery(wave: Wave, tmp_path: Path) -> None:
+    import json
+    import sys
+
+    from tests.workflows.execute_wave.test_crash_matrix import DRIVER, wait_until_dead
+
+    from fixloop.browser.devserver import RECORDS
+    from fixloop.runs.git_session import load_protocol
+    from fixloop.runs.recovery import recover
+
+    repo = wave.repo
+    (repo.path / "site").mkdir()
+    (repo.path / "site/index.html").write_text(page((255, 255, 255), "blank"))
+    (repo.path / "ref.png").write_bytes(REFERENCE)
+    repo.git("add", "site/index.html", "ref.png")
+    repo.git("commit", "--quiet", "-m", "site", "--", "site/index.html", "ref.png")
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(
+        json.dumps(
+            {
+                "tasks": [
+                    {
+                        "id": 1,
+                        "name": "banner",
+                        "route": "/site/index.html",
+                        "referenceImage": "ref.png",
+                    }
+                ],
+                "devServerCommand": SERVE,
+                "maxRetries": 1,
+            }
+        )
+    )
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            {
+                "executor/1/implement": implement(1, {"site/index.html": page(RED, "Hello")}),
+                "verifier/1/verify": score(1, scores("design", 5), kind="design"),
+            }
+        )
+    )
+    env = {**os.environ, "FIXLOOP_CRASH_AT": "checkpoint-task#2:1"}  # in the fix loop
+    done = subprocess.run(
+        [sys.executable, str(DRIVER), str(repo.path), str(tasks), str(script)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == -9, done.stderr
+    wait_until_dead(repo.path)
+    (record,) = (repo.path / ".git/fixloop/runs").glob(f"*/{RECORDS}/*.json")
+    port = json.loads(record.read_text())["port"]
+    # The killed run's server still listens (its requests fail: its log pipe's reader is dead).
+    socket.create_connection(("127.0.0.1", port), timeout=5).close()
+
+    report = recover(repo.path, load_protocol())
+    assert len(report.dev_servers) == 1 and "stopped its dev server" in report.dev_servers[0]
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    assert not record.exists()
+    assert repo.worktrees() == [str(repo.path)]
