@@ -52,6 +52,9 @@ class AgentRequest:
     timeout_s: float | None = None
     # Identifies this call in a script or trace, e.g. "fixer/CR-01/round-1".
     key: str = ""
+    # An MCP config file (`{"mcpServers": ...}`) whose servers the call may use (Figma's, for a
+    # design task); their tools are among `tools`.
+    mcp_config: str | None = None
 
 
 @dataclass(frozen=True)

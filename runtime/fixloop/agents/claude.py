@@ -336,12 +336,16 @@ class ClaudeBackend:
 
     def _options(self, request: AgentRequest, call: _Call) -> ClaudeAgentOptions:
         entries = [parse_tool(entry) for entry in request.tools]
-        base_tools = sorted({entry.name for entry in entries if entry is not None})
+        # Built-in tools only: an MCP server's tools come with its config (`mcp_servers`).
+        base_tools = sorted(
+            {e.name for e in entries if e is not None and not e.name.startswith("mcp__")}
+        )
         write_matcher = "|".join(WRITE_TOOLS)
         return ClaudeAgentOptions(
             system_prompt=request.system_prompt,
             tools=base_tools,
             allowed_tools=list(request.tools),
+            mcp_servers=request.mcp_config or {},
             permission_mode="default",
             can_use_tool=call.can_use_tool,
             hooks={"PreToolUse": [HookMatcher(matcher=write_matcher, hooks=[call.pre_tool_use])]},

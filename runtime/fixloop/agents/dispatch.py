@@ -35,6 +35,8 @@ def build_request(
     key: str = "",
     timeout_s: float | None = None,
     max_cost_usd: float | None = None,
+    extra_tools: Sequence[str] = (),
+    mcp_config: str | None = None,
 ) -> AgentRequest:
     """The request for `role`; raises FixloopError (file:line) when the inputs do not fit it."""
     agent = pack.agent(role)
@@ -49,7 +51,7 @@ def build_request(
         role=spec.name,
         system_prompt=render_template(agent.source, values),
         task=task,
-        tools=tuple(spec.tools),
+        tools=(*spec.tools, *extra_tools),  # extra: an MCP server's, for this call only
         model=spec.model,
         output_schema=spec.fixloop.output,
         cwd=cwd,
@@ -58,6 +60,7 @@ def build_request(
         max_cost_usd=max_cost_usd,
         timeout_s=timeout_s,
         key=key or spec.name,
+        mcp_config=mcp_config,
     )
 
 
@@ -84,10 +87,12 @@ class Dispatcher:
         *,
         writable: Sequence[str] | None = None,
         key: str = "",
+        extra_tools: Sequence[str] = (),
+        mcp_config: str | None = None,
     ) -> AgentOutcome:
         request = build_request(
             self.pack, role, inputs, task, cwd, writable=writable, key=key,
-            timeout_s=self.timeout_s,
+            timeout_s=self.timeout_s, extra_tools=extra_tools, mcp_config=mcp_config,
         )  # fmt: skip
         started = time.monotonic()
         outcome = self.backend.dispatch(request)

@@ -27,6 +27,7 @@ from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 
 DEFAULT_VIEWPORT = (1280, 800)
 FIGMA = "figma"
+FIGMA_TOOLS = ("get_design_context", "get_screenshot")
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ class FigmaTools:
 
     @property
     def tools(self) -> tuple[str, ...]:
-        return (f"mcp__{self.server}",)  # every tool of the server
+        """The seed's two: the design's structure and its picture."""
+        return tuple(f"mcp__{self.server}__{tool}" for tool in FIGMA_TOOLS)
 
 
 def find_figma(repo: Path, explicit: Path | None) -> FigmaTools | None:

@@ -136,10 +136,12 @@ class Verification:
             return None
         work.shots.append(shot)
         reference = str(flow.plan.repo / task.reference_image) if task.reference_image else ""
+        compared = reference or f"the Figma design {task.figma_url}"
+        artifact = f"screenshots of {url} beside {compared}"
         return {
             "finding": design_finding(task),
             "question": DESIGN_QUESTION,
-            "artifact": f"screenshots of {url} beside the reference",
+            "artifact": artifact,
             "files": work.files,
             "worktree": str(flow.git.worktree),
             "criteria": criteria(task),

@@ -359,8 +359,17 @@ class ExecuteWave(Workflow):
     ) -> AgentOutcome:
         """A role call about one task: its events carry the task's id."""
         dispatcher = Dispatcher(self.pack, self.dispatcher.backend, events=work.events)
-        del design  # Figma's tools ride along once the backend can carry them
-        return dispatcher.call(role, inputs, task, cwd, writable=writable, key=key)
+        figma = self.plan.figma if design and work.task.figma_url else None
+        return dispatcher.call(
+            role,
+            inputs,
+            task,
+            cwd,
+            writable=writable,
+            key=key,
+            extra_tools=figma.tools if figma else (),
+            mcp_config=str(figma.config) if figma else None,
+        )
 
     def verification_server(self, works: list[TaskWork]) -> Any:
         """One dev server on the run's worktree while design tasks are verified and fixed."""
