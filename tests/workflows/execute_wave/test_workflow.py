@@ -253,3 +253,40 @@ def test_user_work_and_a_tracked_tasks_json_survive_the_fast_forward(wave: Wave)
     assert wave.repo.user_work() == before
     assert wave.statuses() == {"a-1": "done"}
     assert "?? plan/" in wave.repo.git("status", "--porcelain")
+
+
+def test_backpressure_gets_at_most_three_fixer_rounds(wave: Wave) -> None:
+    wave.write_tasks(
+        {
+            "tasks": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}],
+            "backpressureCommand": "grep -q built src/a.py && grep -q built src/b.py",
+        }
+    )
+    script = {
+        "executor/1/implement": implement(1, {"src/a.py": "a = 1\n"}),
+        "executor/2/implement": implement(2, {"src/b.py": "b = 1\n"}),
+        "fixer/wave-1/backpressure-1": fix({"src/a.py": "a = 1  # built\n"}),
+        "fixer/wave-1/backpressure-2": fix({"src/b.py": "b = 1  # built\n"}),
+        "reviewer/1/verify": score(1, scores("logic", 9)),
+        "reviewer/2/verify": score(2, scores("logic", 9)),
+    }
+    result = wave.run(script)
+    assert result.exit_code == 0, result.to_json()
+    assert wave.file("src/b.py") == "b = 1  # built\n"
+    notes = [e.message for e in wave.events if e.kind is EventKind.NOTE]
+    assert "wave 1: the build passes after 2 fixer round(s)" in notes
+
+
+def test_a_build_still_failing_after_three_rounds_fails_every_merged_task(wave: Wave) -> None:
+    wave.write_tasks({"tasks": [{"id": 1, "name": "a"}], "backpressureCommand": "exit 1"})
+    script = {
+        "executor/1/implement": implement(1, {"src/a.py": "a = 1\n"}),
+        **{f"fixer/wave-1/backpressure-{n}": fix({"src/a.py": f"a = {n}\n"}) for n in (1, 2, 3)},
+    }
+    result = wave.run(script)
+    (task,) = result.tasks
+    assert (task.status, task.reason) == ("rolled-back", "backpressure failed")
+    assert wave.backend is not None and wave.backend.unplayed() == []
+    assert wave.file("src/a.py") is None
+    log = Path(result.run_dir) / "context" / "backpressure-1.log"
+    assert log.is_file()
