@@ -290,3 +290,52 @@ def test_a_build_still_failing_after_three_rounds_fails_every_merged_task(wave: 
     assert wave.file("src/a.py") is None
     log = Path(result.run_dir) / "context" / "backpressure-1.log"
     assert log.is_file()
+
+
+def test_a_file_a_passed_task_shares_is_kept_when_the_other_fails(wave: Wave) -> None:
+    lines = [f"line {n}\n" for n in range(1, 21)]
+    base = "".join(lines)
+    wave.repo.path.joinpath("src/shared.py").write_text(base)
+    wave.repo.git("add", "src/shared.py")
+    wave.repo.git("commit", "--quiet", "-m", "shared", "--", "src/shared.py")
+    top = "".join(["line 1 by task 1\n", *lines[1:]])
+    bottom = "".join([*lines[:-1], "line 20 by task 2\n"])
+    wave.write_tasks(
+        {"tasks": [{"id": 1, "name": "top"}, {"id": 2, "name": "bottom"}], "maxRetries": 0}
+    )
+    script = {
+        "executor/1/implement": implement(1, {"src/shared.py": top}),
+        "executor/2/implement": implement(2, {"src/shared.py": bottom, "src/two.py": "t = 2\n"}),
+        "reviewer/1/verify": score(1, scores("logic", 9)),
+        "reviewer/2/verify": score(2, scores("logic", 2)),
+    }
+    result = wave.run(script)
+    assert {t.id: t.status for t in result.tasks} == {"1": "committed", "2": "rolled-back"}
+    (record,) = result.waves
+    assert record.kept == ["src/shared.py"]
+    assert "src/shared.py belongs to a failed and a passed task: not rolled back" in result.warnings
+    assert wave.file("src/two.py") is None  # task 2's own file went back
+    assert wave.file("src/shared.py") == "".join(
+        ["line 1 by task 1\n", *lines[1:-1], "line 20 by task 2\n"]
+    )
+
+
+def test_one_wave_only_and_a_dependency_that_never_ran(wave: Wave) -> None:
+    wave.write_tasks(
+        [
+            {"id": 1, "name": "done before", "status": "done"},
+            {"id": 4, "name": "never ran"},
+            {"id": 2, "name": "after 1", "dependsOn": [1]},
+            {"id": 3, "name": "after 4", "dependsOn": [4]},
+        ]
+    )
+    script = {
+        "executor/2/implement": implement(2, {"src/two.py": "t = 2\n"}),
+        "reviewer/2/verify": score(2, scores("logic", 9)),
+    }
+    result = wave.run(script, wave=2)
+    assert {t.id: (t.status, t.reason) for t in result.tasks} == {
+        "2": ("committed", ""),
+        "3": ("skipped", "dependency 4 is pending"),
+    }
+    assert wave.statuses() == {"1": "done", "4": "pending", "2": "done", "3": "skipped"}
