@@ -26,7 +26,8 @@ try:
     from fixloop.gitrepo import toplevel
     from fixloop.steps.paths import write_paths_file
     from fixloop.workflows.execute_wave import scoring
-    from fixloop.workflows.execute_wave.tasks import TaskFile, WaveSettings, load_plan
+    from fixloop.workflows.execute_wave.tasks import WaveSettings, load_plan
+    from fixloop.workflows.execute_wave.tasks_file import TaskFile
 except ImportError as missing:  # pragma: no cover - depends on the interpreter it is run with
     sys.exit(f"execute_wave.py: needs the fixloop package ({missing}); set FIXLOOP_PYTHON")
 

@@ -10,7 +10,8 @@ import pytest
 from tests.helpers.gitrepo import UserRepo
 
 from fixloop.diagnostics import FixloopError
-from fixloop.workflows.execute_wave.tasks import TaskFile, load_plan
+from fixloop.workflows.execute_wave.tasks import load_plan
+from fixloop.workflows.execute_wave.tasks_file import TaskFile
 
 OK_TASK = {"id": 1, "name": "one"}
 
@@ -174,15 +175,3 @@ def test_the_plan_digest_ignores_what_a_run_writes(user_repo: UserRepo, tmp_path
     assert load_plan(path, user_repo.path).digest == first
     path.write_text(json.dumps([{**OK_TASK, "name": "renamed"}]))
     assert load_plan(path, user_repo.path).digest != first
-
-
-def test_task_file_updates_keep_other_keys_and_remove_on_none(tmp_path: Path) -> None:
-    path = tmp_path / "tasks.json"
-    path.write_text(json.dumps({"tasks": [{"id": 1, "name": "a", "custom": [1]}], "maxRetries": 2}))
-    tasks = TaskFile(path)
-    tasks.update("1", status="failed", lastError="x")
-    tasks.update("1", lastError=None, status="pending")
-    assert json.loads(path.read_text()) == {
-        "tasks": [{"id": 1, "name": "a", "custom": [1], "status": "pending"}],
-        "maxRetries": 2,
-    }

@@ -339,3 +339,26 @@ def test_one_wave_only_and_a_dependency_that_never_ran(wave: Wave) -> None:
         "3": ("skipped", "dependency 4 is pending"),
     }
     assert wave.statuses() == {"1": "done", "4": "pending", "2": "done", "3": "skipped"}
+
+
+def test_what_the_run_writes_is_masked(wave: Wave) -> None:
+    secret = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    wave.write_tasks(
+        {
+            "tasks": [{"id": 1, "name": "a"}],
+            "backpressureCommand": f"echo 'token {secret}'; exit 1",
+            "maxRetries": 0,
+        }
+    )
+    script = {
+        "executor/1/implement": implement(1, {"src/a.py": "a = 1\n"}),
+        **{f"fixer/wave-1/backpressure-{n}": fix({"src/a.py": f"a = {n}\n"}) for n in (1, 2, 3)},
+    }
+    result = wave.run(script)
+    run_dir = Path(result.run_dir)
+    written = [p for p in run_dir.rglob("*") if p.is_file() and p.name != "lock"]
+    assert any(p.name == "backpressure-1.log" for p in written)
+    assert [p for p in written if secret in p.read_text(errors="replace")] == []
+    assert wave.backend is not None
+    fixer = next(c for c in wave.backend.calls if c.key == "fixer/wave-1/backpressure-1")
+    assert "token «masked:github-token»" in fixer.system_prompt  # the log the fixer reads

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fixloop import gitrepo
+from fixloop.masking import mask_text
 from fixloop.schemas.results import FixReport, ScopeExpansionRequest
 from fixloop.steps.paths import path_problem
 from fixloop.workflows.execute_wave import scoring
@@ -81,6 +82,8 @@ def backpressure(flow: ExecuteWave, works: list[TaskWork], wave: int) -> None:
             BACKPRESSURE_COMMAND=command,
             LOG_FILE=str(log),
         )
+        if log.is_file():  # the user's build may print secrets; nothing unmasked stays on disk
+            log.write_text(mask_text(log.read_text(errors="replace")), encoding="utf-8")
         if result.outputs.get("BACKPRESSURE") == "pass":
             if round_number:
                 flow.note(f"wave {wave}: the build passes after {round_number} fixer round(s)")

@@ -4,20 +4,21 @@ Every change goes through `Records.set`, under one lock (parallel executors call
 threads): the task's record in `state.json` (what `--resume` continues from), its keys in
 tasks.json (the seed's state, which the user and the next wave read), then one `item` event for
 the trace and the progress display. Result files the roles wrote are copied into the run's
-folder (`keep`), where they outlive the worktrees.
+folder (`keep`), where they outlive the worktrees; what fixloop writes is masked
+(`fixloop.masking`) first.
 """
 
 from __future__ import annotations
 
-import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from fixloop.masking import mask_text
 from fixloop.runs.state import save_state
 from fixloop.workflows.execute_wave.state import ExecuteWaveState
-from fixloop.workflows.execute_wave.tasks import TaskFile
+from fixloop.workflows.execute_wave.tasks_file import TaskFile
 from fixloop.workflows.kernel.items import ItemStatus
 
 # tasks.json's word for each status an item can end in; the others are `in_progress`.
@@ -56,6 +57,8 @@ class Records:
                 if name in values:
                     setattr(record, name, values[name])
             disk = {key: value for key, value in values.items() if key not in _RECORD_ONLY}
+            if isinstance(disk.get("lastError"), str):  # it may quote a command's output
+                disk["lastError"] = record.reason = mask_text(disk["lastError"])
             if "scores" in values:
                 disk |= {"bestScore": values["total"], "bestScoresJSON": values["scores"]}
             disk["status"] = ON_DISK.get(status, "in_progress")
@@ -74,11 +77,12 @@ class Records:
             save_state(self.run_dir, self.state)
 
     def keep(self, path: Path, name: str) -> None:
-        """A copy of a role's result file in the run's `context/`, if the role wrote one."""
+        """A copy of a role's result file in the run's `context/` (masked), if it wrote one."""
         if path.is_file():
             target = self.run_dir / "context" / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+            text = path.read_text(encoding="utf-8", errors="replace")
+            target.write_text(mask_text(text), encoding="utf-8")
 
     def scratch(self, name: str) -> Path:
         path = self.run_dir / "scratch" / name

@@ -10,13 +10,13 @@ its finished waves are final, the wave it was in is run again.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fixloop.masking import dumps_masked
 from fixloop.runs.state import RunState
 from fixloop.workflows.execute_wave.tasks import id_order
 from fixloop.workflows.kernel.items import ItemStatus
@@ -92,7 +92,7 @@ def write_wave_result(run_dir: Path, record: WaveRecord, raw_ids: dict[str, int 
     target = run_dir / "context" / f"wave-result-{record.wave}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".{target.name}.tmp")
-    temporary.write_text(json.dumps(record.result(raw_ids), indent=2) + "\n", encoding="utf-8")
+    temporary.write_text(dumps_masked(record.result(raw_ids), indent=2) + "\n", encoding="utf-8")
     temporary.replace(target)
     return target
 

@@ -19,16 +19,14 @@ Every other key (description, acceptanceCriteria, techNotes, ...) is handed to t
 Waves are the seed's: a task without dependencies is in wave 1, any other one wave after its
 latest dependency. Bad input (a cycle, an unknown dependency, a duplicate id, a path outside the
 repository, a wrong type) is ONE line naming the task and the key, exit 2, before anything is
-touched. `TaskFile` writes statuses back, whole and atomically, from any thread.
+touched. `tasks_file.TaskFile` writes the statuses back.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -385,41 +383,6 @@ def _waves(tasks: dict[str, dict[str, Any]], refuse: _Refuse) -> dict[str, int]:
     return waves
 
 
-class TaskFile:
-    """tasks.json on disk: statuses and records written back whole (temp file, then rename).
-
-    Each update reads the file fresh and changes only the named task's keys, so the file always
-    holds every task's latest state; a lock keeps parallel executors' updates whole."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-
-    def read(self) -> dict[str, dict[str, Any]]:
-        """Task id → the task as it is on disk now."""
-        data = json.loads(self.path.read_text(encoding="utf-8"))
-        tasks = data if isinstance(data, list) else data["tasks"]
-        return {str(task["id"]): task for task in tasks}
-
-    def update(self, task_id: str, **values: Any) -> None:
-        """Set keys of one task (a value of None removes the key)."""
-        self.update_many({task_id: values})
-
-    def update_many(self, changes: Mapping[str, Mapping[str, Any]]) -> None:
-        with self._lock:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            tasks = data if isinstance(data, list) else data["tasks"]
-            for task in tasks:
-                for key, value in changes.get(str(task["id"]), {}).items():
-                    if value is None:
-                        task.pop(key, None)
-                    else:
-                        task[key] = value
-            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
-            temporary.replace(self.path)
-
-
 __all__ = [
     "DESIGN",
     "FINISHED",
@@ -427,7 +390,6 @@ __all__ = [
     "RUN_FIELDS",
     "STATUSES",
     "Task",
-    "TaskFile",
     "TaskPlan",
     "WaveSettings",
     "id_order",

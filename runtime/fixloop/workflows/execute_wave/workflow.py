@@ -35,7 +35,8 @@ from fixloop.workflows.execute_wave.state import (
     TaskRecord,
     write_wave_result,
 )
-from fixloop.workflows.execute_wave.tasks import TaskFile, WaveSettings, id_order
+from fixloop.workflows.execute_wave.tasks import WaveSettings, id_order
+from fixloop.workflows.execute_wave.tasks_file import TaskFile
 from fixloop.workflows.execute_wave.verify import Verification
 from fixloop.workflows.execute_wave.work import (
     TaskEvents,
