@@ -39,7 +39,7 @@ class FigmaTools:
 
     @property
     def tools(self) -> tuple[str, ...]:
-        """The seed's two: the design's structure and its picture."""
+        """Two of the server's tools: the design's structure and its picture."""
         return tuple(f"mcp__{self.server}__{tool}" for tool in FIGMA_TOOLS)
 
 

@@ -2,7 +2,7 @@
 
 Every change goes through `Records.set`, under one lock (parallel executors call it from their
 threads): the task's record in `state.json` (what `--resume` continues from), its keys in
-tasks.json (the seed's state, which the user and the next wave read), then one `item` event for
+tasks.json (the plan's own state, which the user and the next wave read), then one `item` event for
 the trace and the progress display. Result files the roles wrote are copied into the run's
 folder (`keep`), where they outlive the worktrees; what fixloop writes is masked
 (`fixloop.masking`) first.

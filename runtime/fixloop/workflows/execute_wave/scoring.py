@@ -68,7 +68,7 @@ KEY_ALIASES: Mapping[str, str | None] = {
     "quality": "code_quality",
 }
 MAX_SCORE = 10.0
-# Why a result file cannot be scored (the seed's words), or OK.
+# Why a result file cannot be scored, or OK.
 OK, MISSING_RESULT, PARSE_ERROR, INVALID_SCORES = (
     "OK",
     "MISSING_RESULT",

@@ -5,7 +5,7 @@ task's record as soon as it moves, each wave once it is finished, and `waves_com
 commit after its last finished wave. A stopped run's state is what `--resume` continues from:
 its finished waves are final, the wave it was in is run again.
 
-`context/wave-result-N.json` in the run's folder is the seed's wave result, one per wave.
+`context/wave-result-N.json` in the run's folder is each wave's result, one per wave.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class WaveRecord(_Record):
     commit: str = ""
 
     def result(self, raw_ids: dict[str, int | str]) -> dict[str, Any]:
-        """The seed's wave result (ids as tasks.json writes them)."""
+        """The wave result file's content (ids as tasks.json writes them)."""
 
         def ids(values: list[str]) -> list[int | str]:
             return [raw_ids.get(value, value) for value in sorted(values, key=id_order)]

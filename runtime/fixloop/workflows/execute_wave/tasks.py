@@ -1,7 +1,7 @@
 """tasks.json: the tasks of the waves, checked whole before anything changes, and their statuses.
 
 The file is a JSON list of tasks, or an object `{"tasks": [...], <settings>}` whose settings are
-the seed's configuration keys (`maxRetries`, `devServerCommand`, `backpressureCommand`,
+the configuration keys (`maxRetries`, `devServerCommand`, `backpressureCommand`,
 `verifyThreshold`, `reviewThreshold`, `dimensionThreshold`, `scoreDropTolerance`,
 `maxParallelBrowsers`). A task is an object with at least `id` and `name`; the keys fixloop reads:
 
@@ -16,7 +16,7 @@ the seed's configuration keys (`maxRetries`, `devServerCommand`, `backpressureCo
     wave              optional: a wave later than its dependencies put it in
 
 Every other key (description, acceptanceCriteria, techNotes, ...) is handed to the roles as is.
-Waves are the seed's: a task without dependencies is in wave 1, any other one wave after its
+Waves come from the dependencies: a task without any is in wave 1, any other one wave after its
 latest dependency. Bad input (a cycle, an unknown dependency, a duplicate id, a path outside the
 repository, a wrong type) is ONE line naming the task and the key, exit 2, before anything is
 touched. `tasks_file.TaskFile` writes the statuses back.
@@ -60,9 +60,9 @@ _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
 
 @dataclass(frozen=True)
 class WaveSettings:
-    """The seed's configuration keys, with its defaults."""
+    """The configuration keys, as users write them, with their defaults."""
 
-    maxRetries: int = 5  # the seed's keys, as users write them
+    maxRetries: int = 5
     devServerCommand: str = ""
     backpressureCommand: str = ""
     verifyThreshold: float = 80.0

@@ -1,7 +1,7 @@
 """tasks.json on disk: the run writes each task's status and records back as they change.
 
-The seed keeps every loop variable in this file (`fe-tools tasks update`); so does fixloop, whole
-and atomically (a temporary file, then a rename), from any thread.
+Every loop variable a person or the next wave reads lives in this file, written whole and
+atomically (a temporary file, then a rename), from any thread.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
   trace and the progress display can tell parallel executors' events apart; each task's events
   are emitted by one thread at a time, in order, and the stream keeps every event whole.
 - `TaskSteps`: the run, as a document step sees it, with the task's id stamped on its events.
-- `batches`: the seed's batching of design and logic tasks.
+- `batches`: design tasks in batches of `maxParallelBrowsers`, logic tasks with the first.
 """
 
 from __future__ import annotations
