@@ -17,6 +17,7 @@ from typing import Any
 
 from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend
 from fixloop.agents.budget import BudgetedBackend, RunBudget
+from fixloop.agents.toolbox import Toolbox
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.inputs import InputError, coerce_inputs
 from fixloop.documents.pack import Pack
@@ -37,6 +38,7 @@ def build_request(
     max_cost_usd: float | None = None,
     extra_tools: Sequence[str] = (),
     mcp_config: str | None = None,
+    toolbox: Toolbox | None = None,
 ) -> AgentRequest:
     """The request for `role`; raises FixloopError (file:line) when the inputs do not fit it."""
     agent = pack.agent(role)
@@ -61,6 +63,7 @@ def build_request(
         timeout_s=timeout_s,
         key=key or spec.name,
         mcp_config=mcp_config,
+        toolbox=toolbox,
     )
 
 
@@ -89,10 +92,12 @@ class Dispatcher:
         key: str = "",
         extra_tools: Sequence[str] = (),
         mcp_config: str | None = None,
+        toolbox: Toolbox | None = None,
     ) -> AgentOutcome:
         request = build_request(
             self.pack, role, inputs, task, cwd, writable=writable, key=key,
             timeout_s=self.timeout_s, extra_tools=extra_tools, mcp_config=mcp_config,
+            toolbox=toolbox,
         )  # fmt: skip
         started = time.monotonic()
         outcome = self.backend.dispatch(request)

@@ -16,11 +16,13 @@ from types import ModuleType
 
 from fixloop import __version__
 from fixloop.cli import (
+    bench_command,
     browser_command,
     check_command,
     demo_command,
     execute_wave_command,
     fix_findings_command,
+    fix_issue_command,
     pack_commands,
     review_fix_command,
     step_commands,
@@ -33,9 +35,11 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     fix_findings_command,
     review_fix_command,
     execute_wave_command,
+    fix_issue_command,
     check_command,
     demo_command,
     browser_command,
+    bench_command,
 )
 
 

@@ -65,6 +65,7 @@ def test_the_projects_figma_server_is_handed_to_design_roles_only(wave: Wave) ->
 
 def test_the_claude_backend_passes_the_server_and_its_tools_to_claude_code(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"figma": {"type": "http", "url": "http://x"}}}))
     request = AgentRequest(
         role="executor",
         system_prompt="x",
@@ -77,6 +78,6 @@ def test_the_claude_backend_passes_the_server_and_its_tools_to_claude_code(tmp_p
     )
     backend = ClaudeBackend(sandbox_bash=False)
     options = backend._options(request, _Call(WriteScope.create(tmp_path)))
-    assert options.mcp_servers == str(config)
+    assert options.mcp_servers == {"figma": {"type": "http", "url": "http://x"}}
     assert set(FIGMA_TOOLS) <= set(options.allowed_tools)
     assert options.tools == ["Edit", "Read"]
