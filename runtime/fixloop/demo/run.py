@@ -1,4 +1,5 @@
-"""`fixloop demo`: build the example repositories, run review-fix, fix-findings and execute-wave.
+"""`fixloop demo`: build the example repositories, run review-fix, fix-findings, fix-engine and
+execute-wave on them, report.
 
 Everything is real except the model: the workflows, their document steps, git, worktrees, bash and
 the example's own tests (run before and after with `python -m unittest`). The model is the
@@ -21,6 +22,7 @@ from rich.console import Console
 
 from fixloop.agents.backend import Backend
 from fixloop.agents.scripted import ScriptedBackend
+from fixloop.demo import fix_engine as fix_engine_case
 from fixloop.demo.example import REVIEW_PATH, build_example
 from fixloop.demo.execute_wave import (
     EXECUTE_WAVE_SCRIPT,
@@ -36,6 +38,7 @@ from fixloop.events import Event, EventKind, EventStream
 from fixloop.reviews.model import FixScope
 from fixloop.schemas.results import FixVerifyLoopOutput
 from fixloop.workflows.execute_wave import ExecuteWaveResult
+from fixloop.workflows.fix_engine import FixEngineResult
 from fixloop.workflows.fix_findings import FixFindingsOptions, run_fix_findings
 from fixloop.workflows.kernel.workflow import Context
 from fixloop.workflows.review_fix import ReviewFixOptions, ReviewFixResult, run_review_fix
@@ -82,6 +85,7 @@ class DemoResult:
     review_fix: ReviewFixResult | None = None
     fix_findings: FixVerifyLoopOutput | None = None
     fix_findings_output: Path | None = None
+    fix_engine: FixEngineResult | None = None
     commits: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     backend: str = "scripted"  # who played the roles: "scripted", or a real model's backend
@@ -148,6 +152,7 @@ def run_demo(
     review_script = _write_json(directory / "model" / "review-fix.json", REVIEW_FIX_SCRIPT)
     findings_script = _write_json(directory / "model" / "fix-findings.json", FIX_FINDINGS_SCRIPT)
     findings = _write_json(directory / "findings.json", FINDINGS)
+    _write_json(directory / "model" / "fix-engine.json", fix_engine_case.SCRIPT)
     wave_script = _write_json(directory / "model" / "execute-wave.json", EXECUTE_WAVE_SCRIPT)
     with display_for(console) as display:
         display.stage("building the example repository")
@@ -172,6 +177,8 @@ def run_demo(
         result.fix_findings_output = _write_json(
             directory / "fix-findings-output.json", result.fix_findings.model_dump(mode="json")
         )
+        display.stage("fix-engine: a mini-PRD's criteria, each built and verified, <= 3 tries")
+        result.fix_engine = fix_engine_case.run_case(repo, pack, backend, events)
         display.stage("running the example's tests (after)")
         result.tests_after = run_unit_tests(repo)
         display.note(f"tests after: {result.tests_after.describe()}")
@@ -181,7 +188,9 @@ def run_demo(
         wave_backend = backend or ScriptedBackend.from_file(wave_script)
         result.execute_wave = run_wave_demo(tasks, result.wave_repo, pack, wave_backend, events)
     result.commits = _git(repo, "log", "--reverse", "--format=%h %s", f"{base}..HEAD").splitlines()
-    result.problems = self_check(result)
+    scripted = result.backend == "scripted"
+    engine = fix_engine_case.self_check(result.fix_engine, repo, scripted=scripted)
+    result.problems = self_check(result) + engine
     if result.execute_wave is not None and result.wave_repo is not None:
         result.problems += check_wave(result.execute_wave, result.wave_repo)
     return result

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from fixloop.demo.execute_wave import wave_summary_lines
+from fixloop.demo.fix_engine import summary_lines as fix_engine_summary
 from fixloop.demo.run import DemoResult
 from fixloop.workflows.kernel.items import ItemStatus
 
@@ -41,6 +42,8 @@ def summary_lines(result: DemoResult) -> list[str]:
             f"                finding {item.id}: escalated after {len(item.attempts)} attempt(s)"
             for item in findings.escalated
         ]
+    if result.fix_engine is not None:
+        lines += fix_engine_summary(result.fix_engine)
     if result.execute_wave is not None:
         lines += wave_summary_lines(result.execute_wave)
     after = result.tests_after.describe() if result.tests_after else "not run"
