@@ -1,11 +1,12 @@
-"""workflows/execute-wave.md, run step by step with the real runner on a real repository.
+"""workflows/execute-wave.md's own steps, one at a time, as `fixloop step run` runs them by hand.
 
-Only the executors are faked: their worktree edits and result files are written by the test.
+A run's worktree and two task worktrees are made with git-protocol's `setup-worktree` (the task
+ones run in the run's worktree, as execute-wave does); then the document's steps merge, remove,
+checkpoint and resume on a real repository holding the user's work in progress.
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -14,130 +15,188 @@ import pytest
 from tests.conftest import REPO_ROOT
 from tests.helpers.gitrepo import UserRepo
 
-TASKS = [
-    {"id": "1", "name": "adds b", "wave": 1, "status": "pending", "dependsOn": []},
-    {"id": "2", "name": "edits a", "wave": 1, "status": "pending", "dependsOn": []},
-    {"id": "3", "name": "broken result", "wave": 1, "status": "pending", "dependsOn": []},
-    {"id": "4", "name": "after 3", "wave": 2, "status": "pending", "dependsOn": ["3"]},
-]
+RUN = "r1"
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
-    ).stdout
-
-
-def step(repo: Path, name: str, **inputs: str) -> tuple[int, dict[str, str], str]:
-    argv = [
-        sys.executable,
-        "-m",
-        "fixloop",
-        "step",
-        "run",
-        "execute-wave",
-        name,
-        "--repo",
-        str(repo),
-    ]
-    for key, value in {"TASKS_FILE": "tasks.json", **inputs}.items():
+def step(cwd: Path, workflow: str, name: str, **inputs: str) -> tuple[int, dict[str, str], str]:
+    argv = [sys.executable, "-m", "fixloop", "step", "run", workflow, name, "--repo", str(cwd)]
+    for key, value in inputs.items():
         argv += ["--input", f"{key}={value}"]
     done = subprocess.run(
-        argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False
+        argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False
     )
-    outputs: dict[str, str] = {}
-    for line in done.stdout.splitlines():
-        key, _, value = line.partition("=")
-        outputs[key] = value
+    outputs = dict(line.partition("=")[::2] for line in done.stdout.splitlines() if "=" in line)
     return done.returncode, outputs, done.stderr
 
 
+def worktree(cwd: Path, run_id: str) -> Path:
+    code, out, err = step(cwd, "git-protocol", "setup-worktree", RUN_ID=run_id)
+    assert code == 0, err
+    return Path(out["WORKTREE"])
+
+
+def commit_in(tree: Path, path: str, text: str) -> None:
+    (tree / path).parent.mkdir(parents=True, exist_ok=True)
+    (tree / path).write_text(text)
+    listed = tree.parent / f"{tree.name}.paths"
+    listed.write_bytes(path.encode() + b"\0")
+    code, _, err = step(
+        tree,
+        "git-protocol",
+        "commit-paths",
+        WORKTREE=str(tree),
+        PATHS_FILE=str(listed),
+        MESSAGE=f"task work on {path}",
+    )
+    assert code == 0, err
+
+
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    path.mkdir()
-    git(path, "init", "--quiet", "--initial-branch=main")
-    (path / "a.txt").write_text("a\n")
-    (path / "c.txt").write_text("c\n")
-    git(path, "add", "a.txt", "c.txt")
-    git(path, "commit", "--quiet", "-m", "initial")
-    (path / "a.txt").write_text("a\nthe user's unstaged line\n")
-    (path / "notes.txt").write_text("the user's untracked notes\n")
-    (path / "tasks.json").write_text(json.dumps(TASKS))
-    return path
+def run_tree(user_repo: UserRepo) -> Path:
+    return worktree(user_repo.path, RUN)
 
 
-def test_a_wave_merges_fails_closed_cleans_up_and_commits_only_its_files(repo: Path) -> None:
-    code, out, _ = step(repo, "load-tasks")
-    assert (code, out["BRANCH"], out["WAVES"]) == (0, "main", "1 2")
-    code, out, _ = step(repo, "wave-tasks", WAVE="1")
-    assert out["TASK_IDS"] == "1 2 3"
-    worktrees = {}
-    for task in ("1", "2", "3"):
-        code, out, _ = step(repo, "task-worktree", WAVE="1", TASK_ID=task)
-        assert code == 0
-        worktrees[task] = Path(out["WORKTREE"])
-    # The executors: task 1 adds a file, task 2 edits the file the user is editing, task 3
-    # writes an unparsable result.
-    (worktrees["1"] / "b.txt").write_text("b\n")
-    (worktrees["2"] / "a.txt").write_text("task 2's a\n")
-    context = repo / ".fixloop" / "waves" / "context"
-    (context / "impl-result-1.json").write_text('{"id": "1", "status": "done"}')
-    (context / "impl-result-2.json").write_text('{"id": "2", "status": "done"}')
-    (context / "impl-result-3.json").write_text("not json")
-    assert step(repo, "baseline", WAVE="1")[0] == 0
-
-    merged = {task: step(repo, "merge-task", WAVE="1", TASK_ID=task)[1] for task in ("1", "2", "3")}
-    assert (merged["1"]["MERGED"], merged["1"]["FILES_MODIFIED"]) == ("yes", "b.txt")
-    assert (merged["2"]["MERGED"], merged["2"]["MERGE_ERROR"]) == (
-        "no",
-        "merge refused or conflicted",
+def task_commit(tree: Path, run_id: str, task_id: str, path: str, text: str) -> str:
+    """The task's work as one commit, as execute-wave makes it: checkpoint-task in its worktree."""
+    (tree / path).write_text(text)
+    listed = tree.parent / f"{tree.name}.paths"
+    listed.write_bytes(path.encode() + b"\0")
+    code, out, err = step(
+        tree,
+        "execute-wave",
+        "checkpoint-task",
+        RUN_ID=run_id,
+        WORKTREE=str(tree),
+        TASK_ID=task_id,
+        PATHS_FILE=str(listed),
+        MESSAGE=f"task {task_id}: $(touch pwned)",
     )
-    assert (merged["3"]["MERGED"], merged["3"]["MERGE_ERROR"]) == (
-        "no",
-        "implementation result invalid",
-    )
-    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
-    assert git(repo, "branch", "--list", "fixloop/*") == ""
-    assert not list((repo / ".fixloop" / "waves" / "worktrees").glob("*.sentinel"))
-    assert (repo / "a.txt").read_text() == "a\nthe user's unstaged line\n"
-
-    # Task 1 fails verification after all: roll it back, then commit the wave.
-    tasks = json.loads((repo / "tasks.json").read_text())
-    tasks[0]["filesModified"] = ["b.txt"]
-    (repo / "tasks.json").write_text(json.dumps(tasks))
-    assert step(repo, "rollback-failed", WAVE="1", FAILED_IDS="1", PASSED_IDS="")[0] == 0
-    message = "feat: wave 1 $(touch pwned) `id` 'quoted'"
-    code, out, _ = step(repo, "commit-passed", WAVE="1", PASSED_IDS="", MESSAGE=message)
-    assert (code, out["COMMITTED"]) == (0, "yes")
-    assert git(repo, "log", "-1", "--format=%s") == message + "\n"
-    assert git(repo, "show", "--name-status", "--format=", "HEAD") == "D\tb.txt\n"
-    assert not (repo / "pwned").exists()
-    assert (
-        git(repo, "status", "--porcelain", "--", "a.txt", "notes.txt") == " M a.txt\n?? notes.txt\n"
-    )
-    assert git(repo, "tag", "--list", "fixloop-*") == ""
+    assert code == 0, err
+    return out["CHECKPOINT"]
 
 
-def test_a_staged_index_or_a_detached_head_is_refused_before_anything(
-    repo: Path, user_repo: UserRepo
+def test_merge_by_id_a_conflict_is_aborted_and_remove_task_cleans_up(
+    user_repo: UserRepo, run_tree: Path
 ) -> None:
-    (user_repo.path / "tasks.json").write_text(json.dumps(TASKS))
     before = user_repo.user_work()
-    code, _, err = step(user_repo.path, "load-tasks")
-    assert code != 0 and "staged changes" in err
+    first, second = worktree(run_tree, f"{RUN}-task-1"), worktree(run_tree, f"{RUN}-task-2")
+    base = user_repo.git("-C", str(first), "rev-parse", "HEAD")
+    one = task_commit(
+        first, f"{RUN}-task-1", "1", "src/app.py", "def add(a, b):\n    return a + b\n"
+    )
+    two = task_commit(
+        second, f"{RUN}-task-2", "2", "src/app.py", "def add(a, b):\n    return b + a\n"
+    )
+    assert user_repo.git("-C", str(first), "rev-parse", "HEAD") == base  # the branch stays
+    inputs = {"WORKTREE": str(run_tree)}
+    code, out, _ = step(
+        run_tree, "execute-wave", "merge-task", **inputs, TASK_ID="1", TASK_COMMIT=one
+    )
+    assert (code, out["MERGED"]) == (0, "yes")
+    code, out, _ = step(
+        run_tree, "execute-wave", "merge-task", **inputs, TASK_ID="2", TASK_COMMIT=two
+    )
+    assert (code, out["MERGED"]) == (0, "no") and "conflicted" in out["MERGE_ERROR"]
+    status = user_repo.git("-C", str(run_tree), "status", "--porcelain")
+    assert status == ""  # the conflicted merge was aborted; the first merge stands
+    assert "return a + b" in (run_tree / "src/app.py").read_text()
+    assert user_repo.git("-C", str(run_tree), "log", "-2", "--format=%s").splitlines() == [
+        "merge: task 1 implementation",
+        "task 1: $(touch pwned)",
+    ]
+    for task in ("1", "2"):
+        code, out, _ = step(
+            run_tree, "execute-wave", "remove-task", TASK_RUN_ID=f"{RUN}-task-{task}"
+        )
+        assert (code, out["REMOVED"]) == (0, "yes")
+    assert user_repo.worktrees()[1:] == [str(run_tree)]
+    assert user_repo.branches() == ["fixloop/run/r1", "main"]
+    assert user_repo.git("tag", "--list", f"fixloop/{RUN}-task-*") == ""
+    assert sorted(p.name for p in (user_repo.path / ".git/fixloop/sentinels").iterdir()) == [RUN]
     assert user_repo.user_work() == before
-    git(repo, "checkout", "--quiet", "--detach")
-    code, _, err = step(repo, "load-tasks")
-    assert code != 0 and "HEAD is detached" in err
-    assert not (repo / ".fixloop").exists()
+    assert not list(user_repo.path.parent.rglob("pwned"))
+    # Removing again finds nothing, and says so.
+    assert step(run_tree, "execute-wave", "remove-task", TASK_RUN_ID=f"{RUN}-task-1")[1] == {
+        "REMOVED": "no"
+    }
 
 
-def test_a_failing_merge_step_still_removes_the_task_worktree(repo: Path) -> None:
-    code, out, _ = step(repo, "task-worktree", WAVE="1", TASK_ID="1")
-    assert code == 0
-    # No baseline tag: merge-task refuses to merge, and its EXIT trap still cleans up.
-    code, _, _ = step(repo, "merge-task", WAVE="1", TASK_ID="1")
-    assert code != 0
-    assert not Path(out["WORKTREE"]).exists()
-    assert git(repo, "branch", "--list", "fixloop/*") == ""
+def test_a_checkpoint_is_a_run_tag_and_moves_nothing(user_repo: UserRepo, run_tree: Path) -> None:
+    (run_tree / "src/app.py").write_text("checkpointed\n")
+    (run_tree / "src/new.py").write_text("new\n")
+    (run_tree / "README.md").write_text("not the task's\n")
+    head = user_repo.git("-C", str(run_tree), "rev-parse", "HEAD")
+    index = user_repo.git("-C", str(run_tree), "ls-files", "-s")
+    listed = run_tree.parent / "paths"
+    listed.write_bytes(b"src/app.py\0src/new.py\0src/gone.py\0")
+    code, out, err = step(
+        run_tree,
+        "execute-wave",
+        "checkpoint-task",
+        RUN_ID=RUN,
+        WORKTREE=str(run_tree),
+        TASK_ID="7",
+        PATHS_FILE=str(listed),
+    )
+    assert code == 0, err
+    tag = f"refs/tags/fixloop/{RUN}/checkpoint-7"
+    assert user_repo.git("rev-parse", tag).strip() == out["CHECKPOINT"]
+    assert user_repo.git("show", f"{tag}:src/app.py") == "checkpointed\n"
+    assert user_repo.git("show", f"{tag}:src/new.py") == "new\n"
+    assert user_repo.git("show", f"{tag}:README.md") == "# demo\n\nA small project.\n"
+    assert user_repo.git("-C", str(run_tree), "rev-parse", "HEAD") == head
+    assert user_repo.git("-C", str(run_tree), "ls-files", "-s") == index
+
+
+def test_resume_fast_forwards_only_and_refuses_a_moved_branch(
+    user_repo: UserRepo, run_tree: Path
+) -> None:
+    before = user_repo.user_work()
+    commit_in(run_tree, "src/wave1.py", "done = True\n")
+    waves = user_repo.git("-C", str(run_tree), "rev-parse", "HEAD").strip()
+    code, out, err = step(user_repo.path, "execute-wave", "resume-run", WAVES_COMMIT=waves)
+    assert (code, out["BRANCH"]) == (0, "main"), err
+    assert user_repo.head() == waves and user_repo.user_work() == before
+    # The user commits; the next resume refuses to move anything.
+    commit_in(run_tree, "src/wave2.py", "more = True\n")
+    later = user_repo.git("-C", str(run_tree), "rev-parse", "HEAD").strip()
+    user_repo.git("commit", "--quiet", "-m", "user: meanwhile")  # their staged hunk
+    tip = user_repo.head()
+    code, _, err = step(user_repo.path, "execute-wave", "resume-run", WAVES_COMMIT=later)
+    assert code == 1 and "main moved since the stopped run began" in err
+    assert user_repo.head() == tip
+
+
+def test_backpressure_runs_the_users_command_as_data(user_repo: UserRepo, run_tree: Path) -> None:
+    log = run_tree.parent / "build.log"
+    command = 'echo "it\'s $(echo fine)" && test -f src/app.py'
+    code, out, _ = step(
+        run_tree,
+        "execute-wave",
+        "backpressure",
+        WORKTREE=str(run_tree),
+        BACKPRESSURE_COMMAND=command,
+        LOG_FILE=str(log),
+    )
+    assert (code, out["BACKPRESSURE"], log.read_text()) == (0, "pass", "it's fine\n")
+    code, out, _ = step(
+        run_tree,
+        "execute-wave",
+        "backpressure",
+        WORKTREE=str(run_tree),
+        BACKPRESSURE_COMMAND="echo broken >&2; exit 3",
+        LOG_FILE=str(log),
+    )
+    assert (code, out["BACKPRESSURE"], log.read_text()) == (0, "fail", "broken\n")
+
+
+def test_the_documents_contracts_hold() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "fixloop", "check", "workflows/execute-wave.md"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

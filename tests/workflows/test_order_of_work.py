@@ -31,6 +31,7 @@ from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.order import Mention, order_of_work
 from fixloop.documents.pack import Pack
 from fixloop.events import Event, EventKind, EventStream
+from fixloop.workflows.execute_wave import ExecuteWave, ExecuteWaveOptions
 from fixloop.workflows.fix_engine import FixEngine
 from fixloop.workflows.fix_findings import FixFindings, FixFindingsOptions
 from fixloop.workflows.fix_issue import FixIssue, FixIssueOptions, IssueStatus
@@ -38,7 +39,7 @@ from fixloop.workflows.kernel.workflow import PROTOCOL, Context, Workflow, imple
 from fixloop.workflows.review import Review, ReviewOptions
 from fixloop.workflows.review_fix import ReviewFix, ReviewFixOptions
 
-WORKFLOWS: list[type[Workflow]] = [ReviewFix, FixFindings, FixEngine, FixIssue, Review]
+WORKFLOWS: list[type[Workflow]] = [ReviewFix, FixFindings, ExecuteWave, FixEngine, FixIssue, Review]
 
 
 def _steps(loaded: Pack, name: str) -> set[str]:
@@ -140,6 +141,31 @@ def _fix_findings_run(tmp_path: Path) -> list[Event]:
     return events
 
 
+def _execute_wave_run(tmp_path: Path) -> list[Event]:
+    from tests.workflows.execute_wave.scripts import fix, implement, score, scores
+
+    user = make_user_repo(tmp_path / "repo")
+    tasks = {
+        "tasks": [{"id": 1, "name": "mul"}, {"id": 2, "name": "after mul", "dependsOn": [1]}],
+        "backpressureCommand": "true",
+    }
+    (tmp_path / "tasks.json").write_text(json.dumps(tasks), encoding="utf-8")
+    script = {
+        "executor/1/implement": implement(1, {"src/mul.py": "def mul(a, b):\n    return a\n"}),
+        "reviewer/1/verify": score(1, scores("logic", 5)),
+        "fixer/1/attempt-1": fix({"src/mul.py": "def mul(a, b):\n    return a * b\n"}),
+        "reviewer/1/attempt-1": score(1, scores("logic", 9)),
+        "executor/2/implement": implement(2, {"src/use.py": "from src.mul import mul\n"}),
+        "reviewer/2/verify": score(2, scores("logic", 9)),
+    }
+    events: list[Event] = []
+    context = Context(pack(), ScriptedBackend(script), EventStream(events.append))
+    options = ExecuteWaveOptions(tasks=tmp_path / "tasks.json", repo=user.path)
+    result = ExecuteWave(context, options).run()
+    assert result.exit_code == 0, result.to_json()
+    return events
+
+
 def _fix_engine_run(tmp_path: Path) -> list[Event]:
     # One item passes on its second attempt, the other fails three times: escalated.
     repo = fix_engine_scenario.make_section_repo(tmp_path / "repo")
@@ -190,6 +216,7 @@ def _review_run(tmp_path: Path) -> list[Event]:
 RUNS: dict[str, Callable[[Path], list[Event]]] = {
     "review-fix": _review_fix_run,
     "fix-findings": _fix_findings_run,
+    "execute-wave": _execute_wave_run,
     "fix-engine": _fix_engine_run,
     "fix-issue": _fix_issue_run,
     "review": _review_run,

@@ -57,6 +57,9 @@ class AgentRequest:
     key: str = ""
     # Tools the workflow lends this call (`agents/toolbox.py`); None: the role's tools only.
     toolbox: Toolbox | None = field(default=None, compare=False, repr=False)
+    # An MCP config file (`{"mcpServers": ...}`) whose servers the call may use (Figma's, for a
+    # design task); their tools are among `tools`.
+    mcp_config: str | None = None
 
 
 @dataclass(frozen=True)

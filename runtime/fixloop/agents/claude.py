@@ -323,6 +323,17 @@ def _error_outcome(exc: Exception, call: _Call, usage: Usage) -> AgentOutcome:
     return _inconclusive(reason, detail.splitlines()[0], usage, call)
 
 
+def configured_servers(path: str | None) -> dict[str, Any]:
+    """The `mcpServers` of an MCP config file (Claude Code's format); {} without one."""
+    if not path:
+        return {}
+    try:
+        servers = json.loads(Path(path).read_text(encoding="utf-8")).get("mcpServers")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return dict(servers) if isinstance(servers, dict) else {}
+
+
 class ClaudeBackend:
     """Dispatches a role call to Claude Code. Thread-safe: each call runs its own event loop."""
 
@@ -358,12 +369,15 @@ class ClaudeBackend:
         )
         write_matcher = "|".join(sorted({*WRITE_TOOLS, *call.replaced}))
         toolbox = request.toolbox
+        servers = configured_servers(request.mcp_config)  # the user's (Figma's, say)
+        if toolbox is not None:
+            servers[TOOL_SERVER] = tool_server(toolbox)
         return ClaudeAgentOptions(
             system_prompt=request.system_prompt,
             tools=base_tools,
             allowed_tools=list(request.tools),
             permission_mode="default",
-            mcp_servers={TOOL_SERVER: tool_server(toolbox)} if toolbox is not None else {},
+            mcp_servers=servers,
             can_use_tool=call.can_use_tool,
             hooks={"PreToolUse": [HookMatcher(matcher=write_matcher, hooks=[call.pre_tool_use])]},
             model=None if request.model == "inherit" else request.model,

@@ -36,6 +36,8 @@ def build_request(
     key: str = "",
     timeout_s: float | None = None,
     max_cost_usd: float | None = None,
+    extra_tools: Sequence[str] = (),
+    mcp_config: str | None = None,
     toolbox: Toolbox | None = None,
 ) -> AgentRequest:
     """The request for `role`; raises FixloopError (file:line) when the inputs do not fit it."""
@@ -51,7 +53,7 @@ def build_request(
         role=spec.name,
         system_prompt=render_template(agent.source, values),
         task=task,
-        tools=tuple(spec.tools),
+        tools=(*spec.tools, *extra_tools),  # extra: an MCP server's, for this call only
         model=spec.model,
         output_schema=spec.fixloop.output,
         cwd=cwd,
@@ -60,6 +62,7 @@ def build_request(
         max_cost_usd=max_cost_usd,
         timeout_s=timeout_s,
         key=key or spec.name,
+        mcp_config=mcp_config,
         toolbox=toolbox,
     )
 
@@ -87,11 +90,14 @@ class Dispatcher:
         *,
         writable: Sequence[str] | None = None,
         key: str = "",
+        extra_tools: Sequence[str] = (),
+        mcp_config: str | None = None,
         toolbox: Toolbox | None = None,
     ) -> AgentOutcome:
         request = build_request(
             self.pack, role, inputs, task, cwd, writable=writable, key=key,
-            timeout_s=self.timeout_s, toolbox=toolbox,
+            timeout_s=self.timeout_s, extra_tools=extra_tools, mcp_config=mcp_config,
+            toolbox=toolbox,
         )  # fmt: skip
         started = time.monotonic()
         outcome = self.backend.dispatch(request)

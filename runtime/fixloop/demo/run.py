@@ -1,5 +1,5 @@
-"""`fixloop demo`: build the example repository, run review-fix, fix-findings and fix-engine on
-it, report.
+"""`fixloop demo`: build the example repositories, run review-fix, fix-findings, fix-engine and
+execute-wave on them, report.
 
 Everything is real except the model: the workflows, their document steps, git, worktrees, bash and
 the example's own tests (run before and after with `python -m unittest`). The model is the
@@ -24,6 +24,12 @@ from fixloop.agents.backend import Backend
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.demo import fix_engine as fix_engine_case
 from fixloop.demo.example import REVIEW_PATH, build_example
+from fixloop.demo.execute_wave import (
+    EXECUTE_WAVE_SCRIPT,
+    build_wave_example,
+    check_wave,
+    run_wave_demo,
+)
 from fixloop.demo.model import FINDINGS, FIX_FINDINGS_SCRIPT, REVIEW_FIX_SCRIPT
 from fixloop.demo.progress import Display, display_for
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity
@@ -31,6 +37,7 @@ from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.reviews.model import FixScope
 from fixloop.schemas.results import FixVerifyLoopOutput
+from fixloop.workflows.execute_wave import ExecuteWaveResult
 from fixloop.workflows.fix_engine import FixEngineResult
 from fixloop.workflows.fix_findings import FixFindingsOptions, run_fix_findings
 from fixloop.workflows.kernel.workflow import Context
@@ -82,6 +89,8 @@ class DemoResult:
     commits: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     backend: str = "scripted"  # who played the roles: "scripted", or a real model's backend
+    execute_wave: ExecuteWaveResult | None = None
+    wave_repo: Path | None = None  # execute-wave's own example repository
 
     @property
     def ok(self) -> bool:
@@ -144,6 +153,7 @@ def run_demo(
     findings_script = _write_json(directory / "model" / "fix-findings.json", FIX_FINDINGS_SCRIPT)
     findings = _write_json(directory / "findings.json", FINDINGS)
     _write_json(directory / "model" / "fix-engine.json", fix_engine_case.SCRIPT)
+    wave_script = _write_json(directory / "model" / "execute-wave.json", EXECUTE_WAVE_SCRIPT)
     with display_for(console) as display:
         display.stage("building the example repository")
         build_example(repo)
@@ -172,10 +182,17 @@ def run_demo(
         display.stage("running the example's tests (after)")
         result.tests_after = run_unit_tests(repo)
         display.note(f"tests after: {result.tests_after.describe()}")
+        display.stage("execute-wave: two waves of tasks, parallel executors, one commit a wave")
+        result.wave_repo = directory / "calc"
+        tasks = build_wave_example(result.wave_repo)
+        wave_backend = backend or ScriptedBackend.from_file(wave_script)
+        result.execute_wave = run_wave_demo(tasks, result.wave_repo, pack, wave_backend, events)
     result.commits = _git(repo, "log", "--reverse", "--format=%h %s", f"{base}..HEAD").splitlines()
     scripted = result.backend == "scripted"
     engine = fix_engine_case.self_check(result.fix_engine, repo, scripted=scripted)
     result.problems = self_check(result) + engine
+    if result.execute_wave is not None and result.wave_repo is not None:
+        result.problems += check_wave(result.execute_wave, result.wave_repo)
     return result
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
+from fixloop.demo.execute_wave import wave_summary_lines
 from fixloop.demo.fix_engine import summary_lines as fix_engine_summary
 from fixloop.demo.run import DemoResult
 from fixloop.workflows.kernel.items import ItemStatus
@@ -43,6 +44,8 @@ def summary_lines(result: DemoResult) -> list[str]:
         ]
     if result.fix_engine is not None:
         lines += fix_engine_summary(result.fix_engine)
+    if result.execute_wave is not None:
+        lines += wave_summary_lines(result.execute_wave)
     after = result.tests_after.describe() if result.tests_after else "not run"
     lines += [
         f"tests         before: {result.tests_before.describe()}    after: {after}",
@@ -54,6 +57,8 @@ def summary_lines(result: DemoResult) -> list[str]:
         lines.append(f"                {result.repo / review_fix.report_path}")
     if result.fix_findings_output is not None:
         lines.append(f"                {result.fix_findings_output}")
+    if result.execute_wave is not None:
+        lines.append(f"                {result.execute_wave.run_dir} (execute-wave's run)")
     lines += [
         f"                {result.repo / '.git' / 'fixloop' / 'runs'} (every step and agent call)",
         f"the model     {result.directory / 'model'}"

@@ -6,6 +6,8 @@ its sentinel `sentinels/R` (or a half-written `sentinels/R.tmp`), a worktree reg
 live (its runtime holds `runs/R/lock`); otherwise the document's `recover-run` step removes what it
 can, keeps any temp branch holding commits the user's branch does not have, and removes the
 sentinel last. Python only *finds* runs here (read-only git); every change is made by the step.
+A dead run's dev servers (a design task's, recorded in its folder) are stopped first: they run in
+the worktrees about to be removed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fixloop.browser.devserver import stop_leftovers
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.gitrepo import state_dir_of
 from fixloop.runs.run import RUN_ID_PATTERN, Run, is_live, list_runs, mark_recovered
@@ -85,13 +88,14 @@ class RecoveryReport:
     recovered: list[Recovered] = field(default_factory=list)
     live: list[str] = field(default_factory=list)
     stopped: list[Stopped] = field(default_factory=list)
+    dev_servers: list[str] = field(default_factory=list)  # the dead runs' dev servers stopped
 
     @property
     def ok(self) -> bool:
         return all(item.error is None for item in self.recovered)
 
     def lines(self) -> list[str]:
-        lines = [item.describe() for item in self.recovered]
+        lines = list(self.dev_servers) + [item.describe() for item in self.recovered]
         lines += [f"run {run_id}: still running; left alone" for run_id in self.live]
         lines += [item.describe() for item in self.stopped]
         return lines or ["nothing to recover"]
@@ -102,6 +106,7 @@ class RecoveryReport:
             "recovered": [asdict(item) for item in self.recovered],
             "live": self.live,
             "stopped": [asdict(item) for item in self.stopped],
+            "dev_servers": self.dev_servers,
         }
 
 
@@ -156,7 +161,7 @@ def recover(
 ) -> RecoveryReport:
     """Recover every dead run of the repository at `repo` (never `run` itself, never a live one)."""
     state_dir = run.state_dir if run else state_dir_of(repo)
-    report = RecoveryReport()
+    report = RecoveryReport(dev_servers=stop_dead_dev_servers(state_dir, run))
     for run_id in sorted(leftover_run_ids(repo, state_dir)):
         if (run is not None and run_id == run.id) or is_live(state_dir / "runs" / run_id):
             report.live.append(run_id)
@@ -186,6 +191,18 @@ def recover(
     handled = {item.run_id for item in report.recovered} | set(report.live)
     report.stopped = stopped_runs_to_resume(state_dir, handled | ({run.id} if run else set()))
     return report
+
+
+def stop_dead_dev_servers(state_dir: Path, run: Run | None = None) -> list[str]:
+    """Stop the dev servers recorded in dead runs' folders; one line for each."""
+    runs = state_dir / "runs"
+    stopped: list[str] = []
+    for folder in sorted(runs.iterdir()) if runs.is_dir() else []:
+        if (run is not None and folder.name == run.id) or is_live(folder):
+            continue
+        for server in stop_leftovers(folder):
+            stopped.append(f"run {folder.name}: stopped its dev server in {server.worktree}")
+    return stopped
 
 
 def remove_dead_run_containers(state_dir: Path) -> list[LeftoverContainer]:

@@ -26,6 +26,7 @@ class ItemStatus(StrEnum):
     DROPPED = "dropped"
     DEMOTED = "demoted"
     # execute-wave, fix-engine, fix-issue
+    QUEUED = "queued"  # waiting for a free executor
     MERGED = "merged"
     PASSED = "passed"
     FAILED = "failed"
@@ -35,7 +36,7 @@ class ItemStatus(StrEnum):
 
     @property
     def finished(self) -> bool:
-        return self not in (ItemStatus.PENDING, ItemStatus.RUNNING)
+        return self not in (ItemStatus.PENDING, ItemStatus.QUEUED, ItemStatus.RUNNING)
 
 
 __all__ = ["ItemStatus"]

@@ -1,0 +1,144 @@
+"""Design tasks: their dev servers, their screenshots, stale browsers, and Figma's MCP tools.
+
+The browser and the dev servers are `fixloop.browser`'s: Debian's Chromium in headless mode (one
+fresh profile per screenshot, in its own process group) and a project's `devServerCommand` run in
+a worktree on a free port, in its own process group, recorded in a run folder so that
+`fixloop recover` can stop the servers of a run that died. This module only says where and when
+(it imports the browser on first use: logic-only waves never load it).
+
+Figma: a design task with a `figmaUrl` is compared with the Figma design through a Figma MCP
+server's tools, when the user has one: an `mcpServers` entry whose name holds "figma", in the
+repository's `.mcp.json` (Claude Code's project scope) or in the file `--mcp-config` names. Its
+tools are then handed to the executor and the verifier of design tasks. Without one, the task's
+`referenceImage` stands in.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+
+DEFAULT_VIEWPORT = (1280, 800)
+FIGMA = "figma"
+FIGMA_TOOLS = ("get_design_context", "get_screenshot")
+
+
+@dataclass(frozen=True)
+class FigmaTools:
+    """A configured Figma MCP server: the config file and the tool names it gives a role."""
+
+    config: Path
+    server: str
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """Two of the server's tools: the design's structure and its picture."""
+        return tuple(f"mcp__{self.server}__{tool}" for tool in FIGMA_TOOLS)
+
+
+def find_figma(repo: Path, explicit: Path | None) -> FigmaTools | None:
+    """The Figma MCP server of `explicit` (an MCP config file) or of the repository's .mcp.json."""
+    candidates = [explicit] if explicit is not None else [repo / ".mcp.json"]
+    for path in candidates:
+        if not path.is_file():
+            if explicit is not None:
+                raise _bad(path, "no such MCP config file")
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise _bad(path, f"not a readable MCP config: {exc}") from None
+        servers = data.get("mcpServers") if isinstance(data, dict) else None
+        if not isinstance(servers, dict):
+            raise _bad(path, 'expected {"mcpServers": {...}}')
+        for name in sorted(servers):
+            if FIGMA in name.lower():
+                return FigmaTools(path.resolve(), name)
+    return None
+
+
+def _bad(path: Path, message: str) -> FixloopError:
+    return FixloopError(Diagnostic(display_path(path), 1, 1, "mcp-config", message))
+
+
+def page_url(base: str, route: str) -> str:
+    """The dev server's URL with the task's route (`/login`) appended."""
+    return base.rstrip("/") + "/" + route.lstrip("/")
+
+
+def screenshot_command(url: str, viewport: tuple[int, int]) -> str:
+    """What a design executor's Bash runs to look at its page (NAME is the executor's)."""
+    python = shlex.quote(sys.executable)
+    size = f"{viewport[0]}x{viewport[1]}"
+    return (
+        f"{python} -m fixloop browser screenshot {shlex.quote(url)} "
+        f"--out .fixloop/shots/NAME.png --viewport {size}"
+    )
+
+
+@contextmanager
+def served(
+    command: str, worktree: Path, folder: Path, run_id: str, timeout_s: float
+) -> Iterator[str]:
+    """`devServerCommand` serving `worktree` for the `with` block; yields its base URL."""
+    from fixloop.browser.devserver import dev_server
+
+    with dev_server(command, worktree, folder, run_id=run_id, timeout_s=timeout_s) as server:
+        yield server.url
+
+
+@contextmanager
+def served_if(
+    needed: bool,
+    *,
+    command: str,
+    worktree: Path,
+    folder: Path,
+    run_id: str,
+    timeout_s: float,
+    warn: Callable[[str], None],
+) -> Iterator[str]:
+    """`served` when `needed`; yields "" when not, or when the server would not start (the
+    design tasks then fail their screenshots, closed)."""
+    with ExitStack() as stack:
+        url = ""
+        if needed:
+            try:
+                url = stack.enter_context(served(command, worktree, folder, run_id, timeout_s))
+            except FixloopError as exc:
+                warn(f"the dev server did not start: {exc}")
+        yield url
+
+
+def shoot(url: str, target: Path, viewport: tuple[int, int], timeout_s: float) -> Path:
+    """A PNG of `url` as the browser renders it; FixloopError when the browser or page fails."""
+    from fixloop.browser.chromium import screenshot
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return screenshot(url, target, viewport, timeout_s).path
+
+
+def stop_stale_browsers(max_age_s: float) -> int:
+    """Stop the headless browsers fixloop started at least `max_age_s` ago; how many."""
+    from fixloop.browser.chromium import cleanup
+
+    return len(cleanup(max_age_s).stopped)
+
+
+__all__ = [
+    "DEFAULT_VIEWPORT",
+    "FigmaTools",
+    "find_figma",
+    "page_url",
+    "screenshot_command",
+    "served",
+    "shoot",
+    "stop_stale_browsers",
+]

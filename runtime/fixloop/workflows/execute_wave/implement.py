@@ -1,0 +1,177 @@
+"""Implement one task: its own worktree, its executor, its result file read failing closed.
+
+Runs on an executor pool's thread, several tasks at once. Everything it changes is its own: the
+task's worktree (created by git-protocol's `setup-worktree`, run in the run's worktree with the
+task's RUN_ID, so the sentinel is written only after `git worktree add` and `fixloop recover`
+finds a killed task's worktree like any run's), the task's sub-run folder (its liveness lock and
+its dev server's record), its result file. Every problem fails this task only (`SkipItem`).
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import ExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from fixloop.diagnostics import FixloopError
+from fixloop.events import EventStream
+from fixloop.runs.run import Run
+from fixloop.schemas.results import ImplResult
+from fixloop.steps.runner import run_step
+from fixloop.workflows.execute_wave import design
+from fixloop.workflows.execute_wave.merge import commit_task
+from fixloop.workflows.execute_wave.work import CONTEXT, TaskWork
+from fixloop.workflows.kernel.errors import SkipItem
+from fixloop.workflows.kernel.items import ItemStatus
+
+if TYPE_CHECKING:
+    from fixloop.workflows.execute_wave.workflow import ExecuteWave
+
+TASK_WORKFLOW = "execute-wave-task"  # the sub-runs that hold task worktrees
+
+
+def result_path(worktree: Path, task_id: str) -> Path:
+    return worktree / CONTEXT / f"impl-result-{task_id}.json"
+
+
+def read_impl_result(path: Path, task_id: str) -> ImplResult:
+    """The executor's result file, failing closed: anything but a valid, matching file skips."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SkipItem("implementation result missing", str(path.name)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SkipItem("implementation result unreadable", str(exc)) from None
+    try:
+        result = ImplResult.model_validate(json.loads(text))
+    except ValueError as exc:  # JSONDecodeError and ValidationError are ValueErrors
+        detail = str(exc).splitlines()[0] if not isinstance(exc, ValidationError) else _first(exc)
+        raise SkipItem("implementation result invalid", detail) from None
+    if str(result.id) != task_id:
+        raise SkipItem("implementation result invalid", f"it is about task {result.id}")
+    if result.status == "failed":
+        raise SkipItem("executor reported failed", result.notes)
+    return result
+
+
+def _first(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"]) or "(result)"
+    return f"{where}: {error['msg']}"
+
+
+def create_worktree(flow: ExecuteWave, work: TaskWork) -> None:
+    """The task's own worktree on its own branch, from the run's branch (the run's worktree is
+    on it until the wave begins), and the sub-run that holds it while it exists."""
+    work.sub_run = Run.start(flow.plan.repo, TASK_WORKFLOW, work.run_id, events=EventStream())
+    setup = run_step(
+        flow.protocol,
+        "setup-worktree",
+        cwd=flow.git.worktree,
+        inputs={"RUN_ID": work.run_id},
+        run=work.steps,
+    )
+    if setup.ok:
+        work.worktree = Path(setup.outputs["WORKTREE"])
+    else:
+        work.fail(f"could not create the task's worktree: {setup.describe_failure()}")
+
+
+class Implementer:
+    """Implements one task of a wave (one instance per task; called on a pool thread)."""
+
+    def __init__(self, flow: ExecuteWave, work: TaskWork) -> None:
+        self.flow = flow
+        self.work = work
+
+    def __call__(self) -> None:
+        work = self.work
+        flow = self.flow
+        flow.item(work.id, ItemStatus.RUNNING, "running", title=work.task.name)
+        try:
+            self.implement()
+        except SkipItem as skip:
+            work.fail(f"{skip.reason}: {skip.detail}" if skip.detail else skip.reason)
+        except FixloopError as exc:  # a step or the browser failed for this task only
+            work.fail(str(exc).splitlines()[0])
+        if work.failed:
+            flow.item(work.id, ItemStatus.FAILED, f"failed: {work.failed}", title=work.task.name)
+        else:
+            flow.item(work.id, ItemStatus.RUNNING, "implemented", title=work.task.name)
+
+    def implement(self) -> None:
+        work, flow = self.work, self.flow
+        create_worktree(flow, work)
+        if work.failed or work.worktree is None or work.sub_run is None:
+            raise SkipItem(work.failed or "the task has no worktree")
+        with ExitStack() as stack:
+            inputs = self.inputs(work.worktree)
+            url = ""
+            if work.task.is_design:
+                base = stack.enter_context(
+                    design.served(
+                        flow.plan.tasks.settings.devServerCommand,
+                        work.worktree,
+                        work.sub_run.dir,
+                        work.run_id,
+                        flow.options.dev_server_timeout_s,
+                    )
+                )
+                url = design.page_url(base, work.task.route)
+                inputs |= {
+                    "dev_server_url": url,
+                    "screenshot_command": design.screenshot_command(url, flow.options.viewport),
+                }
+            outcome = flow.call_for(
+                work,
+                "executor",
+                inputs,
+                self.brief(),
+                work.worktree,
+                key=f"executor/{work.id}/implement",
+                design=work.task.is_design,
+            )
+            path = result_path(work.worktree, work.id)
+            flow.records.keep(path, f"impl-result-{work.id}.json")
+            if not outcome.ok:
+                raise SkipItem(f"executor call inconclusive ({outcome.reason})", outcome.detail)
+            work.impl = read_impl_result(path, work.id)
+            if url:
+                self.record_page(url)
+        commit_task(flow, work)
+
+    def inputs(self, worktree: Path) -> dict[str, Any]:
+        task = self.work.task
+        inputs: dict[str, Any] = {
+            "task": task.brief(),
+            "worktree": str(worktree),
+            "result_path": str(result_path(worktree, task.id)),
+            "check_command": self.flow.plan.tasks.settings.backpressureCommand,
+        }
+        if task.reference_image:
+            inputs["reference"] = str(self.flow.plan.repo / task.reference_image)
+        return inputs
+
+    def brief(self) -> str:
+        task = self.work.task
+        return (
+            f"Implement task {task.id} ({task.name}) in your worktree as your instructions say. "
+            "Do not commit. Write your ImplResult JSON to result_path, then answer with it."
+        )
+
+    def record_page(self, url: str) -> None:
+        """The implemented page as the browser shows it, for the record (a failure is a note)."""
+        flow, work = self.flow, self.work
+        target = flow.active_run.dir / "shots" / f"task-{work.id}-implemented.png"
+        try:
+            design.shoot(url, target, flow.options.viewport, flow.options.screenshot_timeout_s)
+        except FixloopError as exc:
+            flow.warn(f"task {work.id}: no screenshot of the implemented page: {exc}", item=work.id)
+            return
+        work.shots.append(target)
+
+
+__all__ = ["TASK_WORKFLOW", "Implementer", "read_impl_result", "result_path"]
