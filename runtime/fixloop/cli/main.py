@@ -28,6 +28,7 @@ from fixloop.cli import (
     review_command,
     review_fix_command,
     runs_command,
+    sandbox_command,
     step_commands,
 )
 from fixloop.diagnostics import FixloopError
@@ -46,6 +47,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     demo_command,
     browser_command,
     bench_command,
+    sandbox_command,
 )
 
 
