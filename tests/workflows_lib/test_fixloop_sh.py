@@ -51,6 +51,7 @@ def test_sourcing_defines_functions_and_runs_nothing(tmp_path: Path) -> None:
         "fixloop_output",
         "fixloop_read_paths",
         "fixloop_refuse_unsafe_path",
+        "fixloop_sandboxed",
     ]
     assert "declare -ft fixloop_index_from_head" in done.stdout  # traced: its git commands count
     assert list(tmp_path.iterdir()) == []
