@@ -37,7 +37,7 @@ from typing import Any
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.sandboxes.choose import KINDS, open_chosen
 from fixloop.sandboxes.protocol import DEFAULT_TIMEOUT_S, Sandbox, SandboxChoice, SandboxResult
-from fixloop.steps.runner import SANDBOX_LAUNCHER
+from fixloop.steps import SANDBOX_LAUNCHER
 
 CONFIG_NAME = "config.json"
 CONTAINER_PYTHON = "python3"

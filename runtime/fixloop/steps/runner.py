@@ -52,6 +52,7 @@ from fixloop.documents.blocks import MarkdownDocument, Step
 from fixloop.documents.pack import WorkflowDoc, default_pack_root
 from fixloop.events import Event, EventKind
 from fixloop.gitrepo import state_dir_of
+from fixloop.steps import SANDBOX_LAUNCHER
 from fixloop.steps.interface import coerce_step_inputs, declared_outputs
 from fixloop.steps.locking import LOCK_MARKER, repository_lock
 from fixloop.steps.outputs import OutputError, parse_outputs, undeclared_outputs
@@ -77,8 +78,6 @@ class StepRun(Protocol):
 
 
 OUTPUT_CAP_BYTES = 1 << 20
-# Where a run that chose a sandbox keeps its launcher (written by `fixloop.sandboxes.launcher`).
-SANDBOX_LAUNCHER = Path("sandbox", "run")
 _RAN_CHARS = 200  # of each command's first line, in the step event
 LOCK_TIMEOUT_S = 120.0
 
