@@ -5,7 +5,7 @@ their contracts, under new names), then measures, side by side in this one run:
 
 - markdown-it-py parsing alone of the same documents (a full CommonMark parse: the floor every
   checker must at least match), and
-- the whole check (`fixloop.contracts.check.check_paths`: frontmatter, blocks, bash parsing,
+- the whole check (`fixloop.checker.check.check_paths`: frontmatter, blocks, bash parsing,
   events, path analysis for every contract, generic rules),
 
 and prints documents per second, the ratio whole-check / markdown-only (goal: at most 3), and the
@@ -32,7 +32,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from fixloop.contracts.check import check_paths
+from fixloop.checker.check import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "workflows").glob("*.md"))

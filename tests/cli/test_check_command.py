@@ -9,8 +9,8 @@ from pathlib import Path
 
 import jsonschema
 from tests.conftest import REPO_ROOT
-from tests.contracts.conftest import FIXTURES, copy_pack
-from tests.contracts.test_report import SARIF_SUBSET
+from tests.checker.conftest import FIXTURES, copy_pack
+from tests.checker.test_report import SARIF_SUBSET
 
 
 def fixloop(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:

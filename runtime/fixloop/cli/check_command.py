@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from fixloop.cli.pack_commands import Subparsers
-from fixloop.contracts import report
-from fixloop.contracts.check import check_paths
+from fixloop.checker import report
+from fixloop.checker.check import check_paths
 from fixloop.diagnostics import Severity
 from fixloop.documents.pack import default_pack_root
 

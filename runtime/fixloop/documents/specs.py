@@ -145,7 +145,7 @@ class WorkflowSpec(Strict):
     inputs: dict[str, InputSpec] = Field(default_factory=dict)
     outputs: dict[str, str] = Field(default_factory=dict)
     agents: list[str] = Field(default_factory=list)
-    # Owned by the contract checker (fixloop.contracts); kept raw here so the pack model does not
+    # Owned by the contract checker (fixloop.checker); kept raw here so the pack model does not
     # depend on it.
     contracts: list[dict[str, Any]] = Field(default_factory=list)
     checker: dict[str, Any] = Field(default_factory=dict)

@@ -29,7 +29,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from yaml.constructor import SafeConstructor
 
-from fixloop.contracts.patterns import Pattern, PatternError, parse_pattern
+from fixloop.checker.patterns import Pattern, PatternError, parse_pattern
 from fixloop.diagnostics import Diagnostic, display_path
 from fixloop.documents.source import SourceDocument
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fixloop.contracts.events import extract, unwrap
-from fixloop.contracts.syntax import parse_bash
-from fixloop.contracts.tree import Command, Pos
+from fixloop.checker.events import extract, unwrap
+from fixloop.checker.syntax import parse_bash
+from fixloop.checker.tree import Command, Pos
 
 
 def events(text: str, finally_: bool = False) -> list[tuple[int, int, list[str], tuple[str, ...]]]:

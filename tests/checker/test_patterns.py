@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from fixloop.contracts.patterns import PatternError, matches, parse_pattern
-from fixloop.contracts.syntax import parse_bash
-from fixloop.contracts.tree import Command
+from fixloop.checker.patterns import PatternError, matches, parse_pattern
+from fixloop.checker.syntax import parse_bash
+from fixloop.checker.tree import Command
 
 VALUES = {"$sentinel": "$state/sentinels/$RUN_ID"}
 

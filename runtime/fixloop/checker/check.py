@@ -13,10 +13,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fixloop.contracts.document import CheckedDocument, check_document, kind_of
-from fixloop.contracts.evaluate import Evaluator
-from fixloop.contracts.language import SIDECAR_SUFFIX, Contract
-from fixloop.contracts.rules import RULES, check_rules
+from fixloop.checker.document import CheckedDocument, check_document, kind_of
+from fixloop.checker.evaluate import Evaluator
+from fixloop.checker.language import SIDECAR_SUFFIX, Contract
+from fixloop.checker.rules import RULES, check_rules
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.pack import MANIFEST
 from fixloop.documents.source import load_document

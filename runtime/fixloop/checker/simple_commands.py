@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from fixloop.contracts.tree import Arith, Assign, Command, Read, Redirect, Word
-from fixloop.contracts.words import SourceReader
+from fixloop.checker.tree import Arith, Assign, Command, Read, Redirect, Word
+from fixloop.checker.words import SourceReader
 
 _DECLARATIONS = {"local", "export", "declare", "readonly", "typeset"}
 _TEST_OPERATORS = (

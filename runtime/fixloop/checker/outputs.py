@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from fixloop.contracts.document import CheckedDocument
-from fixloop.contracts.events import visit
-from fixloop.contracts.tree import Command, Node_, Redirect, Word
+from fixloop.checker.document import CheckedDocument
+from fixloop.checker.events import visit
+from fixloop.checker.tree import Command, Node_, Redirect, Word
 from fixloop.diagnostics import Diagnostic
 
 OUTPUT_VARIABLE = "FIXLOOP_OUTPUT"

@@ -24,10 +24,10 @@ does to the worlds is in `statement_flow.py`.
 
 from __future__ import annotations
 
-from fixloop.contracts.events import CommandEvent, children
-from fixloop.contracts.statement_flow import StatementFlow
-from fixloop.contracts.tree import Command, Function, Node_, Seq
-from fixloop.contracts.worlds import FlowResult, Unit, World
+from fixloop.checker.events import CommandEvent, children
+from fixloop.checker.statement_flow import StatementFlow
+from fixloop.checker.tree import Command, Function, Node_, Seq
+from fixloop.checker.worlds import FlowResult, Unit, World
 
 
 def summarize(unit: Unit) -> tuple[bool, bool]:

@@ -17,10 +17,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from fixloop.contracts.events import CommandEvent, extract, visit
-from fixloop.contracts.language import Contracts, load_contracts
-from fixloop.contracts.syntax import parse_bash
-from fixloop.contracts.tree import Function, Node_, Pos, Script
+from fixloop.checker.events import CommandEvent, extract, visit
+from fixloop.checker.language import Contracts, load_contracts
+from fixloop.checker.syntax import parse_bash
+from fixloop.checker.tree import Function, Node_, Pos, Script
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.blocks import FencedBlock, MarkdownDocument, StepStyle, parse_markdown
 from fixloop.documents.source import SourceDocument

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from fixloop.contracts.tree import Pos, Read, Seq, Word
+from fixloop.checker.tree import Pos, Read, Seq, Word
 
 
 class SourceReader:

@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 import subprocess
 
-from fixloop.contracts.document import CheckedDocument, Unit
-from fixloop.contracts.events import visit
-from fixloop.contracts.outputs import undeclared_outputs
-from fixloop.contracts.tree import Arith, Command
-from fixloop.contracts.variables import undefined_variables
+from fixloop.checker.document import CheckedDocument, Unit
+from fixloop.checker.events import visit
+from fixloop.checker.outputs import undeclared_outputs
+from fixloop.checker.tree import Arith, Command
+from fixloop.checker.variables import undefined_variables
 from fixloop.diagnostics import Diagnostic, Severity
 
 RULES = {

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fixloop.contracts.events import iter_commands
-from fixloop.contracts.syntax import parse_bash
-from fixloop.contracts.tree import (
+from fixloop.checker.events import iter_commands
+from fixloop.checker.syntax import parse_bash
+from fixloop.checker.tree import (
     AndOr,
     Arith,
     Command,

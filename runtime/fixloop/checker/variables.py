@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fixloop.contracts.document import CheckedDocument, Unit
-from fixloop.contracts.events import node_words, unwrap
-from fixloop.contracts.tree import Arith, Command, Loop, Read
+from fixloop.checker.document import CheckedDocument, Unit
+from fixloop.checker.events import node_words, unwrap
+from fixloop.checker.tree import Arith, Command, Loop, Read
 from fixloop.diagnostics import Diagnostic
 
 WELL_KNOWN = {

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fixloop.contracts.syntax import parse_bash
-from fixloop.contracts.tree import Arith, Command
+from fixloop.checker.syntax import parse_bash
+from fixloop.checker.tree import Arith, Command
 
 
 def only_command(text: str) -> Command:

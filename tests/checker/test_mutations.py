@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from fixloop.contracts.check import Library, check_document_rules
-from fixloop.contracts.document import CheckedDocument
-from fixloop.contracts.evaluate import Evaluator
-from fixloop.contracts.events import CommandEvent
-from fixloop.contracts.language import Contract, Operand
-from fixloop.contracts.patterns import WRITE
+from fixloop.checker.check import Library, check_document_rules
+from fixloop.checker.document import CheckedDocument
+from fixloop.checker.evaluate import Evaluator
+from fixloop.checker.events import CommandEvent
+from fixloop.checker.language import Contract, Operand
+from fixloop.checker.patterns import WRITE
 
 from .conftest import copy_pack
 

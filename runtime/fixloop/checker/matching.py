@@ -11,9 +11,9 @@ import re
 from collections.abc import Callable, Sequence
 from functools import cache
 
-from fixloop.contracts.document import CheckedDocument, Unit
-from fixloop.contracts.events import CommandEvent, iter_commands
-from fixloop.contracts.patterns import Pattern, literal_words, matches
+from fixloop.checker.document import CheckedDocument, Unit
+from fixloop.checker.events import CommandEvent, iter_commands
+from fixloop.checker.patterns import Pattern, literal_words, matches
 
 _VAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import REPO_ROOT
 
-from fixloop.contracts.check import check_paths
+from fixloop.checker.check import check_paths
 from fixloop.diagnostics import FixloopError, Severity
 
 from .conftest import FIXTURES, copy_pack

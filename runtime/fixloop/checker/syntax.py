@@ -26,8 +26,8 @@ from functools import cache
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from fixloop.contracts.simple_commands import CommandReader
-from fixloop.contracts.tree import (
+from fixloop.checker.simple_commands import CommandReader
+from fixloop.checker.tree import (
     AndOr,
     Broken,
     Case,

@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from fixloop.contracts.patterns import WRITE
-from fixloop.contracts.tree import (
+from fixloop.checker.patterns import WRITE
+from fixloop.checker.tree import (
     AndOr,
     Arith,
     Case,

@@ -13,7 +13,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from fixloop.contracts.tree import Function, Seq
+from fixloop.checker.tree import Function, Seq
 
 Status = int | None  # 0 success, 1 failure, None unknown
 Mark = tuple[str, str, int]  # watched name, "ok" | "fail", event id

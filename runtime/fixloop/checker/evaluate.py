@@ -11,14 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fixloop.contracts.document import CheckedDocument, Unit
-from fixloop.contracts.events import CommandEvent
-from fixloop.contracts.flow import Flow, scan_run, summarize
-from fixloop.contracts.language import Contract, Operand, ScopeSpec
-from fixloop.contracts.matching import matching_ids
-from fixloop.contracts.tree import Seq
-from fixloop.contracts.worlds import FlowResult, World
-from fixloop.contracts.worlds import Unit as FlowUnit
+from fixloop.checker.document import CheckedDocument, Unit
+from fixloop.checker.events import CommandEvent
+from fixloop.checker.flow import Flow, scan_run, summarize
+from fixloop.checker.language import Contract, Operand, ScopeSpec
+from fixloop.checker.matching import matching_ids
+from fixloop.checker.tree import Seq
+from fixloop.checker.worlds import FlowResult, World
+from fixloop.checker.worlds import Unit as FlowUnit
 from fixloop.diagnostics import Diagnostic
 
 Lookup = Callable[[Path], CheckedDocument | None]

@@ -15,8 +15,8 @@ one run at a time and knows nothing of steps.
 
 from __future__ import annotations
 
-from fixloop.contracts.events import CommandEvent
-from fixloop.contracts.tree import (
+from fixloop.checker.events import CommandEvent
+from fixloop.checker.tree import (
     AndOr,
     Arith,
     Broken,
@@ -31,7 +31,7 @@ from fixloop.contracts.tree import (
     Seq,
     Subshell,
 )
-from fixloop.contracts.worlds import FlowResult, Outcome, Status, World, split
+from fixloop.checker.worlds import FlowResult, Outcome, Status, World, split
 
 _ALWAYS_OK = {
     "echo",

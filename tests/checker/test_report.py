@@ -7,7 +7,7 @@ from typing import Any
 
 import jsonschema
 
-from fixloop.contracts import report
+from fixloop.checker import report
 from fixloop.diagnostics import Diagnostic, Severity
 
 # The parts of SARIF 2.1.0 (OASIS standard, sarif-schema-2.1.0.json) that fixloop emits, written

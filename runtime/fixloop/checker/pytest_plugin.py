@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from fixloop.contracts.check import Library
-    from fixloop.contracts.document import CheckedDocument
-    from fixloop.contracts.language import Contract
+    from fixloop.checker.check import Library
+    from fixloop.checker.document import CheckedDocument
+    from fixloop.checker.language import Contract
     from fixloop.diagnostics import Diagnostic
 
 SIDECAR_SUFFIX = ".contracts.yaml"
@@ -80,7 +80,7 @@ class ContractViolation(Exception):
 
 class ContractsFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        from fixloop.contracts.check import Library
+        from fixloop.checker.check import Library
 
         library = Library(Path(str(self.config.rootpath)))
         document = library.get(self.path)
@@ -118,8 +118,8 @@ class ContractItem(pytest.Item):
         self.problems = problems
 
     def runtest(self) -> None:
-        from fixloop.contracts.check import contract_diagnostics
-        from fixloop.contracts.rules import check_rules
+        from fixloop.checker.check import contract_diagnostics
+        from fixloop.checker.rules import check_rules
         from fixloop.diagnostics import Severity
 
         if self.problems is not None:
