@@ -18,7 +18,11 @@ DOC = workflow({"a": "git tag x"})
         ("contracts:\n  - {id: x, count: a}\n", 2, "count takes exactly"),
         ("contracts:\n  - {id: x, guarded: a}\n", 2, "guarded needs by"),
         ("contracts:\n  - {id: x, order: [a]}\n", 2, "at least two"),
-        ("contracts:\n  - {id: x, required: a, wen: success}\n", 2, "wen: Extra inputs"),
+        (
+            "contracts:\n  - {id: x, required: a, wen: success}\n",
+            2,
+            "contracts[0]: unknown key 'wen' (did you mean 'when'?)",
+        ),
         ("contracts:\n  - {id: bash-syntax, required: a}\n", 2, "name of a generic rule"),
         ('\n\ncontracts:\n  - {id: x, required: "git \'open"}\n', 4, "No closing quotation"),
         ("commands:\n  a: [b]\n  b: a\ncontracts:\n  - {id: x, required: a}\n", 5, "itself"),

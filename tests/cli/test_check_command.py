@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import jsonschema
-from tests.conftest import REPO_ROOT
 from tests.checker.conftest import FIXTURES, copy_pack
 from tests.checker.test_report import SARIF_SUBSET
+from tests.conftest import REPO_ROOT
 
 
 def fixloop(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:

@@ -40,7 +40,7 @@ def _replace(builder: PackBuilder, relative: str, old: str, new: str) -> None:
         (
             "description: Fixes one finding.\n",
             "",
-            "agents/fixer.md:1:1: frontmatter: description: required key is missing",
+            "agents/fixer.md:1:1: frontmatter: required key 'description' is missing",
         ),
         ("name: fixer", "name: mini:fixer", "agents/fixer.md:2:1: frontmatter: name: must not"),
         (
@@ -71,7 +71,7 @@ def _replace(builder: PackBuilder, relative: str, old: str, new: str) -> None:
         (
             "  output: FixerResult",
             "  outptu: FixerResult",
-            "agents/fixer.md:11:1: frontmatter: fixloop.outptu: unknown key",
+            "agents/fixer.md:11:1: frontmatter: fixloop: unknown key 'outptu' (did you mean 'outp",
         ),
         (
             "Fix the finding.",
@@ -149,7 +149,7 @@ def test_manifest_errors(mini_pack: PackBuilder) -> None:
     mini_pack.write("plugin.json", '{"name": "Bad Name",\n "version": 1}')
     errors = _errors(mini_pack)
     assert any(e.startswith("plugin.json:1:1: manifest: name: must be kebab-case") for e in errors)
-    assert any("manifest: description: required key is missing" in e for e in errors)
+    assert any("manifest: required key 'description' is missing" in e for e in errors)
     mini_pack.write("plugin.json", '{"name": ')
     assert any(e.startswith("plugin.json:1:10: manifest: invalid JSON") for e in _errors(mini_pack))
 

@@ -25,13 +25,13 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from yaml.constructor import SafeConstructor
 
 from fixloop.checker.patterns import Pattern, PatternError, parse_pattern
-from fixloop.diagnostics import Diagnostic, display_path
+from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.documents.located_yaml import KeyPath, line_of, load_located
 from fixloop.documents.source import SourceDocument
+from fixloop.documents.spec_errors import spec_diagnostics
 
 KINDS = ("order", "count", "guarded", "forbidden", "required", "cleanup")
 # Rule ids of the generic rules and the checker itself; a contract id may not take one.
@@ -49,8 +49,6 @@ RESERVED_IDS = frozenset(
     }
 )
 SIDECAR_SUFFIX = ".contracts.yaml"
-# libyaml's parser when PyYAML was built with it: the pure-Python scanner dominates check time.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 Operand = str | list[str]
@@ -193,46 +191,8 @@ def sidecar_of(path: Path) -> Path:
     return path.with_name(path.stem + SIDECAR_SUFFIX)
 
 
-def _key_lines(
-    node: yaml.Node | None, prefix: tuple[Any, ...], out: dict[tuple[Any, ...], int]
-) -> None:
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            path = (*prefix, str(key.value))
-            out[path] = key.start_mark.line + 1
-            _key_lines(value, path, out)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            path = (*prefix, index)
-            out[path] = item.start_mark.line + 1
-            _key_lines(item, path, out)
-
-
-def _line(lines: dict[tuple[Any, ...], int], *keys: Any) -> int:
-    path = tuple(keys)
-    while path:
-        if path in lines:
-            return lines[path]
-        path = path[:-1]
-    return 1
-
-
-def _errors(
-    exc: ValidationError, shown: str, lines: dict[tuple[Any, ...], int], prefix: tuple[Any, ...]
-) -> list[Diagnostic]:
-    found = []
-    for error in exc.errors():
-        loc = (*prefix, *error["loc"])
-        where = ".".join(str(p) for p in loc) or "(top level)"
-        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
-        found.append(
-            Diagnostic(shown, _line(lines, *loc), 1, "contract-spec", f"{where}: {message}")
-        )
-    return found
-
-
-Layer = tuple[str, dict[str, Any], dict[tuple[Any, ...], int]]
-RawContract = tuple[str, dict[tuple[Any, ...], int], int, Any]
+Layer = tuple[str, dict[str, Any], dict[KeyPath, int]]
+RawContract = tuple[str, dict[KeyPath, int], int, Any]
 
 
 def _layers(source: SourceDocument, base: Path | None) -> tuple[list[Layer], list[Diagnostic]]:
@@ -248,22 +208,20 @@ def _layers(source: SourceDocument, base: Path | None) -> tuple[list[Layer], lis
     if not sidecar.is_file():
         return layers, diagnostics
     shown = display_path(sidecar, base)
-    text = sidecar.read_text(encoding="utf-8")
     try:
-        node = yaml.compose(text, Loader=_LOADER)
-        data = SafeConstructor().construct_document(node) if node is not None else {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or "not YAML"
-        line = mark.line + 1 if mark else 1
-        diagnostics.append(Diagnostic(shown, line, 1, "contract-spec", f"invalid YAML: {problem}"))
+        located = load_located(
+            sidecar.read_text(encoding="utf-8"), display=shown, rule="contract-spec"
+        )
+    except FixloopError as exc:
+        return layers, diagnostics + exc.diagnostics
+    except (OSError, UnicodeDecodeError) as exc:
+        diagnostics.append(Diagnostic(shown, 1, 1, "contract-spec", f"cannot read it: {exc}"))
         return layers, diagnostics
+    data = {} if located.data is None else located.data
     if not isinstance(data, dict):
         diagnostics.append(Diagnostic(shown, 1, 1, "contract-spec", "expected a mapping"))
         return layers, diagnostics
-    lines: dict[tuple[Any, ...], int] = {}
-    _key_lines(node, (), lines)
-    layers.append((shown, data, lines))
+    layers.append((shown, data, located.key_lines))
     return layers, diagnostics
 
 
@@ -271,11 +229,19 @@ def _contract(
     raw: RawContract, commands: dict[str, Operand], seen: dict[str, str]
 ) -> Contract | Diagnostic:
     shown, lines, index, item = raw
-    line = _line(lines, "contracts", index)
+    line = line_of(lines, ("contracts", index))
     try:
         spec = ContractSpec.model_validate(item)
     except ValidationError as exc:
-        return _errors(exc, shown, lines, ("contracts", index))[0]
+        return spec_diagnostics(
+            exc,
+            model=ContractSpec,
+            data=item,
+            display=shown,
+            rule="contract-spec",
+            key_lines=lines,
+            prefix=("contracts", index),
+        )[0]
     if spec.id in seen:
         message = f"duplicate contract id {spec.id!r} (first in {seen[spec.id]})"
         return Diagnostic(shown, line, 1, "contract-spec", message)
@@ -304,7 +270,14 @@ def load_contracts(
         try:
             parsed = ContractFile.model_validate(data)
         except ValidationError as exc:
-            diagnostics += _errors(exc, shown, lines, ())
+            diagnostics += spec_diagnostics(
+                exc,
+                model=ContractFile,
+                data=data,
+                display=shown,
+                rule="contract-spec",
+                key_lines=lines,
+            )
             continue
         checker_data.update(data.get("checker") or {})
         commands.update(parsed.commands)

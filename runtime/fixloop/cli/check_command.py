@@ -10,9 +10,9 @@ import json
 import sys
 from pathlib import Path
 
-from fixloop.cli.pack_commands import Subparsers
 from fixloop.checker import report
 from fixloop.checker.check import check_paths
+from fixloop.cli.pack_commands import Subparsers
 from fixloop.diagnostics import Severity
 from fixloop.documents.pack import default_pack_root
 

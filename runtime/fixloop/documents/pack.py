@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.blocks import MarkdownDocument, StepStyle, parse_markdown
 from fixloop.documents.source import SourceDocument, load_document
+from fixloop.documents.spec_errors import spec_diagnostics
 from fixloop.documents.specs import (
     AGENT_KEYS,
     COMMAND_KEYS,
@@ -114,32 +115,21 @@ def default_pack_root() -> Path:
     )
 
 
-def _message(error: Any) -> str:
-    kind = error.get("type", "")
-    if kind == "missing":
-        return "required key is missing"
-    if kind == "literal_error":
-        expected = error.get("ctx", {}).get("expected", "")
-        return f"unknown value {error.get('input')!r}: expected {expected}"
-    if kind == "extra_forbidden":
-        return "unknown key"
-    text = str(error.get("msg", "invalid value"))
-    return text.removeprefix("Value error, ")
-
-
 def validate_spec(
     model: type[SpecT], source: SourceDocument, rule: str, data: dict[str, Any] | None = None
 ) -> tuple[SpecT | None, list[Diagnostic]]:
+    value = source.metadata if data is None else data
     try:
-        return model.model_validate(source.metadata if data is None else data), []
+        return model.model_validate(value), []
     except ValidationError as exc:
-        found: list[Diagnostic] = []
-        for error in exc.errors():
-            loc = tuple(error["loc"])
-            key = ".".join(str(part) for part in loc) or "(frontmatter)"
-            message = f"{key}: {_message(error)}"
-            found.append(source.diagnostic(rule, message, *loc))
-        return None, found
+        return None, spec_diagnostics(
+            exc,
+            model=model,
+            data=value,
+            display=source.display,
+            rule=rule,
+            key_lines=source.key_lines,
+        )
 
 
 def _unknown_keys(source: SourceDocument, allowed: frozenset[str]) -> list[Diagnostic]:
