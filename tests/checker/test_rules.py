@@ -44,7 +44,7 @@ def test_assigned_but_not_exported_is_named(check_text: CheckText) -> None:
     )
     found = check_text(text)
     assert rules(found) == [("undefined-variable", 12)]
-    assert "assigned but not exported" in found[0].message
+    assert found[0].message.endswith("but it is assigned, not exported")
     assert check_text(text.replace("FIX_REPORT_PATH=x", "export FIX_REPORT_PATH=x")) == []
 
 

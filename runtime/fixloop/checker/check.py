@@ -20,7 +20,7 @@ from fixloop.checker.rules import RULES, check_rules
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.pack import MANIFEST
 from fixloop.documents.source import load_document
-from fixloop.documents.validate import validate_pack
+from fixloop.documents.validate import PACK_RULES, validate_pack
 from fixloop.schemas import registry
 
 PACK_FOLDERS = ("workflows", "agents", "commands")
@@ -124,7 +124,7 @@ def _check_paths(paths: Sequence[Path], base: Path | None) -> CheckResult:
             ]
         )
     library = Library(base)
-    result = CheckResult(rule_help=dict(RULES))
+    result = CheckResult(rule_help={**PACK_RULES, **{k: r.help for k, r in RULES.items()}})
     seen: set[Path] = set()
     for path in paths:
         if is_pack(path) and (path / MANIFEST).is_file():
@@ -153,9 +153,7 @@ def _check_paths(paths: Sequence[Path], base: Path | None) -> CheckResult:
 
 def check_document_rules(document: CheckedDocument, library: Library) -> list[Diagnostic]:
     """Generic rules plus every contract of one document."""
-    checker = document.contracts.checker
-    strict = document.kind in ("workflow", "document") or bool(checker.inputs or checker.env)
-    found = list(document.diagnostics) + check_rules(document, strict)
+    found = list(document.diagnostics) + check_rules(document)
     for contract in document.contracts.contracts:
         found += contract_diagnostics(document, contract, library)
     return found

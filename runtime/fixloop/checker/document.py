@@ -69,6 +69,13 @@ class CheckedDocument:
         return self.source.display
 
     @property
+    def runner(self) -> bool:
+        """Does fixloop's runner execute this document (a step's blocks in one shell, under
+        `set -euo pipefail`, inputs as environment variables)? `checker.runner` says so."""
+        declared = self.contracts.checker.runner
+        return self.kind == "workflow" if declared is None else declared
+
+    @property
     def events(self) -> list[CommandEvent]:
         return [e for u in self.units for e in u.events]
 

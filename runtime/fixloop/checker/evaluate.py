@@ -289,9 +289,8 @@ def shell_runs(document: CheckedDocument, units: list[Unit], watched: set[int]) 
     computed once per document, so each contract interprets only the runs that matter to it.
     """
     checker = document.contracts.checker
-    workflow = document.kind == "workflow"
-    errexit = workflow if checker.errexit is None else checker.errexit
-    per_step = workflow if checker.one_shell_per_step is None else checker.one_shell_per_step
+    errexit = document.runner if checker.errexit is None else checker.errexit
+    per_step = document.runner if checker.one_shell_per_step is None else checker.one_shell_per_step
     groups: list[list[Unit]] = []
     for unit in units:
         previous = groups[-1][-1] if groups else None

@@ -28,26 +28,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from fixloop.checker.patterns import Pattern, PatternError, parse_pattern
+from fixloop.checker.rules import RESERVED_IDS
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.located_yaml import KeyPath, line_of, load_located
 from fixloop.documents.source import SourceDocument
 from fixloop.documents.spec_errors import spec_diagnostics
 
 KINDS = ("order", "count", "guarded", "forbidden", "required", "cleanup")
-# Rule ids of the generic rules and the checker itself; a contract id may not take one.
-RESERVED_IDS = frozenset(
-    {
-        "bash-syntax",
-        "undefined-variable",
-        "unquoted-input",
-        "rm-rf-empty-var",
-        "errexit-arithmetic",
-        "unclosed-fence",
-        "contract-spec",
-        "contract-scope",
-        "usage",
-    }
-)
 SIDECAR_SUFFIX = ".contracts.yaml"
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
@@ -78,6 +65,8 @@ class CheckerSpec(_Strict):
     env: list[str] = Field(default_factory=list)
     briefs: list[str] = Field(default_factory=list)
     shell: list[str] = Field(default_factory=lambda: ["bash", "sh", "shell", "zsh"])
+    # Does fixloop's runner execute the document? None: the default of its pack's profile.
+    runner: bool | None = None
     # How the blocks run: None = fixloop's runner for workflows (a step's blocks in one shell
     # under `set -euo pipefail`), each block on its own without `set -e` for other documents.
     errexit: bool | None = None
@@ -246,7 +235,7 @@ def _contract(
         message = f"duplicate contract id {spec.id!r} (first in {seen[spec.id]})"
         return Diagnostic(shown, line, 1, "contract-spec", message)
     if spec.id in RESERVED_IDS:
-        message = f"contract id {spec.id!r} is the name of a generic rule; choose another"
+        message = f"contract id {spec.id!r} is the id of a rule fixloop reports; choose another"
         return Diagnostic(shown, line, 1, "contract-spec", message)
     contract = Contract(spec, shown, line, commands)
     try:

@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from fixloop.checker.document import CheckedDocument
 from fixloop.checker.events import visit
 from fixloop.checker.tree import Command, Node_, Redirect, Word
 from fixloop.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from fixloop.checker.document import CheckedDocument
 
 OUTPUT_VARIABLE = "FIXLOOP_OUTPUT"
 _OUTPUT_OPS = {">", ">>", ">|", "&>", "&>>"}

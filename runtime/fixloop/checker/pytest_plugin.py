@@ -127,11 +127,7 @@ class ContractItem(pytest.Item):
         elif self.contract is not None and self.document is not None and self.library:
             found = contract_diagnostics(self.document, self.contract, self.library)
         elif self.document is not None:
-            checker = self.document.contracts.checker
-            strict = self.document.kind in ("workflow", "document") or bool(
-                checker.inputs or checker.env
-            )
-            found = check_rules(self.document, strict)
+            found = check_rules(self.document)
         else:
             found = []
         errors = [d for d in found if d.severity is Severity.ERROR]

@@ -16,46 +16,44 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from fixloop.checker.document import CheckedDocument, Unit
 from fixloop.checker.events import visit
 from fixloop.checker.outputs import undeclared_outputs
 from fixloop.checker.tree import Arith, Command
 from fixloop.checker.variables import undefined_variables
 from fixloop.diagnostics import Diagnostic, Severity
+from fixloop.documents.validate import PACK_RULES
 
-RULES = {
-    "bash-syntax": "a bash block that bash cannot parse",
-    "undefined-variable": "a variable read that nothing in scope sets, declares or exports",
-    "unquoted-input": "an input expanded without quotes in a command's arguments",
-    "rm-rf-empty-var": "rm -r of a path built from a variable that could be empty",
-    "errexit-arithmetic": "((n++)) under set -e exits the script when n was 0",
-    "unclosed-fence": "a code fence that is never closed",
-    "undeclared-output": "an output written to $FIXLOOP_OUTPUT that `outputs:` does not declare",
-}
+if TYPE_CHECKING:
+    from fixloop.checker.document import CheckedDocument, Unit
+
+Check = Callable[["CheckedDocument"], list[Diagnostic]]
 
 
-def check_rules(document: CheckedDocument, strict_variables: bool) -> list[Diagnostic]:
-    found: list[Diagnostic] = []
-    for unit in document.units:
-        if not unit.block.closed:
-            found.append(
-                Diagnostic(
-                    document.display,
-                    unit.block.fence_line,
-                    1,
-                    "unclosed-fence",
-                    "this code fence is never closed",
-                )
-            )
-        found += _syntax(document, unit)
-        found += _rm_rf(document, unit)
-        found += _arithmetic(document, unit)
-        found += _unquoted_inputs(document, unit)
-    found += undeclared_outputs(document)
-    if strict_variables:
-        found += undefined_variables(document)
-    return found
+@dataclass(frozen=True)
+class Rule:
+    help: str
+    check: Check | None = None  # None: reported where the checker meets it, not by a pass
+
+
+def _per_unit(check: Callable[[CheckedDocument, Unit], list[Diagnostic]]) -> Check:
+    return lambda document: [d for unit in document.units for d in check(document, unit)]
+
+
+def _unclosed(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
+    if unit.block.closed:
+        return []
+    message = "this code fence is never closed"
+    return [Diagnostic(document.display, unit.block.fence_line, 1, "unclosed-fence", message)]
+
+
+def check_rules(document: CheckedDocument) -> list[Diagnostic]:
+    """Every generic rule with a check, on one document."""
+    return [d for rule in RULES.values() if rule.check for d in rule.check(document)]
 
 
 def _syntax(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
@@ -197,7 +195,7 @@ def _rm_rf(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
 def _arithmetic(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     # fixloop's runner starts a workflow's shell under `set -euo pipefail`.
     configured = document.contracts.checker.errexit
-    errexit = document.kind == "workflow" if configured is None else configured
+    errexit = document.runner if configured is None else configured
     found = []
     for node, cond in unit.nodes:
         if isinstance(node, Command) and node.words and node.words[0].literal == "set":
@@ -225,3 +223,33 @@ def _arithmetic(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
                 )
             )
     return found
+
+
+# The one registry of what the checker reports: generic rules run by `check_rules`, and the ids
+# the checker itself reports. A contract id may take none of these, nor a pack rule's id.
+RULES: Mapping[str, Rule] = MappingProxyType(
+    {
+        "bash-syntax": Rule("a bash block that bash cannot parse", _per_unit(_syntax)),
+        "undefined-variable": Rule(
+            "a variable read that nothing in scope sets, declares or exports", undefined_variables
+        ),
+        "unquoted-input": Rule(
+            "an input expanded without quotes in a command's arguments", _per_unit(_unquoted_inputs)
+        ),
+        "rm-rf-empty-var": Rule(
+            "rm -r of a path built from a variable that could be empty", _per_unit(_rm_rf)
+        ),
+        "errexit-arithmetic": Rule(
+            "((n++)) under set -e exits the script when n was 0", _per_unit(_arithmetic)
+        ),
+        "unclosed-fence": Rule("a code fence that is never closed", _per_unit(_unclosed)),
+        "undeclared-output": Rule(
+            "an output written to $FIXLOOP_OUTPUT that `outputs:` does not declare",
+            undeclared_outputs,
+        ),
+        "contract-spec": Rule("a contract declaration that does not load"),
+        "contract-scope": Rule("a contract whose `in:` names a step or document that is not there"),
+        "usage": Rule("a path or option the command line cannot use"),
+    }
+)
+RESERVED_IDS = frozenset(RULES) | frozenset(PACK_RULES)

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from fixloop.checker.document import CheckedDocument, Unit
 from fixloop.checker.events import node_words, unwrap
 from fixloop.checker.tree import Arith, Command, Loop, Read
 from fixloop.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from fixloop.checker.document import CheckedDocument, Unit
 
 WELL_KNOWN = {
     "HOME",
@@ -118,6 +121,13 @@ def _known(name: str, document: CheckedDocument) -> bool:
 
 
 def undefined_variables(document: CheckedDocument) -> list[Diagnostic]:
+    """Reads nothing sets: in documents fixloop's runner executes, or that list their inputs.
+
+    Elsewhere a `$NAME` is as often a value the prose asks the model to fill in as a mistake.
+    """
+    checker = document.contracts.checker
+    if not (document.runner or checker.inputs or checker.env):
+        return []
     found: list[Diagnostic] = []
     steps: dict[str | None, list[Unit]] = {}
     for unit in document.units:
@@ -178,7 +188,9 @@ def _env_reads(document: CheckedDocument, command: Command, scope: _Scope) -> li
                 if "\n" in before
                 else word.pos.col + len(before)
             )
-            state = "assigned but not exported" if name in scope.defined else "nothing exports it"
+            state = (
+                "it is assigned, not exported" if name in scope.defined else "nothing exports it"
+            )
             found.append(
                 Diagnostic(
                     document.display,

@@ -4,13 +4,40 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.pack import MANIFEST, Pack, load_pack
 from fixloop.documents.render import template_variables
 from fixloop.documents.source import SourceDocument
+
+# Every rule id a pack's loading and validation report, with what it means (SARIF's short
+# description, and the ids a contract may not take).
+PACK_RULES: Mapping[str, str] = MappingProxyType(
+    {
+        "frontmatter": "frontmatter that does not parse or does not fit its document's keys",
+        "manifest": "a plugin manifest that is missing, does not parse or does not fit",
+        "manifest-drift": "copies of the manifest that disagree",
+        "unknown-key": "a frontmatter key neither Claude Code nor fixloop knows",
+        "duplicate-name": "two documents of one kind with the same name",
+        "name-mismatch": "an agent whose name differs from its file name",
+        "unknown-reference": "a reference to an agent, command, workflow or file that is not there",
+        "relative-path": "a '../' path that breaks once Claude Code copies the plugin",
+        "template-input": "declared inputs and the variables a body uses disagree",
+        "template-syntax": "jinja2 statements in a body Claude Code reads raw",
+        "template": "a body that is not a valid template",
+        "unknown-schema": "an output schema fixloop does not know",
+        "size-budget": "an agent document over its size budget",
+        "encoding": "a document that is not UTF-8 text",
+        "io": "a document that cannot be read",
+        "render": "a prompt that cannot be rendered with the inputs given",
+        "pack": "a pack that cannot be found",
+        "unknown-agent": "an agent name the pack does not define",
+        "unknown-workflow": "a workflow name the pack does not define",
+    }
+)
 
 # An agent document is loaded whole into a context window on every dispatch; keep it lean.
 AGENT_MAX_LINES = 200
