@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,14 @@ def test_a_git_stash_in_the_fix_brief_is_reported_in_the_brief(tmp_path: Path) -
     line = text[: text.index(marker)].count("\n") + 1
     found = {(d.path, d.line, d.rule) for d in check_paths([pack], base=pack).diagnostics}
     assert ("agents/fixer.md", line, "fix-briefs-forbid-tree-wide-git") in found
+
+
+def test_contract_reasons_speak_of_the_product_not_of_their_history() -> None:
+    """Provenance (seed numbers, upstream issues) lives in docs/provenance.md, not in messages."""
+    result = check_paths([REPO_ROOT], base=REPO_ROOT)
+    leaks = [
+        f"{c.origin}:{c.line}: {c.spec.why}"
+        for _, c in result.contracts
+        if re.search(r"\bseed\b|\bGSD\b|#\d", c.spec.why, re.IGNORECASE)
+    ]
+    assert leaks == []

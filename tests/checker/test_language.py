@@ -49,3 +49,14 @@ def test_frontmatter_and_sidecar_merge(check_text: CheckText) -> None:
     sidecar = "contracts:\n  - {id: no-push, forbidden: git push}\n"
     text = workflow({"a": "git push"}, front)
     assert rules(check_text(text, sidecar)) == [("tags", 9), ("no-push", 15)]
+
+
+def test_a_reason_cut_by_a_comment_is_a_warning(check_text: CheckText) -> None:
+    sidecar = (
+        "contracts:\n"
+        "  - id: cut\n    why: keeps the sentinel (see #12)\n    required: git tag\n"
+        '  - id: kept\n    why: "keeps the sentinel (see #12)"\n    required: git tag\n'
+    )
+    found = [d for d in check_text(DOC, sidecar) if d.rule == "contract-spec"]
+    assert [(d.line, str(d.severity)) for d in found] == [(3, "warning")]
+    assert "quote the whole reason" in found[0].message

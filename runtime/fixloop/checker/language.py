@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from fixloop.checker.patterns import Pattern, PatternError, parse_pattern
 from fixloop.checker.rules import RESERVED_IDS
-from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.located_yaml import KeyPath, line_of, load_located
 from fixloop.documents.source import SourceDocument
 from fixloop.documents.spec_errors import spec_diagnostics
@@ -180,7 +180,8 @@ def sidecar_of(path: Path) -> Path:
     return path.with_name(path.stem + SIDECAR_SUFFIX)
 
 
-Layer = tuple[str, dict[str, Any], dict[KeyPath, int]]
+# Where a declaration came from: the file shown, its data, its key lines, its commented keys.
+Layer = tuple[str, dict[str, Any], dict[KeyPath, int], frozenset[KeyPath]]
 RawContract = tuple[str, dict[KeyPath, int], int, Any]
 
 
@@ -192,7 +193,7 @@ def _layers(source: SourceDocument, base: Path | None) -> tuple[list[Layer], lis
         k: source.metadata[k] for k in ("contracts", "checker") if k in source.metadata
     }
     if front:
-        layers.append((source.display, front, dict(source.key_lines)))
+        layers.append((source.display, front, dict(source.key_lines), source.commented))
     sidecar = sidecar_of(source.path)
     if not sidecar.is_file():
         return layers, diagnostics
@@ -210,7 +211,7 @@ def _layers(source: SourceDocument, base: Path | None) -> tuple[list[Layer], lis
     if not isinstance(data, dict):
         diagnostics.append(Diagnostic(shown, 1, 1, "contract-spec", "expected a mapping"))
         return layers, diagnostics
-    layers.append((shown, data, located.key_lines))
+    layers.append((shown, data, located.key_lines, located.commented))
     return layers, diagnostics
 
 
@@ -255,7 +256,8 @@ def load_contracts(
     checker_data: dict[str, Any] = {}
     commands: dict[str, Operand] = {}
     raw: list[RawContract] = []
-    for shown, data, lines in layers:
+    for shown, data, lines, commented in layers:
+        diagnostics += _cut_reasons(shown, lines, commented)
         try:
             parsed = ContractFile.model_validate(data)
         except ValidationError as exc:
@@ -272,7 +274,8 @@ def load_contracts(
         commands.update(parsed.commands)
         commands.update(parsed.checker.commands)
         raw += [(shown, lines, i, item) for i, item in enumerate(parsed.contracts)]
-    checker = CheckerSpec.model_validate(checker_data) if not diagnostics else CheckerSpec()
+    failed = any(d.severity is Severity.ERROR for d in diagnostics)
+    checker = CheckerSpec() if failed else CheckerSpec.model_validate(checker_data)
     contracts: list[Contract] = []
     seen: dict[str, str] = {}
     for item in raw:
@@ -282,6 +285,25 @@ def load_contracts(
         else:
             contracts.append(made)
     return Contracts(checker, contracts, [layer[0] for layer in layers]), diagnostics
+
+
+def _cut_reasons(
+    shown: str, lines: dict[KeyPath, int], commented: frozenset[KeyPath]
+) -> list[Diagnostic]:
+    """A `why:` whose plain text runs into ` #`: YAML reads the rest of the line as a comment."""
+    return [
+        Diagnostic(
+            shown,
+            line_of(lines, path),
+            1,
+            "contract-spec",
+            "why: YAML ends this text at ' #' (the rest of the line is a comment); "
+            "quote the whole reason to keep it",
+            Severity.WARNING,
+        )
+        for path in sorted(commented, key=str)
+        if len(path) == 3 and path[0] == "contracts" and path[2] == "why"
+    ]
 
 
 def _operands(spec: ContractSpec) -> list[Operand]:
