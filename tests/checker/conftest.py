@@ -21,7 +21,8 @@ def copy_pack(target: Path) -> Path:
     """A copy of fixloop's own pack (the documents, not the code) to mutate."""
     for folder in ("agents", "commands", "workflows", ".claude-plugin"):
         shutil.copytree(REPO_ROOT / folder, target / folder)
-    shutil.copy(REPO_ROOT / "plugin.json", target / "plugin.json")
+    for name in ("plugin.json", "fixloop.toml"):
+        shutil.copy(REPO_ROOT / name, target / name)
     return target
 
 
@@ -34,6 +35,8 @@ def check_text(tmp_path: Path) -> CheckText:
     ) -> list[Diagnostic]:
         path = tmp_path / folder / f"{name}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
+        # These documents are written for fixloop's runner (one shell per step, `set -e`).
+        (tmp_path / "fixloop.toml").write_text('profile = "fixloop"\n', encoding="utf-8")
         path.write_text(text, encoding="utf-8")
         if sidecar is not None:
             path.with_name(f"{name}.contracts.yaml").write_text(sidecar, encoding="utf-8")

@@ -1,8 +1,10 @@
 """`fixloop check` as a library call: collect documents, apply generic rules and contracts.
 
-A path may be a pack root (a folder with `agents/`, `commands/` or `workflows/`; with a
-`plugin.json` the pack validation runs too), any other folder (every Markdown file below it), a
-Markdown document, or a `<stem>.contracts.yaml` sidecar (its document is checked).
+A path may be a pack root (its documents as Claude Code finds them, plus fixloop's `workflows/`;
+the pack validation of `fixloop validate` runs too), any other folder (every Markdown file below
+it), a Markdown document, or a `<stem>.contracts.yaml` sidecar (its document is checked). Each
+document is judged by the profile of the settings that apply where it lives (`config.py`), unless
+one is given; a sidecar whose document is not next to it is an error.
 """
 
 from __future__ import annotations
@@ -13,18 +15,25 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fixloop.checker.document import CheckedDocument, check_document, kind_of
+from fixloop.checker.document import CheckedDocument, check_document
 from fixloop.checker.evaluate import Evaluator
-from fixloop.checker.language import SIDECAR_SUFFIX, Contract
+from fixloop.checker.language import Contract
 from fixloop.checker.rules import RULES, check_rules
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
-from fixloop.documents.pack import MANIFEST
-from fixloop.documents.source import load_document
-from fixloop.documents.validate import PACK_RULES, validate_pack
-from fixloop.schemas import registry
+from fixloop.documents.config import Profile, find_config
+from fixloop.documents.discovery import (
+    SIDECAR_SUFFIX,
+    is_pack_root,
+    manifest_data,
+    orphan_diagnostic,
+    orphan_sidecars,
+    pack_files,
+)
+from fixloop.documents.pack_rules import PACK_RULES
+from fixloop.documents.reading import read_source
 
-PACK_FOLDERS = ("workflows", "agents", "commands")
 _SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
+_KINDS = {"agents": "agent", "commands": "command", "workflows": "workflow", "skills": "skill"}
 
 
 @dataclass
@@ -32,44 +41,65 @@ class CheckResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     documents: list[CheckedDocument] = field(default_factory=list)
     rule_help: dict[str, str] = field(default_factory=dict)
+    folded: int = 0  # follow-on problems of documents that did not load, left out
 
     @property
     def contracts(self) -> list[tuple[CheckedDocument, Contract]]:
         return [(d, c) for d in self.documents for c in d.contracts.contracts]
 
 
+def kind_of(path: Path) -> str:
+    """What a document is to its pack: agent, command, skill or workflow by the nearest folder
+    so named (`commands/ns/x.md` is a command), else a plain document."""
+    for folder in path.resolve().parents:
+        if folder.name in _KINDS:
+            return _KINDS[folder.name]
+        if is_pack_root(folder):
+            break
+    return "document"
+
+
 class Library:
     """Checked documents by path, loaded once, so briefs shared by workflows parse once."""
 
-    def __init__(self, base: Path | None) -> None:
+    def __init__(self, base: Path | None, profile: Profile | None = None) -> None:
         self.base = base
+        self.profile = profile
         self.cache: dict[Path, CheckedDocument | None] = {}
         self.failures: list[Diagnostic] = []
+        self.broken: set[Path] = set()  # documents that are there but do not load
+        self.profiles: dict[Path, Profile] = {}  # by folder, found once per check
+
+    def profile_of(self, path: Path) -> Profile:
+        if self.profile is not None:
+            return self.profile
+        folder = path.resolve().parent
+        if folder not in self.profiles:
+            self.profiles[folder] = find_config(folder).profile()
+        return self.profiles[folder]
 
     def get(self, path: Path) -> CheckedDocument | None:
         key = path.resolve()
         if key not in self.cache:
-            if not key.is_file():
-                self.cache[key] = None
-            else:
-                try:
-                    source = load_document(path, self.base)
-                except FixloopError as exc:
-                    self.failures += exc.diagnostics
-                    self.cache[key] = None
+            self.cache[key] = None
+            if key.is_file():
+                profile = self.profile_of(key)
+                base = self.base or Path.cwd()
+                source = read_source(path, base, profile, self.failures)
+                if source is None:
+                    self.broken.add(key)
                 else:
-                    self.cache[key] = check_document(source, kind_of(path), self.base)
+                    self.cache[key] = check_document(source, kind_of(path), self.base, profile)
         return self.cache[key]
 
 
 def is_pack(path: Path) -> bool:
-    return path.is_dir() and any((path / folder).is_dir() for folder in PACK_FOLDERS)
+    return path.is_dir() and is_pack_root(path)
 
 
 def _documents(path: Path) -> Iterator[Path]:
     if is_pack(path):
-        for folder in PACK_FOLDERS:
-            yield from sorted((path / folder).glob("*.md"))
+        yield from pack_files(path, manifest_data(path)).markdown()
     elif path.is_dir():
         for found in sorted(path.rglob("*.md")):
             if not _SKIP_DIRS & set(found.relative_to(path).parts):
@@ -83,7 +113,7 @@ def _documents(path: Path) -> Iterator[Path]:
 def contract_diagnostics(
     document: CheckedDocument, contract: Contract, library: Library
 ) -> list[Diagnostic]:
-    return Evaluator(document, library.get).check(contract)
+    return Evaluator(document, library.get, library.broken).check(contract)
 
 
 @contextmanager
@@ -108,13 +138,18 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def check_paths(paths: Sequence[Path], base: Path | None = None) -> CheckResult:
-    """Check every document under `paths`; a path that is not there is a FixloopError (exit 2)."""
+def check_paths(
+    paths: Sequence[Path], base: Path | None = None, profile: Profile | None = None
+) -> CheckResult:
+    """Check every document under `paths`; a path that is not there is a FixloopError (exit 2).
+
+    `profile`: judge every document by it, instead of by the settings where each lives.
+    """
     with _collector_paused():
-        return _check_paths(paths, base)
+        return _check_paths(paths, base, profile)
 
 
-def _check_paths(paths: Sequence[Path], base: Path | None) -> CheckResult:
+def _check_paths(paths: Sequence[Path], base: Path | None, profile: Profile | None) -> CheckResult:
     missing = [p for p in paths if not p.exists()]
     if missing:
         raise FixloopError(
@@ -123,13 +158,19 @@ def _check_paths(paths: Sequence[Path], base: Path | None) -> CheckResult:
                 for p in missing
             ]
         )
-    library = Library(base)
+    library = Library(base, profile)
     result = CheckResult(rule_help={**PACK_RULES, **{k: r.help for k, r in RULES.items()}})
     seen: set[Path] = set()
     for path in paths:
-        if is_pack(path) and (path / MANIFEST).is_file():
-            _, found = validate_pack(path, base, known_outputs=registry.is_known)
-            result.diagnostics += found
+        if is_pack(path):
+            result.diagnostics += _pack_problems(path, base, profile, result)
+        elif path.is_dir():
+            result.diagnostics += [
+                orphan_diagnostic(s, display_path(s, base)) for s in orphan_sidecars(path)
+            ]
+        elif path.name.endswith(SIDECAR_SUFFIX) and not _documented(path):
+            result.diagnostics.append(orphan_diagnostic(path, display_path(path, base)))
+            continue
         for document_path in _documents(path):
             if document_path.resolve() in seen:
                 continue
@@ -143,7 +184,7 @@ def _check_paths(paths: Sequence[Path], base: Path | None) -> CheckResult:
             if document is None:
                 continue
             result.documents.append(document)
-            result.diagnostics += check_document_rules(document, library)
+            result.diagnostics += check_document_rules(document, library, result)
     result.diagnostics += library.failures
     for _document, contract in result.contracts:
         result.rule_help[contract.id] = contract.spec.why or f"{contract.kind} contract"
@@ -151,9 +192,30 @@ def _check_paths(paths: Sequence[Path], base: Path | None) -> CheckResult:
     return result
 
 
-def check_document_rules(document: CheckedDocument, library: Library) -> list[Diagnostic]:
+def _documented(sidecar: Path) -> bool:
+    return sidecar.with_name(sidecar.name.removesuffix(SIDECAR_SUFFIX) + ".md").is_file()
+
+
+def _pack_problems(
+    root: Path, base: Path | None, profile: Profile | None, result: CheckResult
+) -> list[Diagnostic]:
+    # Imported here: checking documents needs neither the pack model nor the result schemas.
+    from fixloop.documents.validate import validate_pack
+    from fixloop.schemas import registry
+
+    pack, found = validate_pack(root, base, known_outputs=registry.is_known, profile=profile)
+    result.folded += pack.folded
+    return found
+
+
+def check_document_rules(
+    document: CheckedDocument, library: Library, result: CheckResult | None = None
+) -> list[Diagnostic]:
     """Generic rules plus every contract of one document."""
     found = list(document.diagnostics) + check_rules(document)
+    evaluator = Evaluator(document, library.get, library.broken)
     for contract in document.contracts.contracts:
-        found += contract_diagnostics(document, contract, library)
+        found += evaluator.check(contract)
+    if result is not None:
+        result.folded += evaluator.folded
     return found

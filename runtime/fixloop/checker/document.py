@@ -23,6 +23,7 @@ from fixloop.checker.syntax import parse_bash
 from fixloop.checker.tree import Function, Node_, Pos, Script
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.blocks import FencedBlock, MarkdownDocument, StepStyle, parse_markdown
+from fixloop.documents.config import Profile
 from fixloop.documents.source import SourceDocument
 
 _BOLD_LABEL = re.compile(r"^\s*(?:[-*]\s+|\d+\.\s+)?\*\*(?P<label>[^*]+?)\s*:?\s*\*\*")
@@ -63,6 +64,7 @@ class CheckedDocument:
     by_name: dict[str, list[CommandEvent]] = field(default_factory=dict)
     # Event id → every form of its words after the name: the cheap pre-test of matching.
     word_forms: dict[int, frozenset[str]] = field(default_factory=dict)
+    profile: Profile = Profile.CLAUDE
 
     @property
     def display(self) -> str:
@@ -71,9 +73,12 @@ class CheckedDocument:
     @property
     def runner(self) -> bool:
         """Does fixloop's runner execute this document (a step's blocks in one shell, under
-        `set -euo pipefail`, inputs as environment variables)? `checker.runner` says so."""
+        `set -euo pipefail`, inputs as environment variables)? `checker.runner` says so; by
+        default the workflows of a pack under the fixloop profile."""
         declared = self.contracts.checker.runner
-        return self.kind == "workflow" if declared is None else declared
+        if declared is not None:
+            return declared
+        return self.kind == "workflow" and self.profile is Profile.FIXLOOP
 
     @property
     def events(self) -> list[CommandEvent]:
@@ -125,18 +130,18 @@ def _origin(lines: list[str], block: FencedBlock) -> Pos:
     return Pos(row, indent)
 
 
-def kind_of(path: Path) -> str:
-    folder = path.parent.name
-    return {"agents": "agent", "commands": "command", "workflows": "workflow"}.get(
-        folder, "document"
-    )
-
-
-def check_document(source: SourceDocument, kind: str, base: Path | None = None) -> CheckedDocument:
+def check_document(
+    source: SourceDocument,
+    kind: str,
+    base: Path | None = None,
+    profile: Profile = Profile.CLAUDE,
+) -> CheckedDocument:
     contracts, diagnostics = load_contracts(source, base)
     checker = contracts.checker
     markdown = parse_markdown(source, StepStyle(checker.steps), checker.step_tag)
-    document = CheckedDocument(source, kind, contracts, markdown, diagnostics=diagnostics)
+    document = CheckedDocument(
+        source, kind, contracts, markdown, diagnostics=diagnostics, profile=profile
+    )
     shells = {s.lower() for s in checker.shell}
     finally_steps = set(checker.finally_.steps)
     finally_labels = {label.lower() for label in checker.finally_.labels}

@@ -8,6 +8,7 @@ for a command that is missing, at the heading of the step that should hold it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,9 +37,16 @@ class Scope:
 
 
 class Evaluator:
-    def __init__(self, document: CheckedDocument, lookup: Lookup) -> None:
+    """Judges the contracts of one document. `broken`: documents that are there but do not load;
+    a contract that needs one is not judged (its own error is the root cause), only counted."""
+
+    def __init__(
+        self, document: CheckedDocument, lookup: Lookup, broken: AbstractSet[Path] = frozenset()
+    ) -> None:
         self.document = document
         self.lookup = lookup
+        self.broken = broken
+        self.folded = 0
 
     def matching(self, contract: Contract, operand: Operand, scope: Scope) -> list[CommandEvent]:
         patterns = contract.patterns(operand)
@@ -62,20 +70,21 @@ class Evaluator:
             parts = [(doc, [u for u in doc.units if "brief" in u.block.info.split()])]
             for path in self._brief_paths():
                 other = self.lookup(path)
-                if other is None:
-                    problems.append(self._problem(contract, f"brief document {path} not found"))
-                else:
+                if other is not None:
                     parts.append((other, other.units))
+                elif not self._folded(path):
+                    problems.append(self._problem(contract, f"brief document {path} not found"))
             return Scope(parts, (doc.display, doc.source.line_of("agents")), "the briefs"), problems
         assert isinstance(spec, ScopeSpec)
         if spec.agents is not None:
             parts = []
             for name in spec.agents:
-                other = self.lookup(doc.source.path.parent.parent / "agents" / f"{name}.md")
-                if other is None:
-                    problems.append(self._problem(contract, f"no agent document {name!r}"))
-                else:
+                path = doc.source.path.parent.parent / "agents" / f"{name}.md"
+                other = self.lookup(path)
+                if other is not None:
                     parts.append((other, other.units))
+                elif not self._folded(path):
+                    problems.append(self._problem(contract, f"no agent document {name!r}"))
             return Scope(parts, (doc.display, 1), f"agents {', '.join(spec.agents)}"), problems
         named = [spec.step] if spec.step else (spec.steps or spec.except_steps or [])
         unknown = [n for n in named if n not in doc.step_names]
@@ -96,6 +105,12 @@ class Evaluator:
             what = f"step {', '.join(named)}"
         return Scope([(doc, units)], (doc.display, anchor), what), problems
 
+    def _folded(self, path: Path) -> bool:
+        if path.resolve() in self.broken:
+            self.folded += 1
+            return True
+        return False
+
     def _brief_paths(self) -> list[Path]:
         doc = self.document
         agents_dir = doc.source.path.parent.parent / "agents"
@@ -111,8 +126,9 @@ class Evaluator:
     # -- judging ------------------------------------------------------------------------------
 
     def check(self, contract: Contract) -> list[Diagnostic]:
+        folded = self.folded
         scope, problems = self.scope(contract)
-        if problems:
+        if problems or self.folded > folded:
             return problems
         kind = contract.kind
         judge = {

@@ -30,12 +30,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from fixloop.checker.patterns import Pattern, PatternError, parse_pattern
 from fixloop.checker.rules import RESERVED_IDS
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.documents.discovery import SIDECAR_SUFFIX
 from fixloop.documents.located_yaml import KeyPath, line_of, load_located
 from fixloop.documents.source import SourceDocument
 from fixloop.documents.spec_errors import spec_diagnostics
 
 KINDS = ("order", "count", "guarded", "forbidden", "required", "cleanup")
-SIDECAR_SUFFIX = ".contracts.yaml"
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 Operand = str | list[str]

@@ -26,7 +26,7 @@ from fixloop.checker.outputs import undeclared_outputs
 from fixloop.checker.tree import Arith, Command
 from fixloop.checker.variables import undefined_variables
 from fixloop.diagnostics import Diagnostic, Severity
-from fixloop.documents.validate import PACK_RULES
+from fixloop.documents.pack_rules import PACK_RULES
 
 if TYPE_CHECKING:
     from fixloop.checker.document import CheckedDocument, Unit

@@ -46,8 +46,12 @@ def backend_from_args(args: argparse.Namespace, command: str) -> Backend:
             problem = "--script is for --backend scripted; --backend claude asks a real model"
             raise FixloopError(Diagnostic(command, 1, 1, "usage", problem))
         # Imported here: claude-agent-sdk takes about half a second to import, which every other
-        # command (and `fixloop --help`) should not pay.
-        from fixloop.agents.claude import ClaudeBackend
+        # command (and `fixloop --help`) should not pay; and the slim install has none.
+        try:
+            from fixloop.agents.claude import ClaudeBackend
+        except ModuleNotFoundError as exc:
+            problem = f"--backend claude needs {exc.name}: pip install 'fixloop[claude]'"
+            raise FixloopError(Diagnostic(command, 1, 1, "usage", problem)) from None
 
         return ClaudeBackend()
     if getattr(args, "script", None) is None:

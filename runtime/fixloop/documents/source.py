@@ -15,6 +15,7 @@ from typing import Any
 from frontmatter.default_handlers import YAMLHandler
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.documents.claude_code import quote_lossy_values
 from fixloop.documents.located_yaml import KeyPath, line_of, load_located
 
 
@@ -30,6 +31,10 @@ class SourceDocument:
     body_line: int  # 1-based line number of the first body line in the file
     key_lines: dict[KeyPath, int] = field(default_factory=dict)
     commented: frozenset[KeyPath] = frozenset()  # see `LocatedYaml.commented`
+    # Frontmatter read only the second way Claude Code reads it (values quoted, see
+    # `claude_code.quote_lossy_values`): the keys quoted and the error of the first reading.
+    requoted: tuple[str, ...] = ()
+    yaml_error: Diagnostic | None = None
 
     def line_of(self, *keys: str | int) -> int:
         """Line of the deepest known key on `keys`, falling back to its parents, then line 1."""
@@ -39,8 +44,15 @@ class SourceDocument:
         return Diagnostic(self.display, self.line_of(*keys), 1, rule, message)
 
 
-def parse_document(text: str, path: Path, base: Path | None = None) -> SourceDocument:
-    """Parse `text` (the content of `path`); raise FixloopError naming file:line on bad YAML."""
+def parse_document(
+    text: str, path: Path, base: Path | None = None, *, lenient: bool = False
+) -> SourceDocument:
+    """Parse `text` (the content of `path`); raise FixloopError naming file:line on bad YAML.
+
+    `lenient`: frontmatter that does not parse is read again as Claude Code reads it, after
+    quoting values that hold YAML syntax (`description: Use when: x`); the document then records
+    the keys quoted and the first error (`requoted`, `yaml_error`).
+    """
     display = display_path(path, base)
     handler = YAMLHandler()
     if not handler.detect(text):
@@ -56,9 +68,23 @@ def parse_document(text: str, path: Path, base: Path | None = None) -> SourceDoc
     raw_meta = "".join(lines[1:closing])
     body = "".join(lines[closing + 1 :])
     meta_first_line = 2  # line 1 is the opening '---'
-    located = load_located(
-        raw_meta, display=display, rule="frontmatter", first_line=meta_first_line
-    )
+    requoted: tuple[str, ...] = ()
+    yaml_error: Diagnostic | None = None
+    try:
+        located = load_located(
+            raw_meta, display=display, rule="frontmatter", first_line=meta_first_line
+        )
+    except FixloopError as exc:
+        second = quote_lossy_values(raw_meta) if lenient else None
+        if second is None:
+            raise
+        try:
+            located = load_located(
+                second[0], display=display, rule="frontmatter", first_line=meta_first_line
+            )
+        except FixloopError:
+            raise exc from None
+        requoted, yaml_error = tuple(second[1]), exc.diagnostics[0]
     loaded = {} if located.data is None else located.data
     if not isinstance(loaded, dict):
         raise FixloopError(
@@ -66,11 +92,20 @@ def parse_document(text: str, path: Path, base: Path | None = None) -> SourceDoc
         )
     body_line = closing + 2
     return SourceDocument(
-        path, display, text, loaded, body, body_line, located.key_lines, located.commented
+        path,
+        display,
+        text,
+        loaded,
+        body,
+        body_line,
+        located.key_lines,
+        located.commented,
+        requoted,
+        yaml_error,
     )
 
 
-def load_document(path: Path, base: Path | None = None) -> SourceDocument:
+def load_document(path: Path, base: Path | None = None, *, lenient: bool = False) -> SourceDocument:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -81,4 +116,4 @@ def load_document(path: Path, base: Path | None = None) -> SourceDocument:
         raise FixloopError(
             Diagnostic(display_path(path, base), 1, 1, "io", exc.strerror or str(exc))
         ) from None
-    return parse_document(text, path, base)
+    return parse_document(text, path, base, lenient=lenient)
