@@ -34,8 +34,8 @@ sys.path.insert(0, str(REPO_ROOT))
 from tests.helpers.gitrepo import copy_repo, make_user_repo  # noqa: E402
 
 from fixloop.documents.pack import WorkflowDoc  # noqa: E402
-from fixloop.runs.session import git_session, load_protocol  # noqa: E402
-from fixloop.steps.run import Run, new_run_id  # noqa: E402
+from fixloop.runs.git_session import git_session, load_protocol  # noqa: E402
+from fixloop.runs.run import Run, new_run_id  # noqa: E402
 from fixloop.steps.runner import find_step  # noqa: E402
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from tests.helpers.gitrepo import UserRepo, make_user_repo
+from tests.helpers.tools import in_ci, missing
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,6 +27,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite golden files with the current output instead of comparing",
     )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """`@pytest.mark.needs(tool, …)`: skip without the tool here, fail without it in CI."""
+    for mark in item.iter_markers("needs"):
+        absent = missing(tuple(mark.args))
+        if absent:
+            reason = f"needs {', '.join(absent)} (not available here)"
+            if in_ci():
+                pytest.fail(f"{reason}; CI must install it (.ci/run)", pytrace=False)
+            pytest.skip(reason)
 
 
 class Golden:

@@ -77,14 +77,14 @@ def test_wheel_carries_the_pack(tmp_path: Path) -> None:
 
 # Lower layers never import higher ones (DESIGN.md: "imports point one way").
 LAYERS = (
-    "diagnostics", "documents", "schemas", "steps", "runs", "agents", "reviews",
-    "workflows", "demo", "testing", "cli", "__main__",
+    "diagnostics", "events", "gitrepo", "documents", "schemas", "steps", "runs",
+    "agents", "reviews", "workflows", "api", "demo", "testing", "cli", "__main__",
 )  # fmt: skip
 # The checker is a sibling of the runtime on the same trunk, not a floor under it: it reads the
-# documents and knows the result schemas, and only the command line reaches it.
+# documents and knows the result schemas, and only the command line and the public API reach it.
 CHECKER = "checker"
 CHECKER_IMPORTS = frozenset({"diagnostics", "documents", "schemas"})
-CHECKER_IMPORTED_BY = frozenset({"cli", "__main__"})
+CHECKER_IMPORTED_BY = frozenset({"api", "cli", "__main__"})
 
 
 def _imported_packages(path: Path) -> set[str]:

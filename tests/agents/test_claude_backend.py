@@ -26,8 +26,9 @@ from fixloop.agents.claude import (
     parse_structured,
 )
 from fixloop.agents.dispatch import Dispatcher, build_request
-from fixloop.agents.sandbox import bash_sandbox_available, sandbox_settings
+from fixloop.agents.sandbox import sandbox_settings
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
+from fixloop.events import Event, EventStream
 from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
 from fixloop.testing.messages_server import (
     MessagesServer,
@@ -554,7 +555,6 @@ def test_a_failing_cli_is_an_inconclusive_outcome_not_a_traceback(
 def test_the_trace_records_usage_cost_turns_and_duration(
     pack: Pack, worktree: Path, tmp_path: Path
 ) -> None:
-    trace = tmp_path / "run" / "events.jsonl"
     calc = str(worktree / "src" / "calc.py")
     script = ScriptReplay(
         {
@@ -567,12 +567,13 @@ def test_the_trace_records_usage_cost_turns_and_duration(
     finding = {"id": "CR-01", "title": "add subtracts"}
     inputs = {"finding": finding, "files": ["src/calc.py"], "worktree": str(worktree)}
     with MessagesServer(script) as server:
-        dispatcher = Dispatcher(pack, ClaudeBackend(env=server.env()), trace_path=trace)
+        seen: list[Event] = []
+        dispatcher = Dispatcher(pack, ClaudeBackend(env=server.env()), EventStream(seen.append))
         outcome = dispatcher.call("fixer", inputs, "Fix CR-01.", worktree, writable=["src/calc.py"])
 
     assert outcome.ok, outcome.detail
-    (event,) = [json.loads(line) for line in trace.read_text().splitlines()]
-    assert event["key"] == "fixer" and event["status"] == "ok"
+    (event,) = [event.to_json() for event in seen]
+    assert event["key"] == "fixer" and event["outcome"] == "ok"
     assert event["turns"] == outcome.usage.turns >= 3
     assert event["cost_usd"] == outcome.usage.cost_usd > 0
     assert event["input_tokens"] > 0 and event["output_tokens"] > 0
@@ -617,9 +618,7 @@ def test_parallel_calls_from_threads_each_get_their_own_answer(tmp_path: Path) -
     assert script.unplayed() == []
 
 
-needs_sandbox = pytest.mark.skipif(
-    not bash_sandbox_available(), reason="the CLI's bash sandbox needs bubblewrap and socat"
-)
+needs_sandbox = pytest.mark.needs("bwrap", "socat")  # the CLI's bash sandbox
 
 
 @pytest.mark.cli

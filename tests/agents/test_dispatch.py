@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from fixloop.agents.dispatch import Dispatcher, build_request
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
+from fixloop.events import Event, EventKind, EventStream
 
 FINDING = {
     "id": 7,
@@ -88,14 +88,15 @@ def test_every_call_is_traced_with_its_outcome(pack: Pack, tmp_path: Path) -> No
             "fixer/7/round-2": {"fail": "malformed", "raw": "sorry"},
         }
     )
-    trace = tmp_path / "run/events.jsonl"
-    dispatcher = Dispatcher(pack, backend, trace_path=trace)
+    seen: list[Event] = []
+    dispatcher = Dispatcher(pack, backend, EventStream(seen.append))
     first = dispatcher.call("fixer", fixer_inputs(tmp_path), "t", tmp_path, key="fixer/7/round-1")
     second = dispatcher.call("fixer", fixer_inputs(tmp_path), "t", tmp_path, key="fixer/7/round-2")
     assert first.ok
     assert second.reason is StopReason.MALFORMED
-    events = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
-    assert [(e["key"], e["status"], e["reason"]) for e in events] == [
+    assert {event.kind for event in seen} == {EventKind.AGENT}
+    events = [event.to_json() for event in seen]
+    assert [(e["key"], e["outcome"], e["reason"]) for e in events] == [
         ("fixer/7/round-1", "ok", "none"),
         ("fixer/7/round-2", "inconclusive", "malformed_output"),
     ]
@@ -116,11 +117,3 @@ def test_a_spent_run_budget_starts_no_new_call(pack: Pack, tmp_path: Path) -> No
     assert first.ok
     assert second.reason is StopReason.RUN_BUDGET
     assert [call.key for call in backend.calls] == ["fixer/7/round-1"]
-
-
-def test_events_can_go_to_the_runs_own_recorder(pack: Pack, tmp_path: Path) -> None:
-    seen: list[dict[str, object]] = []
-    backend = ScriptedBackend({"fixer/7/round-1": {"fail": "timeout"}})
-    dispatcher = Dispatcher(pack, backend, record=seen.append)
-    dispatcher.call("fixer", fixer_inputs(tmp_path), "t", tmp_path, key="fixer/7/round-1")
-    assert [(e["key"], e["reason"]) for e in seen] == [("fixer/7/round-1", "timeout")]

@@ -76,7 +76,7 @@ def test_review_fix_on_the_demo_repository_with_the_claude_backend(tmp_path: Pat
     result = json.loads(done.stdout)
     assert script.unplayed() == []
     assert server.unscripted == 0
-    statuses = {o["id"]: o["status"] for o in result["findings"]}
+    statuses = {o["id"]: o["label"] for o in result["findings"]}
     assert statuses["CR-01"] == "fixed"
     assert statuses["CR-02"].startswith("skipped: fix caused errors, rolled back")
     assert statuses["WR-01"] == "fixed: requires human verification"
@@ -135,7 +135,7 @@ def test_an_out_of_scope_edit_is_denied_and_becomes_a_scope_request(tmp_path: Pa
 
     result = json.loads(done.stdout)
     wr03 = next(o for o in result["findings"] if o["id"] == "WR-03")
-    assert wr03["status"] == "skipped: fix needs files outside the finding"
+    assert wr03["label"] == "skipped: fix needs files outside the finding"
     assert "shelf/labels.py" in json.dumps(wr03)
     assert (repo / "shelf" / "labels.py").read_text() != labels_before, "WR-02 did fix labels"
     assert "def slug_" not in (repo / "shelf" / "labels.py").read_text()
@@ -145,10 +145,10 @@ def test_an_out_of_scope_edit_is_denied_and_becomes_a_scope_request(tmp_path: Pa
     assert denied and denied[0].get("is_error")
     calls = [
         json.loads(line)
-        for path in (repo / ".git" / "fixloop").rglob("agents.jsonl")
+        for path in (repo / ".git" / "fixloop").rglob("events.jsonl")
         for line in path.read_text().splitlines()
     ]
-    agent_denials = [call for call in calls if call.get("denied")]
+    agent_denials = [call for call in calls if call["event"] == "agent" and call["denied"]]
     assert agent_denials and agent_denials[0]["denied"][0]["path"] == "shelf/labels.py"
 
 
@@ -176,7 +176,7 @@ def test_review_fix_a_fixer_ignoring_its_denial_is_skipped_naming_the_file(
 
     result = json.loads(done.stdout)
     cr01 = next(o for o in result["findings"] if o["id"] == "CR-01")
-    assert cr01["status"] == (
+    assert cr01["label"] == (
         "skipped: fixer tried to edit shelf/labels.py, outside the finding; rolled back"
     )
     assert "if not prices" not in (repo / "shelf" / "stock.py").read_text(), "CR-01 rolled back"
@@ -204,7 +204,7 @@ def test_malformed_structured_output_is_inconclusive_and_skipped(tmp_path: Path)
 
     result = json.loads(done.stdout)
     cr01 = next(o for o in result["findings"] if o["id"] == "CR-01")
-    assert cr01["status"] == "skipped: fixer result inconclusive (malformed_output)"
+    assert cr01["label"] == "skipped: fixer result inconclusive (malformed_output)"
     assert "if not prices" not in (repo / "shelf" / "stock.py").read_text()
     assert frontmatter(repo / REPORT_PATH)["fixed"] == 2
 
@@ -393,9 +393,9 @@ def test_review_fix_run_budget_stops_new_fixer_calls(tmp_path: Path) -> None:
         )  # fmt: skip
 
     result = json.loads(done.stdout)
-    statuses = [finding["status"] for finding in result["findings"]]
+    statuses = [finding["label"] for finding in result["findings"]]
     assert any("call_budget" in status for status in statuses), statuses
-    refused = [f for f in result["findings"] if "run_budget" in f["status"]]
+    refused = [f for f in result["findings"] if "run_budget" in f["label"]]
     assert refused, "once the run budget was spent, later findings were not started"
     assert all("not started: run cost budget spent" in f["detail"] for f in refused)
     started = {request.call_key for request in server.conversation}

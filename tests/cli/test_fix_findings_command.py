@@ -89,7 +89,7 @@ def test_json_prints_the_envelope_and_stages_the_fix(
     assert envelope.resolved == [1]
     assert git(repo, "show", ":calc.py") == FIXED
     assert git(repo, "log", "--oneline").count("\n") == 1  # nothing committed
-    assert "[1/1] finding 1" in out.err  # progress goes to stderr
+    assert "fix-findings [1/1] 1: mean() divides by zero ..." in out.err  # progress on stderr
 
 
 def test_an_escalated_finding_exits_1_with_the_escalation_summary(

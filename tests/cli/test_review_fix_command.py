@@ -41,7 +41,7 @@ def test_json_result_and_exit_code_zero_when_everything_is_fixed(
     result = json.loads(done.stdout)
     assert (result["fixed"], result["skipped"], result["report_status"]) == (1, 0, "all_fixed")
     assert result["findings"][0]["commit"]
-    assert "fixing CR-01 add subtracts" in done.stderr  # progress goes to stderr
+    assert "review-fix [1/1] CR-01: add subtracts ..." in done.stderr  # progress on stderr
 
 
 def test_skipped_findings_exit_one_with_a_summary(user_repo: UserRepo, tmp_path: Path) -> None:
@@ -87,7 +87,8 @@ def test_a_spent_budget_starts_no_new_fix(user_repo: UserRepo, tmp_path: Path) -
         cwd=user_repo.path,
     )  # fmt: skip
     result = json.loads(done.stdout)
-    statuses = [item["status"] for item in result["findings"]]
-    assert statuses[0] == "fixed"  # the call that overspent had already started
-    assert statuses[1].startswith("skipped: fixer result inconclusive (run_budget")
+    statuses = [(item["status"], item["reason"]) for item in result["findings"]]
+    assert statuses[0] == ("fixed", "")  # the call that overspent had already started
+    assert statuses[1][0] == "skipped"
+    assert statuses[1][1].startswith("fixer result inconclusive (run_budget")
     assert (user_repo.path / "src/util.py").read_text() == "def name():\n    return 'util'\n"

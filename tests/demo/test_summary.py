@@ -8,11 +8,10 @@ from tests.conftest import Golden
 
 from fixloop.demo.run import DemoResult, SuiteTally
 from fixloop.demo.summary import SCRIPTED_NOTICE, summary_lines
-from fixloop.reviews.fix_report import HUMAN_VERIFICATION
 from fixloop.reviews.model import ReviewFinding, ReviewSeverity
 from fixloop.schemas.results import EscalatedFinding, FixVerifyLoopOutput
-from fixloop.workflows.review_fix_finding import FindingOutcome
-from fixloop.workflows.review_fix_plan import ReviewFixResult
+from fixloop.workflows.kernel.items import ItemStatus
+from fixloop.workflows.review_fix.outcome import FindingOutcome, ReviewFixResult
 
 GOLDENS = Path(__file__).parent / "goldens"
 
@@ -23,9 +22,15 @@ def _finding(fid: str, title: str) -> ReviewFinding:
 
 def test_summary_golden(golden: Golden) -> None:
     outcomes = [
-        FindingOutcome(_finding("CR-01", "a"), 1, "fixed", ("a.py",), "abc1234"),
-        FindingOutcome(_finding("WR-01", "b"), 1, HUMAN_VERIFICATION, ("a.py",), "def5678"),
-        FindingOutcome(_finding("WR-02", "c"), 1, "skipped: fix caused errors, rolled back"),
+        FindingOutcome(
+            _finding("CR-01", "a"), 1, ItemStatus.FIXED, files=("a.py",), commit="abc1234"
+        ),
+        FindingOutcome(
+            _finding("WR-01", "b"), 1, ItemStatus.NEEDS_HUMAN, files=("a.py",), commit="def5678"
+        ),
+        FindingOutcome(
+            _finding("WR-02", "c"), 1, ItemStatus.SKIPPED, "fix caused errors, rolled back"
+        ),
     ]
     review_fix = ReviewFixResult(
         "R.md", "issues_found", outcomes=outcomes, report_path=".planning/01-REVIEW-FIX.md"

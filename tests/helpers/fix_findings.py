@@ -13,11 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fixloop.agents.backend import Backend
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
-from fixloop.workflows.choices import ScriptedPrompter
-from fixloop.workflows.fix_findings import Policies
-from fixloop.workflows.fix_findings_session import Session, run_fix_findings
+from fixloop.events import Event, EventStream
+from fixloop.workflows.fix_findings import FixFindingsOptions, FixFindingsResult, run_fix_findings
+from fixloop.workflows.fix_findings.scope_expansion import ScopePolicy
+from fixloop.workflows.fix_findings.workflow import PrestagedPolicy
+from fixloop.workflows.kernel.choices import ScriptedPrompter
+from fixloop.workflows.kernel.workflow import Context
 
 SPARE = "\n\ndef spare():\n    return 1\n"
 BUGGY = "def mean(xs):\n    return sum(xs) / len(xs)\n" + SPARE
@@ -96,6 +100,35 @@ def fix(content: str = FIXED, files: tuple[str, ...] = ("calc.py",)) -> dict[str
     }
 
 
+@dataclass(frozen=True)
+class Policies:
+    """The two answers a headless run gives instead of asking (`--on-prestaged`, …)."""
+
+    on_prestaged: PrestagedPolicy = "ask"
+    on_scope_expansion: ScopePolicy = "ask"
+
+
+def run_with(
+    pack: Pack,
+    backend: Backend,
+    findings: Path,
+    repo: Path,
+    *,
+    policies: Policies | None = None,
+    prompter: ScriptedPrompter | None = None,
+    resume: str | None = None,
+    events: list[Event] | None = None,
+) -> FixFindingsResult:
+    """One fix-findings run through its public entry point, as the command line makes it."""
+    chosen = policies or Policies()
+    options = FixFindingsOptions(
+        findings, repo, chosen.on_prestaged, chosen.on_scope_expansion, resume=resume
+    )
+    stream = EventStream(events.append) if events is not None else EventStream()
+    context = Context(pack, backend, stream, prompter=prompter or ScriptedPrompter([]))
+    return run_fix_findings(options, context)
+
+
 def run(
     pack: Pack,
     repo: Path,
@@ -104,15 +137,12 @@ def run(
     *,
     policies: Policies | None = None,
     answers: list[str | None] | None = None,
-) -> tuple[Session, ScriptedBackend, ScriptedPrompter]:
+) -> tuple[FixFindingsResult, ScriptedBackend, ScriptedPrompter]:
     path = repo.parent / "findings.json"
     path.write_text(json.dumps(findings), encoding="utf-8")
     backend = ScriptedBackend(script)
     prompter = ScriptedPrompter(answers or [])
-    session = run_fix_findings(
-        pack=pack, backend=backend, findings=path, repo=repo,
-        policies=policies or Policies(), prompter=prompter,
-    )  # fmt: skip
+    session = run_with(pack, backend, path, repo, policies=policies, prompter=prompter)
     return session, backend, prompter
 
 

@@ -20,8 +20,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from fixloop.runs.session import git_session
-from fixloop.steps.run import Run
+from fixloop.runs.git_session import git_session
+from fixloop.runs.run import Run
 
 
 def main() -> int:

@@ -13,8 +13,11 @@ from typing import Any
 from tests.conftest import REPO_ROOT
 from tests.helpers.gitrepo import git
 
+from fixloop.agents.backend import Backend
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack, load_pack
+from fixloop.events import EventStream
+from fixloop.workflows.kernel.workflow import Context
 from fixloop.workflows.review_fix import ReviewFixOptions, ReviewFixResult, run_review_fix
 
 REVIEW_REL = ".planning/02-REVIEW.md"
@@ -63,8 +66,15 @@ def run(
 ) -> tuple[ReviewFixResult, ScriptedBackend]:
     backend = ScriptedBackend(script)
     target = review or repo / REVIEW_REL
-    result = run_review_fix(ReviewFixOptions(review=target, repo=repo, **options), pack(), backend)
+    events = EventStream()
+    context = Context(pack(), backend, events, budget=options.get("budget"))
+    result = run_review_fix(ReviewFixOptions(review=target, repo=repo, **options), context)
     return result, backend
+
+
+def run_with(options: ReviewFixOptions, backend: Backend) -> ReviewFixResult:
+    """One review-fix run through its public entry point, as the command line makes it."""
+    return run_review_fix(options, Context(pack(), backend, EventStream(), budget=options.budget))
 
 
 def messages(repo: Path, since: str) -> list[str]:

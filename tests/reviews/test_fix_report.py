@@ -11,7 +11,7 @@ from fixloop.documents.source import parse_document
 from fixloop.reviews.fix_report import (
     HUMAN_VERIFICATION,
     FixedEntry,
-    FixReport,
+    ReviewFixReport,
     SkippedEntry,
     fix_report_path,
     render_fix_report,
@@ -43,8 +43,8 @@ SKIPPED = SkippedEntry(
 )
 
 
-def report(fixed: tuple[FixedEntry, ...], skipped: tuple[SkippedEntry, ...]) -> FixReport:
-    return FixReport(
+def report(fixed: tuple[FixedEntry, ...], skipped: tuple[SkippedEntry, ...]) -> ReviewFixReport:
+    return ReviewFixReport(
         phase="02",
         fixed_at="2025-01-31T11:00:00Z",
         review_path=".planning/phases/02-x/02-REVIEW.md",

@@ -31,9 +31,9 @@ from tests.helpers.crash_tally import COVERED, VIOLATIONS
 from tests.helpers.gitrepo import UserRepo, UserWork, copy_repo, make_user_repo
 
 from fixloop.documents.pack import WorkflowDoc
+from fixloop.runs.git_session import load_protocol
 from fixloop.runs.recovery import RecoveryReport, recover
-from fixloop.runs.session import load_protocol
-from fixloop.steps.run import Run, is_live, list_runs
+from fixloop.runs.run import Run, is_live, list_runs
 
 pytestmark = pytest.mark.slow
 
@@ -41,7 +41,7 @@ DRIVER = Path(__file__).resolve().parent.parent / "helpers" / "protocol_run.py"
 # What `fixloop recover` does, without importing every CLI command group.
 RECOVER = (
     "import sys; from pathlib import Path; from fixloop.runs.recovery import recover; "
-    "from fixloop.runs.session import load_protocol; "
+    "from fixloop.runs.git_session import load_protocol; "
     "print(recover(Path(sys.argv[1]), load_protocol()).lines())"
 )
 # Every run of a git step the driver makes: (step, N) for the N-th run of that step.

@@ -18,16 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.fix_findings import BUGGY, finding, make_repo, run, verdict
+from tests.helpers.fix_findings import BUGGY, Policies, finding, make_repo, run, verdict
 from tests.helpers.gitrepo import UserRepo, git
 
 from fixloop.cli.main import main
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.runs.prune import prune_runs, saved_content
+from fixloop.runs.run import Run, read_run
 from fixloop.steps.locking import repository_lock
-from fixloop.steps.run import Run, read_run
-from fixloop.workflows.fix_findings import Policies
 
 DRIVER = Path(__file__).resolve().parent.parent / "helpers" / "protocol_run.py"
 

@@ -15,9 +15,9 @@ from tests.helpers.gitrepo import UserRepo, git
 
 from fixloop.cli.main import main
 from fixloop.documents.pack import WorkflowDoc
+from fixloop.runs.git_session import load_protocol
 from fixloop.runs.recovery import leftover_run_ids, recover
-from fixloop.runs.session import load_protocol
-from fixloop.steps.run import Run, read_run
+from fixloop.runs.run import Run, read_run
 from fixloop.steps.runner import run_step
 
 
@@ -166,8 +166,8 @@ def test_fixloop_runs_list_shows_states(
 RUNTIME_DIES_ALONE = """
 import sys
 from pathlib import Path
-from fixloop.runs.session import load_protocol
-from fixloop.steps.run import Run
+from fixloop.runs.git_session import load_protocol
+from fixloop.runs.run import Run
 from fixloop.steps.runner import run_step
 from tests.helpers.workflows import write_workflow
 repo, pack = Path(sys.argv[1]), Path(sys.argv[2])

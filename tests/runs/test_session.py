@@ -10,8 +10,9 @@ from tests.helpers.gitrepo import UserRepo, git
 from tests.helpers.workflows import write_workflow
 
 from fixloop.diagnostics import FixloopError
-from fixloop.runs.session import GitSession, StepFailed, git_session, load_protocol
-from fixloop.steps.run import Run
+from fixloop.runs.git_session import GitSession, git_session, load_protocol
+from fixloop.runs.run import Run
+from fixloop.steps.result import StepFailed
 from fixloop.steps.runner import run_step
 
 
@@ -316,7 +317,7 @@ def test_a_step_that_does_not_report_its_result_fails_closed(
     setup = {"BRANCH": "main", "BASE": user_repo.head(), "WORKTREE": str(user_repo.path),
              "TEMP_BRANCH": "none"}  # fmt: skip
     session = GitSession(silent, run, setup, timeout_s=30)
-    with pytest.raises(StepFailed, match="commit-paths reported nothing for COMMITTED"):
+    with pytest.raises(StepFailed, match="commit-paths: reported nothing for COMMITTED"):
         session.commit(["src/app.py"], "fix")
     with pytest.raises(StepFailed, match="reported 'several' for FILES"):
         session.export_patch(tmp_path / "p.diff")

@@ -13,7 +13,7 @@ from tests.helpers.workflows import write_workflow
 
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import WorkflowDoc
-from fixloop.steps.run import Run
+from fixloop.runs.run import Run
 from fixloop.steps.runner import run_step
 
 DOC = """\

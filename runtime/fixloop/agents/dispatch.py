@@ -3,17 +3,15 @@
 The role's document is the prompt: its body is rendered with the call's inputs (checked against
 the role's declared `fixloop.inputs` first, so a missing or mistyped input is an error naming the
 document, never an empty string in a prompt). Tools, model and turn limit come from the role's
-frontmatter; the output schema from `fixloop.output`. Every call appends one event to the run's
-`events.jsonl`, whatever its outcome, so a run can be audited (and its spend recounted) later.
+frontmatter; the output schema from `fixloop.output`. Every call emits one `agent` event, whatever
+its outcome; the run's trace records it, so a run can be audited (and its spend recounted) later.
 """
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from fixloop.diagnostics import FixloopError
 from fixloop.documents.inputs import InputError, coerce_inputs
 from fixloop.documents.pack import Pack
 from fixloop.documents.render import render_template
+from fixloop.events import Event, EventKind, EventStream
 
 
 def build_request(
@@ -64,15 +63,13 @@ def build_request(
 
 @dataclass
 class Dispatcher:
-    """Sends role calls of one run to one backend, under the run's budget, into one trace."""
+    """Sends role calls of one run to one backend, under the run's budget, into its events."""
 
     pack: Pack
     backend: Backend
-    trace_path: Path | None = None
+    events: EventStream = field(default_factory=EventStream)
     budget: RunBudget | None = None
     timeout_s: float | None = None
-    # Or hand each event to the run's own recorder (one writer per trace file).
-    record: Callable[[dict[str, Any]], None] | None = None
 
     def __post_init__(self) -> None:
         if self.budget is not None and not isinstance(self.backend, BudgetedBackend):
@@ -94,23 +91,17 @@ class Dispatcher:
         )  # fmt: skip
         started = time.monotonic()
         outcome = self.backend.dispatch(request)
-        event = agent_event(request, outcome, time.monotonic() - started)
-        if self.trace_path is not None:
-            append_event(self.trace_path, event)
-        if self.record is not None:
-            self.record(event)
+        self.events.emit(agent_event(request, outcome, time.monotonic() - started))
         return outcome
 
 
-def agent_event(request: AgentRequest, outcome: AgentOutcome, elapsed_s: float) -> dict[str, Any]:
+def agent_event(request: AgentRequest, outcome: AgentOutcome, elapsed_s: float) -> Event:
     usage = outcome.usage
-    return {
-        "event": "agent",
-        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+    data: dict[str, Any] = {
         "key": request.key,
         "role": request.role,
         "model": request.model,
-        "status": str(outcome.status),
+        "outcome": str(outcome.status),
         "reason": str(outcome.reason),
         "detail": outcome.detail,
         "turns": usage.turns,
@@ -120,10 +111,4 @@ def agent_event(request: AgentRequest, outcome: AgentOutcome, elapsed_s: float) 
         "elapsed_s": round(elapsed_s, 3),
         "denied": [{"tool": d.tool, "path": d.path, "reason": d.reason} for d in outcome.denied],
     }
-
-
-def append_event(path: Path, event: Mapping[str, Any]) -> None:
-    """One JSON line per event; appended and flushed so a killed run keeps what it did."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as stream:
-        stream.write(json.dumps(event, sort_keys=True, default=str) + "\n")
+    return Event(EventKind.AGENT, f"{request.role} {outcome.status}", data=data)

@@ -2,7 +2,8 @@
 
 `scripted` plays a script file (offline, free, deterministic); `claude` sends the same role
 documents to a real model through claude-agent-sdk and the Claude Code CLI bundled in its wheel
-(it needs `ANTHROPIC_API_KEY`, or a Claude Code login). Budgets apply to both.
+(it needs `ANTHROPIC_API_KEY`, or a Claude Code login); `module:Class` is a backend of your own
+(`fixloop.agents.registry`). Budgets apply to all of them.
 """
 
 from __future__ import annotations
@@ -12,18 +13,18 @@ from pathlib import Path
 
 from fixloop.agents.backend import Backend
 from fixloop.agents.budget import RunBudget
-from fixloop.agents.scripted import ScriptedBackend
-from fixloop.diagnostics import Diagnostic, FixloopError
-
-BACKENDS = ("scripted", "claude")
+from fixloop.agents.registry import load_backend
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser, *, default: str = "scripted") -> None:
     parser.add_argument(
-        "--backend", choices=BACKENDS, default=default,
-        help="who plays the roles: a script file (scripted, offline) or a real model (claude: "
-        "needs ANTHROPIC_API_KEY or a Claude Code login, and costs money)",
-    )  # fmt: skip
+        "--backend",
+        default=default,
+        metavar="NAME",
+        help="who plays the roles: scripted (a script file, offline), claude (a real model: "
+        "needs ANTHROPIC_API_KEY or a Claude Code login, and costs money), or module:Class "
+        f"(a backend of your own; default: {default})",
+    )
     parser.add_argument("--script", type=Path, help="the scripted model's script (YAML or JSON)")
     add_budget_arguments(parser)
 
@@ -41,23 +42,7 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
 
 def backend_from_args(args: argparse.Namespace, command: str) -> Backend:
     """The backend the user chose; a FixloopError (exit 2) when its arguments do not fit."""
-    if args.backend == "claude":
-        if getattr(args, "script", None) is not None:
-            problem = "--script is for --backend scripted; --backend claude asks a real model"
-            raise FixloopError(Diagnostic(command, 1, 1, "usage", problem))
-        # Imported here: claude-agent-sdk takes about half a second to import, which every other
-        # command (and `fixloop --help`) should not pay; and the slim install has none.
-        try:
-            from fixloop.agents.claude import ClaudeBackend
-        except ModuleNotFoundError as exc:
-            problem = f"--backend claude needs {exc.name}: pip install 'fixloop[claude]'"
-            raise FixloopError(Diagnostic(command, 1, 1, "usage", problem)) from None
-
-        return ClaudeBackend()
-    if getattr(args, "script", None) is None:
-        problem = "--backend scripted needs --script FILE (the scripted model's replies)"
-        raise FixloopError(Diagnostic(command, 1, 1, "usage", problem))
-    return ScriptedBackend.from_file(args.script)
+    return load_backend(args.backend, script=getattr(args, "script", None), where=command)
 
 
 def budget_from_args(args: argparse.Namespace) -> RunBudget | None:

@@ -1,4 +1,4 @@
-"""`fixloop fix-findings FINDINGS.json --repo PATH`: seed 002's fix-verify loop, headless.
+"""`fixloop fix-findings FINDINGS.json --repo PATH`: the fix-verify loop, headless.
 
 Exit codes: 0 every in-scope finding ended resolved, dropped or demoted; 1 some were escalated;
 2 bad input (findings that fail the schema or name a path outside the repository, a bad script,
@@ -9,16 +9,22 @@ an unknown run to resume), with nothing in the repository changed. Progress goes
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TypeAlias
 
 from fixloop.cli.backend_option import add_backend_arguments, backend_from_args, budget_from_args
 from fixloop.cli.pack_commands import load_valid_pack
-from fixloop.workflows.choices import TerminalPrompter
-from fixloop.workflows.escalation import escalation_text
-from fixloop.workflows.fix_findings import Policies
-from fixloop.workflows.fix_findings_session import LATEST, Session, run_fix_findings
+from fixloop.cli.progress import ProgressPrinter
+from fixloop.events import EventStream
+from fixloop.workflows.fix_findings import (
+    LATEST,
+    FixFindingsOptions,
+    FixFindingsResult,
+    run_fix_findings,
+)
+from fixloop.workflows.fix_findings.escalation import escalation_text
+from fixloop.workflows.kernel.choices import TerminalPrompter
+from fixloop.workflows.kernel.workflow import Context
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -28,7 +34,7 @@ def register(subparsers: Subparsers) -> None:
         "fix-findings",
         help="resolve confirmed P0/P1 findings: pre-gate, <= 2 fix+verify rounds, staged only",
         description=(
-            "Resolve confirmed P0/P1 findings one at a time (seed 002, fix-verify loop). Fixes "
+            "Resolve confirmed P0/P1 findings one at a time (a bounded fix-verify loop). Fixes "
             "are staged with `git add -- <files>` and never committed."
         ),
     )
@@ -58,17 +64,17 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     pack = load_valid_pack(args.pack)
-    session = run_fix_findings(
-        pack=pack,
-        backend=backend_from_args(args, "fix-findings"),
-        findings=args.findings,
-        repo=args.repo,
-        policies=Policies(args.on_prestaged, args.on_scope_expansion),
-        prompter=TerminalPrompter(),
-        say=lambda line: print(line, file=sys.stderr, flush=True),
-        resume=args.resume,
-        budget=budget_from_args(args),
+    options = FixFindingsOptions(
+        args.findings, args.repo, args.on_prestaged, args.on_scope_expansion, args.resume
     )
+    context = Context(
+        pack,
+        backend_from_args(args, "fix-findings"),
+        EventStream(ProgressPrinter()),
+        budget=budget_from_args(args),
+        prompter=TerminalPrompter(),
+    )
+    session = run_fix_findings(options, context)
     output = session.state.output()
     if args.json:
         print(output.model_dump_json(indent=2))
@@ -77,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if output.escalated else 0
 
 
-def summary(session: Session) -> str:
+def summary(session: FixFindingsResult) -> str:
     state = session.state
     output = state.output()
     lines = [

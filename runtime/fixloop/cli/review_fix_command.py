@@ -1,4 +1,4 @@
-"""`fixloop review-fix REVIEW.md --repo PATH`: seed 004's code fixer, headless.
+"""`fixloop review-fix REVIEW.md --repo PATH`: the code-review fixer, headless.
 
 Exit codes: 0 every finding in scope was fixed (or the review was clean or skipped); 1 some were
 skipped, the report could not be committed, or the user's branch could not be fast-forwarded (the
@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import TypeAlias
 
 from fixloop.cli.backend_option import add_backend_arguments, backend_from_args, budget_from_args
 from fixloop.cli.pack_commands import load_valid_pack
+from fixloop.cli.progress import ProgressPrinter
+from fixloop.events import EventStream
 from fixloop.reviews.model import FixScope
-from fixloop.workflows.review_fix import (
-    ReviewFixEvent,
-    ReviewFixOptions,
-    ReviewFixResult,
-    run_review_fix,
-)
+from fixloop.workflows.kernel.workflow import Context
+from fixloop.workflows.review_fix import ReviewFixOptions, ReviewFixResult, run_review_fix
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -33,7 +30,7 @@ def register(subparsers: Subparsers) -> None:
         "review-fix",
         help="fix a REVIEW.md's findings: one verified commit per finding, REVIEW-FIX.md",
         description=(
-            "Fix the findings of a GSD-format REVIEW.md (seed 004) in an isolated worktree: "
+            "Fix the findings of a GSD-format REVIEW.md in an isolated worktree: "
             "one verified, atomic commit per finding, per-file rollback on failure, REVIEW-FIX.md "
             "committed once, and your branch fast-forwarded at the end."
         ),
@@ -53,11 +50,6 @@ def register(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def _say(event: ReviewFixEvent) -> None:
-    prefix = {"outcome": "  ->", "finding": "fixing", "warning": "WARN:"}.get(event.kind, "--")
-    print(f"{prefix} {event.message}", file=sys.stderr, flush=True)
-
-
 def run(args: argparse.Namespace) -> int:
     pack = load_valid_pack(args.pack)
     options = ReviewFixOptions(
@@ -67,8 +59,13 @@ def run(args: argparse.Namespace) -> int:
         auto=args.auto,
         budget=budget_from_args(args),
     )
-    backend = backend_from_args(args, "review-fix")
-    result = run_review_fix(options, pack, backend, progress=_say)
+    context = Context(
+        pack,
+        backend_from_args(args, "review-fix"),
+        EventStream(ProgressPrinter()),
+        budget=options.budget,
+    )
+    result = run_review_fix(options, context)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
@@ -86,7 +83,7 @@ def summary(result: ReviewFixResult) -> str:
     ]
     for outcome in result.outcomes:
         commit = f" [{outcome.commit}]" if outcome.commit else ""
-        lines.append(f"  {outcome.finding.id}: {outcome.status}{commit}")
+        lines.append(f"  {outcome.finding.id}: {outcome.label}{commit}")
     if result.report_path:
         lines.append(f"Report: {result.report_path} ({result.report_status})")
     lines += [f"Warning: {warning}" for warning in result.warnings]

@@ -13,11 +13,13 @@ from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack, validate_spec
 from fixloop.documents.source import load_document
 from fixloop.documents.specs import WorkflowSpec
+from fixloop.gitrepo import state_dir_of
+from fixloop.runs.git_session import load_protocol
 from fixloop.runs.prune import DEFAULT_KEEP, prune_runs
 from fixloop.runs.recovery import recover
-from fixloop.runs.session import load_protocol
-from fixloop.steps.run import Run, list_runs, state_dir_of
-from fixloop.steps.runner import StepResult, run_step
+from fixloop.runs.run import Run, list_runs
+from fixloop.steps.result import StepResult
+from fixloop.steps.runner import run_step
 from fixloop.steps.script import CRASH_ENV
 
 STEP_RUN_EPILOG = f"""\

@@ -3,7 +3,7 @@
 This is the script a real model would improvise. `REVIEW_FIX_SCRIPT` plays review-fix's fixer on
 the findings of `example.REVIEW`: three right fixes (one of them a logic fix that still needs a
 human's eye), one edit that does not parse and is rolled back, and one false positive the fixer
-declines. `FINDINGS` and `FIX_FINDINGS_SCRIPT` then drive fix-findings (seed 002) on what is left:
+declines. `FINDINGS` and `FIX_FINDINGS_SCRIPT` then drive fix-findings on what is left:
 one finding resolved in round 1, one that two rounds cannot fix (escalated, its attempts staged),
 and one the verifier's pre-gate rejects as not real (dropped). The keys follow the workflows'
 call keys: `fixer/<finding>/iteration-<n>`, `fixer/<id>/round-<n>`, `verifier/<id>/pre-gate`.

@@ -26,22 +26,15 @@ from fixloop.demo.model import FINDINGS, FIX_FINDINGS_SCRIPT, REVIEW_FIX_SCRIPT
 from fixloop.demo.progress import Display, display_for
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
+from fixloop.events import Event, EventKind, EventStream
 from fixloop.reviews.model import FixScope
 from fixloop.schemas.results import FixVerifyLoopOutput
-from fixloop.workflows.choices import ScriptedPrompter
-from fixloop.workflows.fix_findings import Policies
-from fixloop.workflows.fix_findings_session import run_fix_findings
-from fixloop.workflows.review_fix import (
-    ReviewFixEvent,
-    ReviewFixOptions,
-    ReviewFixResult,
-    run_review_fix,
-)
+from fixloop.workflows.fix_findings import FixFindingsOptions, run_fix_findings
+from fixloop.workflows.kernel.workflow import Context
+from fixloop.workflows.review_fix import ReviewFixOptions, ReviewFixResult, run_review_fix
 
 _RAN = re.compile(r"^Ran (\d+) tests?", re.MULTILINE)
 _FAILED = re.compile(r"(failures|errors)=(\d+)")
-_BUCKET_LINE = re.compile(r"^\[\d+/\d+\] finding (?P<id>\S+): (?P<rest>.*)$")
-_BUCKETS = ("resolved", "escalated", "dropped", "demoted")
 
 
 @dataclass(frozen=True)
@@ -121,33 +114,19 @@ def _write_json(path: Path, data: object) -> Path:
     return path
 
 
-class _ReviewFixProgress:
+class _ShowProgress:
+    """The demo's display as one listener of the workflows' events: a row per item, notes."""
+
     def __init__(self, display: Display) -> None:
         self.display = display
 
-    def __call__(self, event: ReviewFixEvent) -> None:
-        finding = event.finding
-        if event.kind == "finding" and finding is not None:
-            self.display.row("review-fix", finding.id, finding.title, "fixing", done=False)
-        elif event.kind == "outcome" and finding is not None and event.outcome is not None:
-            self.display.row("review-fix", finding.id, finding.title, event.message, done=True)
-        elif event.kind in ("report", "cleanup", "warning", "recovered"):
+    def __call__(self, event: Event) -> None:
+        if event.kind is EventKind.ITEM:
+            done = event.status != "running"
+            status = event.message if done else "working"
+            self.display.row(event.workflow, event.item, event.title, status, done=done)
+        elif event.kind in (EventKind.NOTE, EventKind.WARNING) and "\n" not in event.message:
             self.display.note(event.message)
-
-
-class _FixFindingsProgress:
-    def __init__(self, display: Display) -> None:
-        self.display = display
-        self.titles = {str(f["id"]): str(f["title"]) for f in FINDINGS["findings"]}
-
-    def __call__(self, line: str) -> None:
-        match = _BUCKET_LINE.match(line.strip())
-        if match is None:
-            return
-        fid, rest = match["id"], match["rest"]
-        title = self.titles.get(fid, rest)
-        done = rest.split(" ", 1)[0] in _BUCKETS
-        self.display.row("fix-findings", fid, title, rest if done else "fix + verify", done)
 
 
 def run_demo(
@@ -169,21 +148,15 @@ def run_demo(
         result.backend = backend.name if backend is not None else "scripted"
         display.note(f"tests before: {result.tests_before.describe()}")
         display.stage("review-fix: one verified commit per REVIEW.md finding, in a worktree")
+        events = EventStream(_ShowProgress(display))
         result.review_fix = run_review_fix(
             ReviewFixOptions(review=repo / REVIEW_PATH, repo=repo, scope=FixScope.CRITICAL_WARNING),
-            pack,
-            backend or ScriptedBackend.from_file(review_script),
-            progress=_ReviewFixProgress(display),
+            Context(pack, backend or ScriptedBackend.from_file(review_script), events),
         )
         display.stage("fix-findings: at most two fix + verify rounds per finding, staged")
         session = run_fix_findings(
-            pack=pack,
-            backend=backend or ScriptedBackend.from_file(findings_script),
-            findings=findings,
-            repo=repo,
-            policies=Policies(on_prestaged="proceed", on_scope_expansion="defer"),
-            prompter=ScriptedPrompter([]),
-            say=_FixFindingsProgress(display),
+            FixFindingsOptions(findings, repo, on_prestaged="proceed", on_scope_expansion="defer"),
+            Context(pack, backend or ScriptedBackend.from_file(findings_script), events),
         )
         result.fix_findings = session.state.output()
         result.fix_findings_output = _write_json(

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from fixloop.demo.run import DemoResult
-from fixloop.reviews.fix_report import HUMAN_VERIFICATION
+from fixloop.workflows.kernel.items import ItemStatus
 
 SCRIPTED_NOTICE = (
     "The model in this demo is SCRIPTED: every edit and verdict was written in advance and "
@@ -24,13 +24,13 @@ def summary_lines(result: DemoResult) -> list[str]:
     lines = [notice, ""]
     review_fix, findings = result.review_fix, result.fix_findings
     if review_fix is not None:
-        human = sum(o.status == HUMAN_VERIFICATION for o in review_fix.fixed)
+        human = sum(o.status is ItemStatus.NEEDS_HUMAN for o in review_fix.fixed)
         lines.append(
             f"review-fix    {len(review_fix.fixed)} fixed ({human} of them "
             f"{'needs' if human == 1 else 'need'} human verification), "
             f"{len(review_fix.skipped)} skipped"
         )
-        lines += [f"                {o.finding.id}: {o.status}" for o in review_fix.skipped]
+        lines += [f"                {o.finding.id}: {o.label}" for o in review_fix.skipped]
     if findings is not None:
         lines.append(
             f"fix-findings  {len(findings.resolved)} resolved (staged, not committed), "

@@ -36,7 +36,7 @@ class SkippedEntry:
 
 
 @dataclass(frozen=True)
-class FixReport:
+class ReviewFixReport:
     phase: str
     fixed_at: str
     review_path: str
@@ -79,7 +79,7 @@ def _skipped(entry: SkippedEntry) -> list[str]:
     ]
 
 
-def render_fix_report(report: FixReport) -> str:
+def render_fix_report(report: ReviewFixReport) -> str:
     lines = [
         "---",
         f"phase: {scalar(report.phase)}",

@@ -31,9 +31,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from fixloop.gitrepo import state_dir_of
 from fixloop.runs.recovery import leftover_run_ids
+from fixloop.runs.run import RUN_ID_PATTERN, is_live, read_run
 from fixloop.steps.locking import repository_lock
-from fixloop.steps.run import RUN_ID_PATTERN, is_live, read_run, state_dir_of
 
 DEFAULT_KEEP = 20
 PRESTAGED_REFS = "refs/fixloop/prestaged/"

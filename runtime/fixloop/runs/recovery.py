@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.documents.pack import WorkflowDoc
-from fixloop.steps.run import RUN_ID_PATTERN, Run, is_live, mark_recovered, state_dir_of
+from fixloop.gitrepo import state_dir_of
+from fixloop.runs.run import RUN_ID_PATTERN, Run, is_live, mark_recovered
 from fixloop.steps.runner import run_step
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)

@@ -1,4 +1,4 @@
-"""Finding and ReviewOutput exactly as seed 002 (fix-verify-loop) defines them."""
+"""Finding and ReviewOutput exactly as the fix-findings document defines them."""
 
 from __future__ import annotations
 

@@ -41,6 +41,21 @@ def check_path(root: Path, raw: str, where: str = "paths") -> str:
     return "/".join(parts)
 
 
+def path_problem(repo: Path, raw: str) -> str | None:
+    """Why `raw` may not be handed to a fixer as a file of `repo`, or None when it may."""
+    try:
+        clean = check_path(repo, raw)
+    except FixloopError as exc:
+        return exc.diagnostics[0].message
+    target = repo / clean
+    if target.is_symlink():
+        resolved = target.resolve()
+        root = repo.resolve()
+        if resolved != root and root not in resolved.parents:
+            return f"{raw!r}: a symbolic link that leads outside the repository"
+    return None
+
+
 def write_paths_file(target: Path, root: Path, paths: Iterable[str]) -> Path:
     """Write checked `paths` NUL-separated to `target` (what a step reads through `PATHS_FILE`)."""
     checked = [check_path(root, raw) for raw in paths]

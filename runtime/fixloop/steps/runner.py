@@ -35,18 +35,38 @@ import time
 from collections import Counter, deque
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext, suppress
-from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Protocol
 
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.blocks import MarkdownDocument, Step
 from fixloop.documents.inputs import InputError, coerce_inputs
 from fixloop.documents.pack import WorkflowDoc
+from fixloop.events import Event, EventKind
+from fixloop.gitrepo import state_dir_of
 from fixloop.steps.locking import LOCK_MARKER, repository_lock
 from fixloop.steps.outputs import OutputError, parse_outputs, undeclared_outputs
-from fixloop.steps.run import Run, now_iso, state_dir_of
+from fixloop.steps.result import StepResult
 from fixloop.steps.script import CrashPoint, compose, crash_point, read_trace
+
+
+class StepRun(Protocol):
+    """What a step needs of the run it belongs to (`fixloop.runs.run.Run` is one)."""
+
+    id: str
+    state_dir: Path
+
+    @property
+    def dir(self) -> Path: ...
+
+    @property
+    def lock_fd(self) -> int | None: ...
+
+    def entering(self, workflow: str, step: str) -> None: ...
+
+    def emit(self, event: Event) -> None: ...
+
 
 OUTPUT_CAP_BYTES = 1 << 20
 LOCK_TIMEOUT_S = 120.0
@@ -60,43 +80,6 @@ _RESERVED = frozenset(
 )  # fmt: skip
 _STRIPPED_PREFIXES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
                       "GIT_OBJECT_DIRECTORY", "GIT_PREFIX", "FIXLOOP_")  # fmt: skip
-
-
-@dataclass(frozen=True)
-class StepResult:
-    workflow: str
-    step: str
-    exit_code: int
-    outputs: dict[str, str]
-    stdout: str
-    stderr: str
-    duration_s: float
-    timed_out: bool
-    commands: list[str] = field(default_factory=list)  # commands the step's shell ran, in order
-    error: str | None = None  # set when the outputs could not be read or were not declared
-    last_command_at: str | None = None  # `file:line` of the last command in the document
-    command_sites: list[str | None] = field(default_factory=list)  # `file:line` per command
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out and self.error is None
-
-    @property
-    def last_command(self) -> str | None:
-        return self.commands[-1] if self.commands else None
-
-    def describe_failure(self) -> str:
-        """One line for a user: what failed and where."""
-        if self.timed_out:
-            return f"{self.workflow}#{self.step}: timed out"
-        if self.error:
-            return f"{self.workflow}#{self.step}: {self.error}"
-        tail = self.stderr.strip().splitlines()[-1:] or [""]
-        where = f" ({self.last_command_at})" if self.last_command_at else ""
-        return (
-            f"{self.workflow}#{self.step}: exit {self.exit_code} "
-            f"after `{self.last_command}`{where}: {tail[0]}"
-        )
 
 
 class _CappedReader(threading.Thread):
@@ -212,7 +195,7 @@ def run_step(
     *,
     cwd: Path,
     inputs: Mapping[str, str],
-    run: Run | None = None,
+    run: StepRun | None = None,
     timeout_s: float = 300.0,
     output_cap: int = OUTPUT_CAP_BYTES,
 ) -> StepResult:
@@ -250,7 +233,7 @@ def run_step(
         )
         if run is not None:
             run.entering(workflow.name, step)
-        started_at = now_iso()
+        started_at = time.time()
         start = time.monotonic()
         with lock as lock_fd:
             # The step's shell inherits the run's lock and the repository lock: should the
@@ -279,7 +262,7 @@ def run_step(
         [command.text for command in traced], error, sites[-1] if sites else None, sites,
     )  # fmt: skip
     if run is not None:
-        run.record(_event(result, started_at))
+        run.emit(step_event(result, started_at))
     return result
 
 
@@ -336,13 +319,15 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _event(result: StepResult, started_at: str) -> dict[str, Any]:
-    event: dict[str, Any] = {
-        "event": "step",
-        "workflow": result.workflow,
-        "step": result.step,
-        "started_at": started_at,
-        "ended_at": now_iso(),
+def _iso(timestamp: float) -> str:
+    moment = datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds")
+    return moment.replace("+00:00", "Z")
+
+
+def step_event(result: StepResult, started_at: float) -> Event:
+    data: dict[str, object] = {
+        "started_at": _iso(started_at),
+        "ended_at": _iso(time.time()),
         "duration_s": round(result.duration_s, 6),
         "exit_code": result.exit_code,
         "timed_out": result.timed_out,
@@ -351,8 +336,8 @@ def _event(result: StepResult, started_at: str) -> dict[str, Any]:
         "commands": len(result.commands),
     }
     if not result.ok:
-        event["last_command"] = result.last_command
-        event["last_command_at"] = result.last_command_at
-        event["error"] = result.error
-        event["stderr_tail"] = result.stderr[-2000:]
-    return event
+        data["last_command"] = result.last_command
+        data["last_command_at"] = result.last_command_at
+        data["error"] = result.error
+        data["stderr_tail"] = result.stderr[-2000:]
+    return Event(EventKind.STEP, workflow=result.workflow, step=result.step, data=data)

@@ -1,1 +1,1 @@
-"""Workflow state machines: loops, rounds and buckets over documents, agents and steps."""
+"""The workflows fixloop runs headless: `kernel/` (what they share) and one package each."""

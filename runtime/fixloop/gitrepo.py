@@ -1,0 +1,198 @@
+"""Python-side git reads, all through gitpython, in one place.
+
+Everything that *changes* git lives in a document step (`workflows/git-protocol.md` and each
+workflow's own steps): the runtime only decides when a step runs. But the runtime also has to
+*look*: where the repository's state folder is, what a fixer really changed, which commits a
+killed run left, what the index holds for a file, which branches and worktrees exist. Those reads
+are here, answered by gitpython's object model instead of parsing `-z` output by hand.
+
+gitpython is imported on first use: `fixloop --version` and `fixloop check` never pay for it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fixloop.diagnostics import Diagnostic, FixloopError
+
+if TYPE_CHECKING:
+    import git
+
+
+def _repo(path: Path) -> git.Repo:
+    import git
+
+    try:
+        return git.Repo(path, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise FixloopError(
+            Diagnostic(str(path), 1, 1, "repository", "not inside a git repository")
+        ) from None
+
+
+def toplevel(path: Path) -> Path:
+    """The working tree that holds `path` (a FixloopError outside one, or in a bare repository)."""
+    tree = _repo(path).working_tree_dir
+    if tree is None:
+        raise FixloopError(
+            Diagnostic(str(path), 1, 1, "repository", "a bare repository has no working tree")
+        )
+    return Path(tree).resolve()
+
+
+def state_dir_of(path: Path) -> Path:
+    """`<git common dir>/fixloop`: the state folder every worktree of the repository shares."""
+    return _common_dir(path.resolve()) / "fixloop"
+
+
+@functools.lru_cache(maxsize=64)
+def _common_dir(path: Path) -> Path:
+    return Path(_repo(path).common_dir).resolve()
+
+
+def head(tree: Path) -> str:
+    """The commit checked out in `tree` (a worktree or the repository)."""
+    return str(git_repo(tree).head.commit.hexsha)
+
+
+def git_repo(tree: Path) -> git.Repo:
+    """The gitpython handle of the worktree at `tree` (no parent search: `tree` is its root)."""
+    import git
+
+    try:
+        return git.Repo(tree)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise FixloopError(
+            Diagnostic(str(tree), 1, 1, "repository", "not a git working tree")
+        ) from None
+
+
+def changed_paths(tree: Path) -> dict[str, str]:
+    """Every path that differs from HEAD in `tree`, tracked or not: path → git's 2-letter status.
+
+    Staged (`index.diff("HEAD")`), unstaged (`index.diff(None)`) and untracked paths, renames
+    split into their two paths, as `git status --porcelain --no-renames` would list them."""
+    repo = git_repo(tree)
+    found: dict[str, list[str]] = {}
+
+    def mark(path: str, column: int, letter: str) -> None:
+        found.setdefault(path, [" ", " "])[column] = letter
+
+    for diff in repo.index.diff("HEAD", R=True):  # HEAD → index
+        for path, letter in _diff_paths(diff):
+            mark(path, 0, letter)
+    for diff in repo.index.diff(None):  # index → working tree
+        for path, letter in _diff_paths(diff):
+            mark(path, 1, letter)
+    for path in repo.untracked_files:
+        found[path] = ["?", "?"]
+    return {path: "".join(letters) for path, letters in found.items()}
+
+
+def _diff_paths(diff: git.Diff) -> list[tuple[str, str]]:
+    if diff.new_file:
+        return [(str(diff.b_path), "A")]
+    if diff.deleted_file:
+        return [(str(diff.a_path), "D")]
+    if diff.renamed_file:
+        return [(str(diff.a_path), "D"), (str(diff.b_path), "A")]
+    return [(str(diff.b_path or diff.a_path), "M")]
+
+
+def paths_between(tree: Path, start: str, end: str) -> list[str]:
+    """The paths two commits differ in (renames as their two paths), sorted."""
+    repo = git_repo(tree)
+    paths: set[str] = set()
+    for diff in repo.commit(start).diff(end):
+        paths.update(path for path, _ in _diff_paths(diff))
+    return sorted(paths)
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    subject: str
+    paths: tuple[str, ...]
+
+
+def commits_between(tree: Path, base: str, tip: str) -> list[CommitInfo]:
+    """The commits in `base..tip`, oldest first, with their subjects and the paths they changed."""
+    repo = git_repo(tree)
+    found = []
+    for commit in reversed(list(repo.iter_commits(f"{base}..{tip}"))):
+        message = commit.message if isinstance(commit.message, str) else commit.message.decode()
+        parent = commit.parents[0] if commit.parents else None
+        diffs = parent.diff(commit) if parent is not None else commit.diff(None)
+        paths = sorted({path for diff in diffs for path, _ in _diff_paths(diff)})
+        found.append(CommitInfo(commit.hexsha, message.split("\n", 1)[0], tuple(paths)))
+    return found
+
+
+def index_entries(tree: Path, paths: Iterable[str]) -> dict[str, str]:
+    """path → "mode blob" of each path's stage-0 index entry (paths not in the index are absent)."""
+    entries = git_repo(tree).index.entries
+    found: dict[str, str] = {}
+    for path in paths:
+        entry = entries.get((path, 0))
+        if entry is not None:
+            found[path] = f"{entry.mode:06o} {entry.hexsha}"
+    return found
+
+
+def refs(tree: Path, prefix: str) -> list[str]:
+    """Full names of the refs under `prefix` (e.g. `refs/heads/fixloop/run/`)."""
+    repo = _repo(tree)
+    return sorted(ref.path for ref in repo.refs if ref.path.startswith(prefix))
+
+
+def branch_exists(tree: Path, branch: str) -> bool:
+    return f"refs/heads/{branch}" in refs(tree, "refs/heads/")
+
+
+def worktrees(tree: Path) -> list[Path]:
+    """The working trees registered with the repository (its own first)."""
+    listing = _repo(tree).git.worktree("list", "--porcelain", "-z")
+    prefix = "worktree "
+    return [Path(item[len(prefix) :]) for item in listing.split("\0") if item.startswith(prefix)]
+
+
+def config_value(path: Path, name: str) -> str:
+    """`section.key` of a file in `git config` format (a run's sentinel, for one)."""
+    import configparser
+
+    import git
+
+    section, _, key = name.rpartition(".")
+    try:
+        return str(git.GitConfigParser(str(path), read_only=True).get_value(section, key))
+    except (OSError, configparser.Error, ValueError) as exc:
+        raise FixloopError(
+            Diagnostic(str(path), 1, 1, "repository", f"cannot read {name}: {exc}")
+        ) from None
+
+
+def unmerged_count(tree: Path, tip: str, base: str) -> int:
+    """How many commits `tip` holds that `base` does not."""
+    return sum(1 for _ in _repo(tree).iter_commits(f"{base}..{tip}"))
+
+
+__all__ = [
+    "CommitInfo",
+    "branch_exists",
+    "changed_paths",
+    "commits_between",
+    "config_value",
+    "git_repo",
+    "head",
+    "index_entries",
+    "paths_between",
+    "refs",
+    "state_dir_of",
+    "toplevel",
+    "unmerged_count",
+    "worktrees",
+]

@@ -1,0 +1,172 @@
+"""A workflow's git session: the git-protocol document's steps, in order, with cleanup as finally.
+
+    run = Run.start(repo, "review-fix")
+    with git_session(run) as git:          # preflight, recover, setup-worktree, tag baseline
+        ...edit files under git.worktree...
+        git.commit(["src/a.py"], "fix(02): CR-01 …")   # exactly these paths, or None if unchanged
+        git.rollback(["src/b.py"])                     # back to HEAD (or a tag), per file
+        git.tag("before-wave-2")                       # a checkpoint
+        git.export_patch(run.dir / "fix.patch")
+    git.outcome                                        # fast-forwarded? kept branch?
+    run.finish("finished" if git.outcome.fast_forwarded else "kept-branch")
+
+Every git command is in `workflows/git-protocol.md`; this module only sequences the steps and
+turns a failed step into `StepFailed` (a FixloopError, exit code 1) carrying the step's result.
+Cleanup runs on every path out of the `with` block, including exceptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack
+from fixloop.runs.recovery import RecoveryReport, recover
+from fixloop.runs.run import Run
+from fixloop.steps.paths import write_paths_file
+from fixloop.steps.result import StepFailed, StepResult, required_count, required_output
+from fixloop.steps.runner import run_step
+
+PROTOCOL = "git-protocol"
+
+
+@dataclass(frozen=True)
+class CleanupOutcome:
+    fast_forwarded: bool
+    branch: str
+    kept_branch: str | None
+    unmerged: str
+
+    def describe(self) -> str:
+        if self.fast_forwarded:
+            return f"{self.branch} fast-forwarded; worktree and temp branch removed"
+        return (
+            f"could not fast-forward {self.branch}: kept {self.kept_branch} "
+            f"({self.unmerged} commit(s)); merge it by hand"
+        )
+
+
+def load_protocol(pack_root: Path | None = None) -> WorkflowDoc:
+    pack, _ = load_pack(pack_root or default_pack_root())
+    return pack.workflow(PROTOCOL)
+
+
+class GitSession:
+    """One run's worktree. Create it with `git_session(run)`."""
+
+    def __init__(
+        self, protocol: WorkflowDoc, run: Run, setup: dict[str, str], timeout_s: float
+    ) -> None:
+        self.protocol = protocol
+        self.run = run
+        self.timeout_s = timeout_s
+        self.branch = setup["BRANCH"]
+        self.base = setup["BASE"]
+        self.worktree = Path(setup["WORKTREE"])
+        self.temp_branch = setup["TEMP_BRANCH"]
+        self.outcome: CleanupOutcome | None = None
+        self._lists = 0
+
+    def step(self, name: str, inputs: Mapping[str, str], *, cwd: Path | None = None) -> StepResult:
+        """Run one protocol step; raise StepFailed unless it succeeded."""
+        result = run_step(
+            self.protocol, name, cwd=cwd or self.worktree, inputs=inputs, run=self.run,
+            timeout_s=self.timeout_s,
+        )  # fmt: skip
+        if not result.ok:
+            raise StepFailed(result)
+        return result
+
+    def paths_file(self, paths: Iterable[str]) -> Path:
+        """Check `paths` (refusing any that escape the worktree) and write them for a step."""
+        self._lists += 1
+        target = self.run.dir / "paths" / f"{self._lists:04d}"
+        return write_paths_file(target, self.worktree, paths)
+
+    def tag(self, name: str) -> str:
+        result = self.step(
+            "tag", {"RUN_ID": self.run.id, "WORKTREE": str(self.worktree), "TAG": name}
+        )
+        return required_output(result, "COMMIT")
+
+    def commit(self, paths: Iterable[str], message: str) -> str | None:
+        """Commit exactly `paths` as they are in the worktree; None when none of them changed."""
+        listed = self.paths_file(paths)
+        inputs = {"WORKTREE": str(self.worktree), "PATHS_FILE": str(listed), "MESSAGE": message}
+        result = self.step("commit-paths", inputs)
+        if required_output(result, "COMMITTED", ("yes", "no")) == "no":
+            return None
+        return required_output(result, "COMMIT")
+
+    def rollback(self, paths: Iterable[str], to: str = "HEAD") -> None:
+        """Put `paths` back as they are in `to` (HEAD, or a tag name of this run)."""
+        listed = self.paths_file(paths)
+        inputs = {
+            "RUN_ID": self.run.id, "WORKTREE": str(self.worktree),
+            "PATHS_FILE": str(listed), "TAG": to,
+        }  # fmt: skip
+        self.step("rollback-files", inputs)
+
+    def export_patch(
+        self, target: Path, *, base: str = "baseline", paths: Iterable[str] | None = None
+    ) -> int:
+        """Write base..worktree (committed and not) as a binary-safe patch; return file count."""
+        inputs = {
+            "RUN_ID": self.run.id, "WORKTREE": str(self.worktree),
+            "PATCH_FILE": str(target), "TAG": base,
+        }  # fmt: skip
+        if paths is not None:
+            inputs["PATHS_FILE"] = str(self.paths_file(paths))
+        return required_count(self.step("export-patch", inputs), "FILES")
+
+    def cleanup(self) -> CleanupOutcome:
+        if self.outcome is None:
+            result = self.step("cleanup", {"RUN_ID": self.run.id}, cwd=self.run.repo)
+            out = result.outputs
+            self.outcome = CleanupOutcome(
+                fast_forwarded=required_output(result, "FAST_FORWARDED", ("yes", "no")) == "yes",
+                branch=out.get("BRANCH", self.branch),
+                kept_branch=out.get("KEPT_BRANCH") or None,
+                unmerged=out.get("UNMERGED", "0"),
+            )
+        return self.outcome
+
+
+@contextmanager
+def git_session(
+    run: Run,
+    *,
+    protocol: WorkflowDoc | None = None,
+    timeout_s: float = 300.0,
+    recovered: list[RecoveryReport] | None = None,
+) -> Iterator[GitSession]:
+    """Preflight, recover dead runs, set up this run's worktree, tag `baseline`; clean up on
+    every exit.
+
+    `recovered`, when given, receives the recovery report so the caller can show it.
+    """
+    protocol = protocol or load_protocol()
+    preflight = run_step(
+        protocol, "preflight", cwd=run.repo, inputs={}, run=run, timeout_s=timeout_s
+    )
+    if not preflight.ok:
+        raise StepFailed(preflight)
+    report = recover(run.repo, protocol, run=run, timeout_s=timeout_s)
+    if recovered is not None:
+        recovered.append(report)
+    setup = run_step(
+        protocol, "setup-worktree", cwd=run.repo, inputs={"RUN_ID": run.id}, run=run,
+        timeout_s=timeout_s,
+    )  # fmt: skip
+    if not setup.ok:
+        # Setup may have died after `git worktree add`; undo whatever it left, keeping no commit.
+        run_step(protocol, "recover-run", cwd=run.repo, inputs={"RUN_ID": run.id}, run=run)
+        raise StepFailed(setup)
+    session = GitSession(protocol, run, setup.outputs, timeout_s)
+    try:
+        session.tag("baseline")
+        yield session
+    finally:
+        session.cleanup()

@@ -1,0 +1,212 @@
+"""A run on disk: its folder, its `events.jsonl` trace, its liveness lock.
+
+Everything lives in the repository's own state folder, `$(git rev-parse --git-common-dir)/fixloop`,
+which every worktree of the repository shares and which git never checks out:
+
+    fixloop/runs/<run-id>/run.json      workflow, repository, pid, state, start/end times
+    fixloop/runs/<run-id>/events.jsonl  one JSON object per line, appended (the run's events)
+    fixloop/runs/<run-id>/state.json    the workflow's loop state (`runs.state`)
+    fixloop/runs/<run-id>/lock          flock-held by the live runtime for the run's lifetime
+    fixloop/runs/<run-id>/current-step  the step last started (where a crashed run died)
+
+A run is *live* exactly while its lock is held. The kernel drops the lock when the process dies,
+even by SIGKILL, so a run whose `run.json` still says `running` but whose lock is free crashed.
+
+A run subscribes its trace to the workflow's `EventStream`: every event anyone emits while the run
+is open (steps, role calls, item status changes) becomes one line of `events.jsonl`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.events import Event, EventKind, EventStream
+from fixloop.gitrepo import state_dir_of
+
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+_RUN_ID = re.compile(RUN_ID_PATTERN)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_run_id() -> str:
+    """Sortable by start time, and unique across processes and machines sharing a repository."""
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{os.getpid()}-{secrets.token_hex(3)}"
+
+
+def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    temporary.replace(path)
+
+
+def is_live(run_dir: Path) -> bool:
+    """True while some process holds the run's lock (a run with no lock file is not live)."""
+    try:
+        fd = os.open(run_dir / "lock", os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+@dataclass
+class Run:
+    """A live run. Use `Run.start(...)` (or as a context manager) and `finish(...)` when done."""
+
+    id: str
+    workflow: str
+    repo: Path
+    state_dir: Path
+    events: EventStream = field(default_factory=EventStream, repr=False)
+    _lock: int | None = field(default=None, repr=False)
+    _trace: TextIO | None = field(default=None, repr=False)
+    _unsubscribe: Callable[[], None] | None = field(default=None, repr=False)
+
+    @property
+    def dir(self) -> Path:
+        return self.state_dir / "runs" / self.id
+
+    @property
+    def lock_fd(self) -> int | None:
+        """The descriptor holding the run's lock while the run is open."""
+        return self._lock
+
+    @property
+    def events_path(self) -> Path:
+        return self.dir / "events.jsonl"
+
+    @classmethod
+    def start(
+        cls,
+        repo: Path,
+        workflow: str,
+        run_id: str | None = None,
+        events: EventStream | None = None,
+    ) -> Run:
+        """Create the run's folder, take its lock, and trace every event of `events` from now."""
+        repo = repo.resolve()
+        run_id = run_id or new_run_id()
+        if not _RUN_ID.match(run_id):
+            raise FixloopError(
+                Diagnostic("run-id", 1, 1, "usage", f"{run_id!r} does not match {RUN_ID_PATTERN}")
+            )
+        run = cls(run_id, workflow, repo, state_dir_of(repo), events or EventStream())
+        run.dir.mkdir(parents=True, exist_ok=False)
+        run._lock = os.open(run.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(run._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        info = {
+            "id": run_id,
+            "workflow": workflow,
+            "repo": str(repo),
+            "pid": os.getpid(),
+            "state": "running",
+            "started_at": now_iso(),
+            "ended_at": None,
+            "details": {},
+        }
+        _write_json_atomically(run.dir / "run.json", info)
+        run._unsubscribe = run.events.subscribe(run._write_trace)
+        run.emit(Event(EventKind.RUN_START, workflow=workflow))
+        return run
+
+    def entering(self, workflow: str, step: str) -> None:
+        """Note the step about to run, so a crashed run can say where it died."""
+        (self.dir / "current-step").write_text(f"{workflow}#{step}\n", encoding="utf-8")
+
+    def emit(self, event: Event) -> None:
+        """Hand `event` to every listener of the run's stream, the trace included."""
+        self.events.emit(event)
+
+    def _write_trace(self, event: Event) -> None:
+        # One line per event, written whole and flushed: a kill loses at most the line in flight.
+        # The stream serialises listeners, so lines from parallel threads never interleave.
+        line = json.dumps(
+            {"time": now_iso(), "run": self.id, **event.to_json()},
+            ensure_ascii=False,
+            default=str,
+        )
+        if self._trace is None:
+            self._trace = self.events_path.open("a", encoding="utf-8")
+        self._trace.write(line + "\n")
+        self._trace.flush()
+
+    def finish(self, state: str, **details: Any) -> None:
+        """Mark the run ended (`finished`, `failed`, `kept-branch`, …) and release its lock."""
+        path = self.dir / "run.json"
+        info = json.loads(path.read_text(encoding="utf-8"))
+        info.update(state=state, ended_at=now_iso())
+        info["details"].update(details)
+        _write_json_atomically(path, info)
+        self.emit(Event(EventKind.RUN_END, status=state, data=details))
+        self.close()
+
+    def close(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self._trace is not None:
+            self._trace.close()
+            self._trace = None
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_run(run_dir: Path) -> dict[str, Any]:
+    """`run.json` plus `live`; a `running` run that is not live is reported as `crashed`."""
+    try:
+        info: dict[str, Any] = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        info = {"id": run_dir.name, "workflow": None, "state": "unreadable"}
+    info["live"] = is_live(run_dir)
+    if info.get("state") == "running" and not info["live"]:
+        info["state"] = "crashed"
+    with contextlib.suppress(OSError):
+        info["last_step"] = (run_dir / "current-step").read_text(encoding="utf-8").strip()
+    return info
+
+
+def list_runs(state_dir: Path) -> list[dict[str, Any]]:
+    runs = state_dir / "runs"
+    if not runs.is_dir():
+        return []
+    return [read_run(path) for path in sorted(runs.iterdir()) if path.is_dir()]
+
+
+def mark_recovered(run_dir: Path, details: dict[str, Any]) -> None:
+    """Note in a dead run's `run.json` (when it has one) that recovery cleaned up after it."""
+    path = run_dir / "run.json"
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return
+    if info.get("state") == "running":
+        info["state"] = "crashed"
+    info["recovered_at"] = now_iso()
+    info["recovery"] = details
+    _write_json_atomically(path, info)

@@ -1,0 +1,107 @@
+"""The fix-findings document's git steps, called from Python with paths passed as data.
+
+Each method runs one step of `workflows/fix-findings.md` through the step runner: the paths go
+to bash as a NUL-separated file named by `FILES_LIST` (checked by `steps.paths`), diffs come back
+through files in the run folder, never through shell text. The git commands themselves live only
+in the document; this module decides nothing and only reads the results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fixloop import gitrepo
+from fixloop.documents.pack import WorkflowDoc
+from fixloop.runs.run import Run
+from fixloop.steps.paths import write_paths_file
+from fixloop.steps.result import StepFailed, StepResult, required_count, required_output
+from fixloop.steps.runner import run_step
+
+
+@dataclass(frozen=True)
+class PrestagedDiffs:
+    staged: str  # the user's staged hunks in the fixed files (HEAD → index)
+    fix: str  # the fix's own edits (index → working tree)
+
+    @property
+    def found(self) -> bool:
+        return bool(self.staged.strip())
+
+
+@dataclass(frozen=True)
+class StagedSummary:
+    stat: str
+    added: int
+    removed: int
+
+
+class StagingSteps:
+    def __init__(self, workflow: WorkflowDoc, repo: Path, run: Run, scratch: Path) -> None:
+        self.workflow = workflow
+        self.repo = repo
+        self.run = run
+        self.scratch = scratch  # a folder outside the repository for lists, diffs and patches
+        scratch.mkdir(parents=True, exist_ok=True)
+
+    def _run(self, step: str, files: Sequence[str], **inputs: str) -> StepResult:
+        listing = write_paths_file(self.scratch / "files.list", self.repo, files)
+        values = {"FILES_LIST": str(listing), **inputs}
+        result = run_step(self.workflow, step, cwd=self.repo, inputs=values, run=self.run)
+        if not result.ok:
+            raise StepFailed(result)
+        return result
+
+    def prestaged(self, files: Sequence[str]) -> PrestagedDiffs:
+        staged, fix = self.scratch / "prestaged.diff", self.scratch / "fix.diff"
+        self._run("prestaged-check", files, DIFF_FILE=str(staged), FIX_DIFF_FILE=str(fix))
+        return PrestagedDiffs(_read(staged), _read(fix))
+
+    def commit_prestaged(self, files: Sequence[str], message: str) -> str:
+        result = self._run("commit-prestaged", files, COMMIT_MESSAGE=message)
+        return required_output(result, "COMMIT")
+
+    def set_aside_prestaged(self, files: Sequence[str], ref: str, patch: Path) -> str:
+        result = self._run("set-aside-prestaged", files, SAVED_REF=ref, PATCH_FILE=str(patch))
+        return required_output(result, "SAVED_COMMIT")
+
+    def stage(self, files: Sequence[str]) -> None:
+        self._run("stage", files)
+
+    def index_entries(self, files: Sequence[str]) -> dict[str, str]:
+        """path → "mode blob" of each file's index entry (files not in the index are absent)."""
+        return gitrepo.index_entries(self.repo, files)
+
+    def restore_index(self, files: Sequence[str], entries: dict[str, str]) -> None:
+        """Give `files` back the index `entries` ("mode blob" by path); absent → unindexed."""
+        target = self.scratch / "restore.entries"
+        records = [f"{entries[f]} 0\t{f}" for f in files if f in entries]
+        target.write_bytes(b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in records))
+        self._run("restore-index", files, INDEX_FILE=str(target))
+
+    def tree_fingerprint(self, status: Path, hashes: Path) -> None:
+        """`git status --porcelain=v2 -z` into `status`; each listed path's kind and blob into
+        `hashes` (see `tree_guard`, which reads both)."""
+        self._run("tree-fingerprint", [], STATUS_FILE=str(status), HASH_FILE=str(hashes))
+
+    def checkout_from_index(self, files: Sequence[str]) -> None:
+        """Give `files` back the bytes of their index entries (and nothing else)."""
+        self._run("checkout-from-index", files)
+
+    def staged_diff(self, files: Sequence[str]) -> str:
+        target = self.scratch / "staged.diff"
+        self._run("staged-diff", files, DIFF_FILE=str(target))
+        return _read(target)
+
+    def staged_summary(self, files: Sequence[str]) -> StagedSummary:
+        result = self._run("staged-summary", files)
+        return StagedSummary(
+            required_output(result, "STAT"),
+            required_count(result, "ADDED"),
+            required_count(result, "REMOVED"),
+        )
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""

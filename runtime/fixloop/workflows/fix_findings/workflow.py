@@ -1,0 +1,393 @@
+"""fix-findings: the bounded fix-verify loop over confirmed P0/P1 findings (`fix-findings.md`).
+
+Per finding, one at a time: an optional verifier pre-gate, then at most two rounds of
+fix → (Round 1 only: pre-staged hunk check) → stage → verify → decide. Fixes are staged with
+`git add -- <files_changed>` and never committed. The git commands are the document's steps
+(run through `StagingSteps`); the verdict → bucket table is data in `verdicts.py`; this module
+sequences them and saves every step in the run's state, so a killed run resumes where it stopped
+(`resolve` dispatches on the state, so it is the same code for a new run and a resumed one).
+
+Decisions the document leaves to the implementation, made fail-closed:
+- An inconclusive pre-gate consumes one of the two attempts: Round 1 is then the last round.
+- A fixer call that is inconclusive, reports unsafe paths or files outside its scope, or asks for
+  more scope twice, is a failed attempt with nothing staged; the files in its scope are restored
+  to their content before the call (per file), so a half-made edit is not left behind.
+- A fixer refused a write to another repository file has asked for scope, whatever it reports
+  (`scope_expansion`); one refused outside the repository or in `.git` has failed the attempt.
+  So has one that changed another file by other means (`tree_guard` finds and puts it back);
+  a change that cannot be put back exactly fails the attempt.
+- Headless with `ask` (no terminal): scope expansion is deferred and pre-staged hunks are left
+  alone (the finding is escalated with its fix unstaged): neither touches the user's work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from fixloop.agents.backend import AgentOutcome
+from fixloop.diagnostics import FixloopError
+from fixloop.runs.state import save_state
+from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
+from fixloop.steps.paths import check_path
+from fixloop.workflows.fix_findings import escalation, scope_expansion, snapshots
+from fixloop.workflows.fix_findings.briefs import (
+    REAL,
+    RESOLVED,
+    fix_brief,
+    fixer_brief,
+    pre_gate_artifact,
+    verifier_brief,
+)
+from fixloop.workflows.fix_findings.checks import fix_failure
+from fixloop.workflows.fix_findings.intake import load_state, needs_pre_gate
+from fixloop.workflows.fix_findings.prestaged import settle_prestaged
+from fixloop.workflows.fix_findings.scope_expansion import APPROVE, DEFER, ScopePolicy
+from fixloop.workflows.fix_findings.staging import StagingSteps
+from fixloop.workflows.fix_findings.state import (
+    FindingRecord,
+    FixFindingsState,
+    Phase,
+    RoundRecord,
+)
+from fixloop.workflows.fix_findings.tree_guard import TreeGuard
+from fixloop.workflows.fix_findings.verdicts import (
+    Judgement,
+    Next,
+    decide,
+    decide_pre_gate,
+    judge,
+)
+from fixloop.workflows.kernel.denied_writes import Denials, sort_denials
+from fixloop.workflows.kernel.errors import Escalate, StepFailed
+from fixloop.workflows.kernel.items import ItemStatus
+from fixloop.workflows.kernel.workflow import Context, Workflow, implements
+
+MAX_ATTEMPTS = 2
+PrestagedPolicy = Literal["ask", "commit", "stash", "proceed"]
+
+
+@dataclass(frozen=True)
+class FixFindingsOptions:
+    findings: Path  # a ReviewOutput JSON file or a list of findings
+    repo: Path
+    on_prestaged: PrestagedPolicy = "ask"
+    on_scope_expansion: ScopePolicy = "ask"
+    resume: str | None = None  # a run id, or `latest`: continue a stopped run of this file
+
+
+@dataclass(frozen=True)
+class FixFindingsResult:
+    state: FixFindingsState
+    run_id: str
+    run_dir: Path
+
+
+class FixFindings(Workflow):
+    name = "fix-findings"
+
+    def __init__(self, context: Context, options: FixFindingsOptions) -> None:
+        super().__init__(context)
+        self.options = options
+        self.brief = fix_brief(self.doc)
+
+    def run(self) -> FixFindingsResult:
+        self.state = state = self.intake()
+        self.repo = repo = Path(state.repo)
+        self.preflight_backend()
+        run = self.start_run(repo)
+        self.steps = StagingSteps(self.doc, repo, run, run.dir / "scratch")
+        self.guard = TreeGuard(self.steps, repo, run.dir / "kept")
+        try:
+            self.save()
+            total = len(state.records)
+            for index, record in enumerate(state.records, start=1):
+                if record.bucket is None:
+                    finding, where = record.finding, {"index": index, "total": total}
+                    self.item(str(finding.id), ItemStatus.RUNNING, title=finding.title, data=where)
+                    self.resolve(index, record)
+                    bucket = ItemStatus(record.bucket or "escalated")
+                    self.item(str(finding.id), bucket, title=finding.title, data=where)
+            self.report()
+        except StepFailed as exc:
+            run.close()
+            stopped = f"(the run stopped; continue it with --resume {run.id})"
+            located = StepFailed(exc.result, f"{exc.result.describe_failure()} {stopped}")
+            # A step that refuses the repository as it is (a git-ignored file, say) is bad input.
+            raise FixloopError(located.diagnostics, exit_code=2) from None
+        except BaseException:
+            run.close()  # left `running` without its lock, the run reads as crashed: resumable
+            raise
+        output = state.output()
+        run.finish(
+            "finished",
+            resolved=len(output.resolved),
+            escalated=len(output.escalated),
+            dropped=len(output.dropped),
+            demoted=len(output.demoted),
+        )
+        return FixFindingsResult(state, run.id, run.dir)
+
+    def save(self) -> None:
+        save_state(self.active_run.dir, self.state)
+
+    # -- the document's sections ---------------------------------------------------------
+
+    @implements("intake")
+    def intake(self) -> FixFindingsState:
+        """The findings, checked and filtered (or a stopped run's state) before anything changes."""
+        state = load_state(self.options.findings, self.options.repo, self.options.resume)
+        if state.resumed_from:
+            self.note(f"resuming run {state.resumed_from}")
+        return state
+
+    def resolve(self, index: int, record: FindingRecord) -> None:
+        """One finding to its bucket: from wherever its saved state says it stopped."""
+        if record.in_flight is not None:
+            self.undo_interrupted_call(index, record)
+        if record.pre_gate is None:
+            self.pre_gate(record)
+        while record.bucket is None:
+            last = record.rounds[-1] if record.rounds else None
+            if last is None:
+                self.fix_brief(index, record, 1)
+            elif last.phase in ("fixed", "staging"):
+                self.stage(index, record, last)
+            elif last.phase == "staged":
+                self.verify(record, last)
+            else:
+                self.decide(index, record, last)
+
+    def undo_interrupted_call(self, index: int, record: FindingRecord) -> None:
+        """Killed during a fixer call: put its files back before the call is made again."""
+        interrupted = record.in_flight
+        assert interrupted is not None
+        snapshots.restore(self.repo, Path(interrupted.snapshot_dir), interrupted.snapshot)
+        if interrupted.tree_before:
+            here = (
+                self.active_run.dir / "resumed" / f"finding-{index}"
+            )  # the old run stays as it was
+            stray = self.guard.after(Path(interrupted.tree_before), record.scope, into=here)
+            record.notes += stray.notes("an interrupted fixer call")
+        record.in_flight = None
+        self.save()
+
+    def max_rounds(self, record: FindingRecord) -> int:
+        return max(MAX_ATTEMPTS - record.failed_attempts, 1)
+
+    @implements("pre-gate")
+    def pre_gate(self, record: FindingRecord) -> None:
+        finding = record.finding
+        if not needs_pre_gate(finding):
+            record.pre_gate = "skipped"
+            self.save()
+            return
+        artifact = pre_gate_artifact(self.repo, finding)
+        inputs, task = verifier_brief(finding, REAL, artifact, record.scope, self.repo)
+        outcome = self.call(
+            "verifier", inputs, task, self.repo, writable=[], key=f"verifier/{finding.id}/pre-gate"
+        )
+        judgement = judge(outcome, finding)
+        record.pre_gate, record.pre_gate_evidence = judgement.verdict, judgement.evidence
+        if not judgement.conclusive:
+            record.failed_attempts += 1
+        if decide_pre_gate(judgement) is Next.DROPPED:
+            record.bucket, record.evidence = "dropped", judgement.evidence
+        self.save()
+
+    @implements("fix-brief")
+    def fix_brief(self, index: int, record: FindingRecord, number: int) -> None:
+        """One round's fixer call, with the scope question when it reaches past its files."""
+        key = f"fixer/{record.finding.id}/round-{number}"
+        before = self.before_round(index, number, record.scope)
+        record.in_flight = before
+        self.save()
+        outcome, denials = self.fixer(record, number, key, note="")
+        result = _fix_result(outcome)
+        request = (
+            None
+            if denials.forbidden
+            else scope_expansion.scope_request(outcome, result, denials, record.scope)
+        )
+        if request is not None:
+            # The re-dispatched call starts from the files as they were, not from a partial fix.
+            snapshots.restore(self.repo, Path(before.snapshot_dir), before.snapshot)
+            answer = scope_expansion.answer(
+                self.options.on_scope_expansion,
+                self.context.prompter,
+                request,
+                repo=self.repo,
+                finding_id=record.finding.id,
+                notes=record.notes,
+            )
+            if answer == DEFER:
+                deferred = f"scope expansion deferred: {request.justification}"
+                record.rounds.append(_round(before, phase="verified", summary=deferred))
+                record.in_flight = None
+                self.escalate(record, None)
+                self.save()
+                return
+            if answer == APPROVE:
+                wanted = [check_path(self.repo, f) for f in request.additional_files]
+                added = [f for f in dict.fromkeys(wanted) if f not in record.scope]
+                record.scope += added
+                record.approved_files += added
+                more = self.before_round(index, number, added)
+                before.snapshot |= more.snapshot
+                before.index_before |= more.index_before
+                record.in_flight = before
+                key, note = f"{key}/expanded", f"The user approved these files: {added}."
+            else:
+                key, note = f"{key}/original-scope", "The user rejected expanding the scope."
+            self.save()
+            outcome, denials = self.fixer(record, number, key, note=note)
+            result = _fix_result(outcome)
+        failure = fix_failure(
+            self.repo, outcome, result, denials=denials, record=record, before=before
+        )
+        if failure is not None:
+            snapshots.restore(self.repo, Path(before.snapshot_dir), before.snapshot)
+            record.rounds.append(_round(before, phase="verified", summary=failure))
+        else:
+            assert isinstance(result, FixReport)
+            files = list(dict.fromkeys(check_path(self.repo, p) for p in result.files_changed))
+            fixed = _round(before, phase="fixed", summary=result.summary)
+            fixed.files_changed, fixed.verdict = files, None
+            record.rounds.append(fixed)
+        record.in_flight = None
+        self.save()
+
+    def before_round(self, index: int, number: int, files: Sequence[str]) -> RoundRecord:
+        """What the round's files were before the fixer ran: bytes on disk, index entries."""
+        folder = self.active_run.dir / "snapshots" / f"finding-{index}" / f"round-{number}"
+        return RoundRecord(
+            number=number,
+            phase="fixed",
+            summary="",
+            verdict="inconclusive",
+            snapshot_dir=str(folder),
+            snapshot=snapshots.take(self.repo, files, folder),
+            index_before=self.steps.index_entries(files) if files else {},
+        )
+
+    def fixer(
+        self, record: FindingRecord, number: int, key: str, note: str
+    ) -> tuple[AgentOutcome, Denials]:
+        """One fixer call between two tree fingerprints: its denials, plus what it changed."""
+        inputs, task = fixer_brief(
+            record,
+            number,
+            max_rounds=self.max_rounds(record),
+            repo=self.repo,
+            rules=self.brief,
+            note=note,
+        )
+        assert record.in_flight is not None
+        tree = self.guard.before(Path(record.in_flight.snapshot_dir))
+        record.in_flight.tree_before = str(tree)
+        self.save()
+        outcome = self.call("fixer", inputs, task, self.repo, writable=record.scope, key=key)
+        stray = self.guard.after(tree, record.scope)
+        record.notes += stray.notes(f"R{number}")
+        if outcome.denied:
+            refused = ", ".join(f"{d.path} ({d.reason})" for d in outcome.denied)
+            record.notes.append(f"R{number}: the fixer's writes were refused: {refused}")
+        denials = sort_denials(self.repo, outcome.denied, record.scope)
+        return outcome, denials.with_stray(stray.changed, stray.unrestorable)
+
+    @implements("stage")
+    def stage(self, index: int, record: FindingRecord, last: RoundRecord) -> None:
+        files = last.files_changed
+        # Round 1 only: anything staged in these files now is the user's. Once `staging`, our own
+        # `git add` may already have run, and the check would mistake the fix for the user's work.
+        if last.number == 1 and last.phase == "fixed" and files:
+            try:
+                settle_prestaged(self, index, record, files)
+            except Escalate as exc:
+                record.notes.append(str(exc))
+                record.rounds[-1].summary += f" (not staged: {exc})"
+                self.escalate(record, None, staged="nothing staged: the fix is left unstaged")
+                self.save()
+                return
+        last.phase = "staging"
+        self.save()
+        self.steps.stage(files)
+        self.state.staged_by_run.update(self.steps.index_entries(files))
+        last.phase = "staged"
+        self.save()
+
+    @implements("verify")
+    def verify(self, record: FindingRecord, last: RoundRecord) -> None:
+        finding = record.finding
+        files = list(dict.fromkeys([*record.files, *record.approved_files]))
+        diff = self.steps.staged_diff(files) if files else ""
+        artifact = diff or "(nothing is staged for this finding's files)"
+        inputs, task = verifier_brief(finding, RESOLVED, artifact, files, self.repo)
+        key = f"verifier/{finding.id}/round-{last.number}"
+        outcome = self.call("verifier", inputs, task, self.repo, writable=[], key=key)
+        judgement = judge(outcome, finding)
+        last.verdict, last.severity = judgement.verdict, judgement.severity
+        last.evidence = judgement.evidence
+        last.phase = "verified"
+        self.save()
+
+    @implements("decide")
+    def decide(self, index: int, record: FindingRecord, last: RoundRecord) -> None:
+        assert last.verdict is not None
+        judgement = Judgement(last.verdict, last.severity, last.evidence)
+        step = decide(judgement, last_round=last.number >= self.max_rounds(record))
+        if step is Next.NEXT_ROUND:
+            self.fix_brief(index, record, last.number + 1)
+            return
+        if step is Next.RESOLVED:
+            record.bucket, record.evidence = "resolved", last.evidence
+        elif step is Next.DEMOTED:
+            record.bucket, record.new_severity = "demoted", last.severity
+            record.evidence = last.evidence
+        else:
+            self.escalate(record, last.evidence if judgement.conclusive else None)
+        self.save()
+
+    @implements("staged-summary")
+    def escalate(self, record: FindingRecord, evidence: str | None, staged: str = "") -> None:
+        """No Round 3: say what is staged, then ask what next (headless: defer)."""
+        record.bucket, record.evidence = "escalated", evidence
+        record.staged_summary = staged or escalation.staged_summary(self.steps, record)
+        self.note(escalation.escalation_text(record), item=str(record.finding.id))
+        answer = escalation.ask(self.context.prompter, record)
+        if answer == escalation.DISCARD:
+            escalation.discard_last_round(self.steps, self.repo, self.state, record)
+        else:
+            record.notes.append(escalation.NOTES[answer])
+
+    @implements("report")
+    def report(self) -> None:
+        self.state.done = True
+        self.save()
+
+
+def _fix_result(outcome: AgentOutcome) -> FixReport | ScopeExpansionRequest | None:
+    if outcome.ok and isinstance(outcome.output, FixerResult):
+        return outcome.output.root
+    return None
+
+
+def _round(before: RoundRecord, *, phase: Phase, summary: str) -> RoundRecord:
+    """A round's record: the pre-round snapshot, and by default a failed (inconclusive) attempt."""
+    return before.model_copy(update={"phase": phase, "summary": summary}, deep=True)
+
+
+def run_fix_findings(options: FixFindingsOptions, context: Context) -> FixFindingsResult:
+    return FixFindings(context, options).run()
+
+
+__all__ = [
+    "MAX_ATTEMPTS",
+    "FixFindings",
+    "FixFindingsOptions",
+    "FixFindingsResult",
+    "PrestagedPolicy",
+    "run_fix_findings",
+]

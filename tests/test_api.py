@@ -1,0 +1,55 @@
+"""The public API: load a pack, run a workflow by name, check documents; all cheap to import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.conftest import REPO_ROOT
+from tests.helpers.gitrepo import UserRepo
+from tests.helpers.reviews import APP_FIX, REVIEW_REL, finding, review_text, write_review
+
+import fixloop
+
+
+def test_importing_fixloop_imports_none_of_its_heavy_parts() -> None:
+    heavy = "('git', 'pydantic', 'claude_agent_sdk', 'fixloop.')"
+    probe = f"import sys, fixloop; print(sorted(m for m in sys.modules if m.startswith({heavy})))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_run_a_workflow_by_name_with_events(user_repo: UserRepo) -> None:
+    write_review(user_repo.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+    seen: list[fixloop.Event] = []
+    context = fixloop.Context(
+        fixloop.load_pack(),
+        fixloop.ScriptedBackend({"fixer/CR-01/iteration-1": APP_FIX}),
+        fixloop.EventStream(seen.append),
+    )
+    result = fixloop.run_workflow(
+        "review-fix", context, review=user_repo.path / REVIEW_REL, repo=user_repo.path
+    )
+    assert result.exit_code == 0
+    items = [(e.item, e.status) for e in seen if e.kind is fixloop.EventKind.ITEM]
+    assert items == [("CR-01", "running"), ("CR-01", "fixed")]
+
+
+def test_an_unknown_workflow_or_option_is_a_usage_error() -> None:
+    context = fixloop.Context(fixloop.load_pack(), fixloop.ScriptedBackend({}))
+    with pytest.raises(fixloop.FixloopError, match="no workflow 'tidy' runs headless"):
+        fixloop.run_workflow("tidy", context)
+    with pytest.raises(fixloop.FixloopError, match=r"options: .*unexpected keyword argument"):
+        fixloop.run_workflow("review-fix", context, reviw=Path("x"))
+
+
+def test_check_reports_on_a_pack() -> None:
+    result = fixloop.check([REPO_ROOT / "workflows" / "git-protocol.md"])
+    assert [d for d in result.diagnostics if d.severity == "error"] == []
+
+
+def test_every_public_name_resolves() -> None:
+    for name in fixloop.__all__:
+        assert getattr(fixloop, name) is not None

@@ -1,0 +1,59 @@
+"""Intake: which findings the loop takes, which get a pre-gate, and both input shapes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fixloop.schemas.findings import Finding
+from fixloop.workflows.fix_findings.intake import (
+    in_scope,
+    load_findings,
+    needs_pre_gate,
+    path_problem,
+)
+
+BASE = Finding(id=1, severity="P1", title="t", body="b", file="a.py", confidence=0.4,
+               verdict="confirmed", evidence="Verifier: real")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("severity", "verdict", "taken"),
+    [
+        ("P0", "confirmed", True),
+        ("P1", "confirmed", True),
+        ("P2", "confirmed", False),
+        ("P3", "confirmed", False),
+        ("P0", "demoted", False),
+        ("P0", "rejected", False),
+        ("P0", None, False),
+    ],
+)
+def test_the_intake_filter(severity: str, verdict: str | None, taken: bool) -> None:
+    assert in_scope(BASE.model_copy(update={"severity": severity, "verdict": verdict})) is taken
+
+
+@pytest.mark.parametrize(
+    ("evidence", "gated"),
+    [(None, True), ("  ", True), ("Orchestrator-confirmed (no verifier)", True),
+     ("Verifier: real", False), ("orchestrator-confirmed", False)],
+)  # fmt: skip
+def test_the_pre_gate_trigger_ignores_confidence(evidence: str | None, gated: bool) -> None:
+    assert needs_pre_gate(BASE.model_copy(update={"evidence": evidence})) is gated
+
+
+def test_an_envelope_and_a_list_read_the_same(tmp_path: Path) -> None:
+    raw = BASE.model_dump(mode="json")
+    envelope, listing = tmp_path / "e.json", tmp_path / "l.json"
+    envelope.write_text(json.dumps({"schema_version": "v1", "findings": [raw], "checks_run": []}))
+    listing.write_text(json.dumps([raw]))
+    assert load_findings(envelope, tmp_path) == load_findings(listing, tmp_path) == [BASE]
+
+
+def test_a_symlink_that_stays_inside_is_fine(tmp_path: Path) -> None:
+    (tmp_path / "real.py").write_text("x = 1\n")
+    (tmp_path / "alias.py").symlink_to(tmp_path / "real.py")
+    assert path_problem(tmp_path, "alias.py") is None
+    assert path_problem(tmp_path, "./sub/new.py") is None
