@@ -133,8 +133,9 @@ def _load(path: Path, table: bool) -> Config:
         data: Any = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         at = re.search(r"line (\d+), column (\d+)", str(exc))
-        line, col = (int(at[1]), int(at[2])) if at else (1, 1)
-        problem = str(exc).split(" (at line")[0]
+        end = (text.count("\n") + 1, 1) if "end of document" in str(exc) else (1, 1)
+        line, col = (int(at[1]), int(at[2])) if at else end
+        problem = re.sub(r" \(at [^)]*\)$", "", str(exc))
         raise FixloopError(
             Diagnostic(shown, line, col, "config", f"invalid TOML: {problem}")
         ) from None

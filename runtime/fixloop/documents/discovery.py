@@ -174,9 +174,19 @@ def _collect(files: PackFiles, kind: str, place: Path) -> None:
         files.skills.extend((path.parent.name, path) for path in skill_files)
 
 
-def orphan_sidecars(folder: Path) -> Iterator[Path]:
-    """`<stem>.contracts.yaml` files below `folder` whose `<stem>.md` is not next to them."""
-    for sidecar in sorted(folder.rglob(f"*{SIDECAR_SUFFIX}")):
+def orphan_sidecars(folder: Path, pack: bool = False) -> Iterator[Path]:
+    """`<stem>.contracts.yaml` files below `folder` whose `<stem>.md` is not next to them.
+
+    `pack`: `folder` is a pack root; look where its documents are (its top level and its
+    component folders), not in every folder of the repository it may be.
+    """
+    if pack:
+        found = [*folder.glob(f"*{SIDECAR_SUFFIX}")]
+        for kind in COMPONENT_KINDS:
+            found += (folder / kind).rglob(f"*{SIDECAR_SUFFIX}")
+    else:
+        found = [*folder.rglob(f"*{SIDECAR_SUFFIX}")]
+    for sidecar in sorted(found):
         if _SKIP_DIRS & set(sidecar.relative_to(folder).parts):
             continue
         if not sidecar.with_name(sidecar.name.removesuffix(SIDECAR_SUFFIX) + ".md").is_file():

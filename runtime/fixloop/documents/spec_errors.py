@@ -125,7 +125,7 @@ def _one(loc: KeyPath, error: Any, vocabulary: frozenset[str], prefix: KeyPath) 
         close = difflib.get_close_matches(key, sorted(vocabulary), n=1, cutoff=0.7)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         return _at(loc[:-1], f"unknown key {key!r}{hint}")
-    if kind == "literal_error":
+    if kind in ("literal_error", "enum"):
         return _at(loc, f"unknown value {error.get('input')!r}; expected {ctx.get('expected')}")
     if kind in _EXPECTED:
         return _at(loc, f"expected {_EXPECTED[kind]}, got {_given(error.get('input'))}")
@@ -142,7 +142,7 @@ def _one(loc: KeyPath, error: Any, vocabulary: frozenset[str], prefix: KeyPath) 
 
 
 def _expected(error: Any) -> str:
-    if error["type"] == "literal_error":
+    if error["type"] in ("literal_error", "enum"):
         return str((error.get("ctx") or {}).get("expected", "another value"))
     return _EXPECTED.get(error["type"], "another value")
 

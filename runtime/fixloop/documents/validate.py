@@ -249,7 +249,7 @@ def _hooks_and_servers(pack: Pack, base: Path) -> Iterable[Diagnostic]:
 
 
 def _orphans(pack: Pack, base: Path) -> Iterable[Diagnostic]:
-    for sidecar in orphan_sidecars(pack.root):
+    for sidecar in orphan_sidecars(pack.root, pack=True):
         yield orphan_diagnostic(sidecar, display_path(sidecar, base))
 
 
