@@ -33,11 +33,11 @@ def test_a_status_flag_carries_the_guard(check_text: CheckText) -> None:
 
 
 def test_moving_the_delete_out_of_the_guard_is_reported_at_its_line(check_text: CheckText) -> None:
-    moved = GSD_CLEANUP.replace('  git -C "$main_repo" branch -D "$b" || true\n', "").replace(
+    moved = GSD_CLEANUP.replace('  git -C "$main_repo" branch -D "$b" || true\n', "  :\n").replace(
         'rm -f "$sentinel"', 'git branch -D "$b"\nrm -f "$sentinel"'
     )
     found = check_text(workflow({"cleanup": moved}, ENV), GUARD)
-    assert rules(found) == [("delete-only-after-ff", 23)]
+    assert rules(found) == [("delete-only-after-ff", 24)]
     assert "can run when `git merge --ff-only $b` has not succeeded" in found[0].message
 
 

@@ -82,3 +82,22 @@ def test_bash_that_only_tree_sitter_rejects_is_a_warning(check_text: CheckText) 
     text = workflow({"s": 'case "/$1/" in\n  *"/.."/*) echo no ;;\nesac'})
     found = check_text(text)
     assert [(d.rule, str(d.severity)) for d in found] == [("bash-syntax", "warning")]
+
+
+def test_an_empty_body_is_the_syntax_error_bash_says_it_is(check_text: CheckText) -> None:
+    for script, keyword in [
+        ("if true; then\nfi", "then"),
+        ("if true; then\n  # nothing yet\nelse\n  :\nfi", "then"),
+        ("for f in a; do\ndone", "do"),
+        ("f() { }", "{ }"),
+    ]:
+        found = check_text(workflow({"s": script}))
+        assert [(d.rule, str(d.severity)) for d in found] == [("bash-syntax", "error")], script
+        assert f"`{keyword}` holds no command" in found[0].message
+    assert check_text(workflow({"s": "if true; then\n  :\nfi"})) == []
+
+
+def test_a_long_chain_is_checked_to_its_end(check_text: CheckText) -> None:
+    chain = " && ".join(["true"] * 700) + ' && rm -rf "$gone"/x'
+    found = check_text(workflow({"s": chain}), "checker:\n  env: [gone]\n")
+    assert [(d.rule, d.line, d.col) for d in found] == [("rm-rf-empty-var", 11, 5608)]

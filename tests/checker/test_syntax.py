@@ -38,8 +38,8 @@ def test_control_structures_keep_their_shape() -> None:
     branch = script.body.items[0]
     assert isinstance(branch, If)
     assert len(branch.clauses) == 2 and branch.orelse is not None
-    left = script.body.items[1]
-    assert isinstance(left, AndOr) and left.op == "||" and isinstance(left.left, AndOr)
+    chain = script.body.items[1]
+    assert isinstance(chain, AndOr) and [op for op, _ in chain.rest] == ["&&", "||"]
     negated = script.body.items[2]
     assert isinstance(negated, Not) and isinstance(negated.body, Pipeline)
     until = script.body.items[4]
@@ -96,8 +96,8 @@ def test_words_are_normalised_and_reads_located() -> None:
 def test_columns_count_characters_not_bytes() -> None:
     script = parse_bash('echo "修复引擎" && git commit -m x')
     command = script.body.items[0]
-    assert isinstance(command, AndOr) and isinstance(command.right, Command)
-    assert command.right.pos == Pos(0, 15)
+    assert isinstance(command, AndOr) and isinstance(command.rest[0][1], Command)
+    assert command.rest[0][1].pos == Pos(0, 15)
 
 
 def test_errors_are_located_and_the_rest_is_kept() -> None:

@@ -23,7 +23,7 @@ def test_nearest_settings_win_and_fixloop_toml_before_pyproject(tmp_path: Path) 
 
 
 def test_a_pyproject_without_the_table_is_not_settings(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text('[tool.ruff]\nline-length = 100\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 100\n")
     assert find_config(tmp_path).path is None
     assert find_config(tmp_path).profile() is Profile.CLAUDE
 

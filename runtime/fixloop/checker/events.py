@@ -181,10 +181,11 @@ class _Walk:
             for item in node.items:
                 self.node(item, context)
         elif isinstance(node, AndOr):
-            self.node(node.left, context)
-            left = _summary(node.left)
-            branch = "after-success" if node.op == "&&" else "after-failure"
-            self.node(node.right, (*context, f"{branch}({left})"))
+            self.node(node.first, context)
+            first = _summary(node.first)
+            for op, right in node.rest:
+                branch = "after-success" if op == "&&" else "after-failure"
+                self.node(right, (*context, f"{branch}({first})"))
         elif isinstance(node, Not):
             self.node(node.body, (*context, "negated"))
         elif isinstance(node, Pipeline):
@@ -253,7 +254,7 @@ def children(node: Node_) -> list[Node_]:
     if isinstance(node, Seq):
         return list(node.items)
     if isinstance(node, AndOr):
-        return [n for n in (node.left, node.right) if n is not None]
+        return [n for n in (node.first, *(right for _, right in node.rest)) if n is not None]
     if isinstance(node, Not):
         return [node.body] if node.body is not None else []
     if isinstance(node, Pipeline):
@@ -305,8 +306,10 @@ def _visit(node: Node_ | None, cond: bool, found: list[tuple[Node_, bool]]) -> N
         _visit(node.orelse, cond, found)
         return
     if isinstance(node, AndOr):
-        _visit(node.left, True, found)
-        _visit(node.right, cond, found)
+        # Every command of a chain but the last is tested by the operator after it.
+        links = [node.first, *(right for _, right in node.rest)]
+        for index, link in enumerate(links):
+            _visit(link, True if index < len(links) - 1 else cond, found)
         return
     if isinstance(node, Not):
         _visit(node.body, True, found)

@@ -101,6 +101,8 @@ class ContractSpec(_Strict):
             found = ", ".join(kinds) or "none"
             raise ValueError(f"a contract has exactly one of {', '.join(KINDS)} (found: {found})")
         kind = kinds[0]
+        if any(isinstance(op, list) and not op for op in _operands(self)):
+            raise ValueError("an empty list names no command")
         bounds = [b for b in ("exactly", "at_most", "at_least") if getattr(self, b) is not None]
         if (kind == "count") != bool(bounds):
             raise ValueError("count takes exactly, at_most or at_least (and only count does)")

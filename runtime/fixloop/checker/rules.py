@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from fixloop.checker.events import visit
 from fixloop.checker.outputs import undeclared_outputs
+from fixloop.checker.syntax import MAX_NESTING
 from fixloop.checker.tree import Arith, Command
 from fixloop.checker.variables import undefined_variables
 from fixloop.diagnostics import Diagnostic, Severity
@@ -57,12 +58,23 @@ def check_rules(document: CheckedDocument) -> list[Diagnostic]:
 
 
 def _syntax(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
+    if unit.script.too_deep:
+        at = unit.block.content_line
+        message = (
+            f"nested more than {MAX_NESTING} levels deep; the checker does not look into this block"
+        )
+        if unit.block.closed and not _bash_accepts(unit.block.content):
+            message += ", and bash -n cannot parse it"
+            return [Diagnostic(document.display, at, 1, "bash-syntax", message)]
+        return [Diagnostic(document.display, at, 1, "bash-syntax", message, Severity.WARNING)]
     if not unit.script.errors or not unit.block.closed:
         return []
     accepted = _bash_accepts(unit.block.content)
     found = []
     for error in unit.script.errors[:1]:
-        near = f"missing `{error.missing}`" if error.missing else f"unexpected `{error.text}`"
+        near = error.reason or (
+            f"missing `{error.missing}`" if error.missing else f"unexpected `{error.text}`"
+        )
         if accepted:
             found.append(
                 Diagnostic(

@@ -127,13 +127,18 @@ class StatementFlow:
         return result
 
     def andor(self, node: AndOr, worlds: set[World], cond: bool) -> Outcome:
-        left = self.node(node.left, worlds, cond=True)
-        ok, bad = split(left.normal)
-        go, stay = (ok, bad) if node.op == "&&" else (bad, ok)
-        right = self.node(node.right, go, cond)
-        right.absorb(left, normal=False)
-        right.normal |= stay
-        return right
+        """`a && b || c` from the left: each link runs on the worlds its operator lets through;
+        the others go on past it. Every link but the last is tested, so `set -e` spares it."""
+        result = self.node(node.first, worlds, cond=True)
+        for index, (op, right) in enumerate(node.rest):
+            last = index == len(node.rest) - 1
+            ok, bad = split(result.normal)
+            go, stay = (ok, bad) if op == "&&" else (bad, ok)
+            out = self.node(right, go, cond if last else True)
+            out.absorb(result, normal=False)
+            out.normal |= stay
+            result = out
+        return result
 
     def pipeline(self, node: Pipeline, worlds: set[World], cond: bool) -> Outcome:
         current = set(worlds)

@@ -110,10 +110,12 @@ class _Builder(CommandReader):
                 return Not(at, body=Pipeline(at, items=[items[0].body, *items[1:]]))
             return Pipeline(at, items=items)
         if kind == "subshell":
+            self.refuse_empty(list(node.named_children), node, "( )")
             return Subshell(at, body=self.seq(list(node.named_children), node))
         if kind == "compound_statement":
             if node.children and node.children[0].type == "((":
                 return self.arith(node)
+            self.refuse_empty(list(node.named_children), node, "{ }")
             return self.seq(list(node.named_children), node)
         if kind == "if_statement":
             return self.if_(node)
@@ -142,9 +144,11 @@ class _Builder(CommandReader):
 
     def flat_pipeline(self, node: Node) -> list[Node_]:
         items: list[Node_] = []
-        for child in node.named_children:
+        pending = list(reversed(node.named_children))
+        while pending:
+            child = pending.pop()
             if child.type == "pipeline":
-                items += self.flat_pipeline(child)
+                pending += reversed(child.named_children)
             elif child.type != "comment":
                 built = self.statement(child)
                 if built is not None:
@@ -152,11 +156,19 @@ class _Builder(CommandReader):
         return items
 
     def andor(self, node: Node) -> Node_:
-        left = node.child_by_field_name("left") or node.named_children[0]
-        right = node.child_by_field_name("right") or node.named_children[-1]
-        operator = next((c.type for c in node.children if c.type in ("&&", "||")), "&&")
-        return AndOr(
-            self.pos(node), left=self.statement(left), op=operator, right=self.statement(right)
+        """A chain `a && b || c`, walked down its left spine without recursion: tree-sitter nests
+        a chain of N commands N deep."""
+        links: list[tuple[str, Node]] = []
+        current = node
+        while current.type == "list":
+            left = current.child_by_field_name("left") or current.named_children[0]
+            right = current.child_by_field_name("right") or current.named_children[-1]
+            operator = next((c.type for c in current.children if c.type in ("&&", "||")), "&&")
+            links.append((operator, right))
+            current = left
+        links.reverse()
+        return chain(
+            self.pos(node), self.statement(current), [(op, self.statement(r)) for op, r in links]
         )
 
     def redirected(self, node: Node) -> Node_ | None:
@@ -178,7 +190,7 @@ class _Builder(CommandReader):
         if op == "|":
             more = rest.items if isinstance(rest, Pipeline) else [rest]
             return Pipeline(body.pos, items=[body, *more])
-        return AndOr(body.pos, left=body, op=op, right=rest)
+        return chain(body.pos, body, [(op, rest)])
 
     def heredoc_tail(self, node: Node) -> tuple[str, Node_] | None:
         """What tree-sitter hung inside a heredoc redirect: `|` or `&&`/`||` and the statement."""
@@ -237,6 +249,7 @@ class _Builder(CommandReader):
             elif child.is_named and branch == "body":
                 body.append(child)
         result.clauses.append((self.seq(cond, node), self.seq(body, node)))
+        self.refuse_empty(body, node, "then")
         for child in node.named_children:
             if child.type == "elif_clause":
                 cond, body, branch = [], [], "cond"
@@ -246,13 +259,23 @@ class _Builder(CommandReader):
                     elif sub.is_named:
                         (cond if branch == "cond" else body).append(sub)
                 result.clauses.append((self.seq(cond, child), self.seq(body, child)))
+                self.refuse_empty(body, child, "then")
             elif child.type == "else_clause":
                 result.orelse = self.seq(list(child.named_children), child)
+                self.refuse_empty(list(child.named_children), child, "else")
         return result
+
+    def refuse_empty(self, body: list[Node], at: Node, keyword: str) -> None:
+        """bash refuses an empty `then`, `else`, `do`, `{ }` or `( )`; tree-sitter does not."""
+        if not any(n.is_named and n.type != "comment" for n in body):
+            reason = f"`{keyword}` holds no command (bash needs at least one, e.g. `:`)"
+            self.errors.append(Broken(self.pos(at), reason=reason))
 
     def loop(self, node: Node) -> Loop:
         at = self.pos(node)
         body_node = node.child_by_field_name("body")
+        if body_node is not None and body_node.type == "do_group":
+            self.refuse_empty(list(body_node.named_children), body_node, "do")
         body = self.seq(list(body_node.named_children), body_node) if body_node else Seq(at)
         if node.type == "for_statement":
             var = node.child_by_field_name("variable")
@@ -294,12 +317,46 @@ class _Builder(CommandReader):
 
 
 _START = Pos(0, 0)
+# How deep the checker follows nesting (tree-sitter nodes, chains counted once). Real blocks stay
+# under 20; deeper input is a block the checker reports and skips, never a RecursionError.
+MAX_NESTING = 100
+_CHAINS = ("list", "pipeline")
+
+
+def chain(at: Pos, first: Node_ | None, rest: list[tuple[str, Node_ | None]]) -> AndOr:
+    """`first op node op node …`, spliced flat when a link is itself a chain (bash groups a
+    chain from the left, so `a || (b && c)` written without the group is `(a || b) && c`)."""
+    links: list[tuple[str, Node_ | None]] = []
+    for op, node in rest:
+        if isinstance(node, AndOr):
+            links.append((op, node.first))
+            links += node.rest
+        else:
+            links.append((op, node))
+    return AndOr(at, first=first, rest=links)
+
+
+def nesting(root: Node) -> int:
+    """The deepest nesting under `root`, walked without recursion."""
+    deepest = 0
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        depth += 0 if node.type in _CHAINS else 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_NESTING:
+                return deepest
+        stack += [(child, depth) for child in node.children]
+    return deepest
 
 
 def parse_bash(text: str, origin: Pos = _START) -> Script:
     """Parse `text`; positions are shifted so that row 0, column 0 of `text` is `origin`."""
     source = text.encode("utf-8")
     tree = _parser().parse(source)
+    if nesting(tree.root_node) > MAX_NESTING:
+        return Script(Seq(origin), [], too_deep=True)
     builder = _Builder(source, origin)
     body = builder.seq(list(tree.root_node.named_children), tree.root_node)
     if builder.splits:
@@ -311,25 +368,28 @@ def parse_bash(text: str, origin: Pos = _START) -> Script:
         body = builder.seq(list(tree.root_node.named_children), tree.root_node)
     if tree.root_node.has_error:
         _find_missing(tree.root_node, builder)
-    return Script(body, builder.errors)
+    # What tree-sitter could not parse is the root cause; an empty body may only follow from it.
+    errors = sorted(builder.errors, key=lambda error: error.reason is not None)
+    return Script(body, errors)
 
 
 _SEPARATORS = {";", ";;", "&", "\n", "|", "&&", "||"}
 
 
-def _find_missing(node: Node, builder: _Builder) -> None:
-    if node.is_missing:
-        builder.errors.append(Broken(builder.pos(node), text="", missing=node.type))
-        return
-    if node.type == "ERROR":
-        # Point at the first token the parser could not place, not at the start of the stretch.
-        culprit = next(
-            (c for c in node.children if not c.is_named and c.type not in _SEPARATORS), None
-        )
-        if culprit is None and not any(c.type == "ERROR" for c in node.children):
-            culprit = node
-        if culprit is not None:
-            builder.errors.append(Broken(builder.pos(culprit), text=builder.text(culprit)[:80]))
-    for child in node.children:
-        if child.has_error or child.is_missing:
-            _find_missing(child, builder)
+def _find_missing(root: Node, builder: _Builder) -> None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_missing:
+            builder.errors.append(Broken(builder.pos(node), text="", missing=node.type))
+            continue
+        if node.type == "ERROR":
+            # Point at the first token the parser could not place, not at the start of the stretch.
+            culprit = next(
+                (c for c in node.children if not c.is_named and c.type not in _SEPARATORS), None
+            )
+            if culprit is None and not any(c.type == "ERROR" for c in node.children):
+                culprit = node
+            if culprit is not None:
+                builder.errors.append(Broken(builder.pos(culprit), text=builder.text(culprit)[:80]))
+        stack += [c for c in reversed(node.children) if c.has_error or c.is_missing]

@@ -92,9 +92,11 @@ class Seq(Node_):
 
 @dataclass
 class AndOr(Node_):
-    left: Node_ | None = None
-    op: str = "&&"
-    right: Node_ | None = None
+    """`a && b || c`: a chain, kept flat (bash groups it from the left: `(a && b) || c`), so a
+    chain of hundreds of commands is a list to walk, not hundreds of nested nodes."""
+
+    first: Node_ | None = None
+    rest: list[tuple[str, Node_ | None]] = field(default_factory=list)  # ("&&" | "||", node)
 
 
 @dataclass
@@ -150,13 +152,15 @@ class Arith(Node_):
 
 @dataclass
 class Broken(Node_):
-    """A stretch tree-sitter could not parse."""
+    """A stretch tree-sitter could not parse, or that bash refuses though tree-sitter parses it."""
 
     text: str = ""
     missing: str | None = None
+    reason: str | None = None  # what is wrong, when neither `text` nor `missing` says it
 
 
 @dataclass
 class Script:
     body: Seq
     errors: list[Broken]
+    too_deep: bool = False  # nested past the checker's limit: the block is not looked into
