@@ -63,6 +63,22 @@ def test_the_foreign_pack_passes_and_can_be_switched_off(tmp_path: Path) -> None
     shutil.copytree(FIXTURES / "foreign", foreign)
     result = pytest_in(foreign, "-o", "fixloop_generic_rules=true")
     assert result.returncode == 0, result.stdout
-    assert "9 passed" in result.stdout
+    assert "10 passed" in result.stdout  # 8 contracts, generic rules, the pack's own rules
     off = pytest_in(foreign, "-o", "fixloop_contracts=false")
     assert "no tests ran" in off.stdout
+
+
+def test_pack_errors_and_orphan_sidecars_fail_items(tmp_path: Path) -> None:
+    pack = tmp_path / "team"
+    (pack / ".claude-plugin").mkdir(parents=True)
+    (pack / ".claude-plugin" / "plugin.json").write_text('{"name": "team"}\n')
+    (pack / "agents").mkdir()
+    (pack / "agents" / "ok.md").write_text("---\nname: ok\ndescription: Fine.\n---\nBody.\n")
+    (pack / "agents" / "bad.md").write_text("---\nname: 7\ndescription: d\n---\nBody.\n")
+    (pack / "agents" / "gone.contracts.yaml").write_text("contracts: []\n")
+    result = pytest_in(pack, "agents/")
+    assert result.returncode == 1
+    assert "agents/ok.md::pack PASSED" in result.stdout
+    assert "agents/bad.md::pack FAILED" in result.stdout
+    assert "agents/bad.md:2:1: frontmatter: name: expected text, got 7" in result.stdout
+    assert "agents/gone.contracts.yaml::orphan FAILED" in result.stdout

@@ -101,3 +101,25 @@ def test_a_long_chain_is_checked_to_its_end(check_text: CheckText) -> None:
     chain = " && ".join(["true"] * 700) + ' && rm -rf "$gone"/x'
     found = check_text(workflow({"s": chain}), "checker:\n  env: [gone]\n")
     assert [(d.rule, d.line, d.col) for d in found] == [("rm-rf-empty-var", 11, 5608)]
+
+
+def test_a_finding_is_silenced_by_a_comment_and_an_idle_comment_is_reported(
+    check_text: CheckText,
+) -> None:
+    script = (
+        'rm -rf "$gone"/x  # fixloop: ignore[rm-rf-empty-var]\n'
+        "# fixloop: ignore[rm-rf-empty-var]\n"
+        'rm -rf "$also"/x\n'
+        "echo fine  # fixloop: ignore[rm-rf-empty-var, no-such-rule]\n"
+    )
+    found = check_text(workflow({"s": script}), "checker:\n  env: [gone, also]\n")
+    assert [(d.rule, d.line, str(d.severity)) for d in found] == [
+        ("unused-suppression", 14, "warning"),
+        ("unused-suppression", 14, "warning"),
+    ]
+    assert [d.message for d in found] == [
+        "`fixloop: ignore[no-such-rule]` names no rule fixloop reports; remove it",
+        "`fixloop: ignore[rm-rf-empty-var]` silences nothing here; remove it",
+    ]
+    loud = check_text(workflow({"s": 'rm -rf "$gone"/x'}), "checker:\n  env: [gone]\n")
+    assert rules(loud) == [("rm-rf-empty-var", 11)]

@@ -15,11 +15,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fixloop.checker import suppressions
 from fixloop.checker.document import CheckedDocument, check_document
 from fixloop.checker.evaluate import Evaluator
 from fixloop.checker.language import Contract
 from fixloop.checker.rules import RULES, check_rules
-from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.config import Profile, find_config
 from fixloop.documents.discovery import (
     SIDECAR_SUFFIX,
@@ -188,7 +189,9 @@ def _check_paths(paths: Sequence[Path], base: Path | None, profile: Profile | No
     result.diagnostics += library.failures
     for _document, contract in result.contracts:
         result.rule_help[contract.id] = contract.spec.why or f"{contract.kind} contract"
-    result.diagnostics = sorted(set(result.diagnostics))
+    loaded = [d for d in library.cache.values() if d is not None]
+    known = set(result.rule_help) | {c.id for d in loaded for c in d.contracts.contracts}
+    result.diagnostics = sorted(set(suppressions.apply(result.diagnostics, loaded, known)))
     return result
 
 
@@ -212,10 +215,15 @@ def check_document_rules(
     document: CheckedDocument, library: Library, result: CheckResult | None = None
 ) -> list[Diagnostic]:
     """Generic rules plus every contract of one document."""
-    found = list(document.diagnostics) + check_rules(document)
+    found = list(document.diagnostics)
     evaluator = Evaluator(document, library.get, library.broken)
-    for contract in document.contracts.contracts:
-        found += evaluator.check(contract)
+    try:
+        found += check_rules(document)
+        for contract in document.contracts.contracts:
+            found += evaluator.check(contract)
+    except RecursionError:  # a last guard: nesting is capped where it is parsed (syntax.py)
+        message = "nested too deeply for the checker's analysis; not all of it was checked"
+        found.append(Diagnostic(document.display, 1, 1, "bash-syntax", message, Severity.WARNING))
     if result is not None:
         result.folded += evaluator.folded
     return found

@@ -3,9 +3,12 @@
 Registered through the `pytest11` entry point, so it loads in every pytest run of an environment
 where fixloop is installed; it is therefore inert by default. It imports nothing of the checker
 until pytest offers it a Markdown file that declares contracts (a `contracts:` list in its
-frontmatter, or a `<stem>.contracts.yaml` sidecar next to it). Such a document becomes one test
-file whose items are its contracts, one item per contract, named after the contract's id. A
-document whose declarations do not load gives one failing item, never a collection error.
+frontmatter, or a `<stem>.contracts.yaml` sidecar next to it), or a document of a pack (a file
+under a pack's `agents/`, `commands/`, `skills/` or `workflows/`). Such a document becomes one
+test file: one item per contract, named after the contract's id, and for a pack's document a
+`pack` item that fails with what `fixloop validate` finds in it. A document whose declarations do
+not load gives one failing item, never a collection error; a `.contracts.yaml` whose document is
+not next to it is a failing `orphan` item.
 
     pytest workflows/                 # every document with contracts under workflows/
     pytest workflows/review-fix.md    # one document
@@ -29,6 +32,8 @@ if TYPE_CHECKING:
     from fixloop.diagnostics import Diagnostic
 
 SIDECAR_SUFFIX = ".contracts.yaml"
+_PACK_KINDS = ("agents", "commands", "skills", "workflows")
+_VALIDATED = pytest.StashKey[dict[Path, list["Diagnostic"]]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -64,12 +69,41 @@ def _declares_contracts(path: Path) -> bool:
     return False
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.suffix != ".md" or not parent.config.getini("fixloop_contracts"):
+def _pack_of(path: Path) -> Path | None:
+    """The pack root when `path` is one of its documents (cheap: no checker import)."""
+    from fixloop.documents.discovery import find_pack_root
+
+    root = find_pack_root(path.parent)
+    if root is None:
         return None
-    if not _declares_contracts(file_path):
+    parts = path.resolve().relative_to(root).parts
+    return root if len(parts) > 1 and parts[0] in _PACK_KINDS else None
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if not parent.config.getini("fixloop_contracts"):
+        return None
+    if file_path.name.endswith(SIDECAR_SUFFIX):
+        document = file_path.name.removesuffix(SIDECAR_SUFFIX) + ".md"
+        if file_path.with_name(document).is_file():
+            return None
+        return OrphanFile.from_parent(parent, path=file_path)
+    if file_path.suffix != ".md":
+        return None
+    if not _declares_contracts(file_path) and _pack_of(file_path) is None:
         return None
     return ContractsFile.from_parent(parent, path=file_path)
+
+
+def _validated(config: pytest.Config, root: Path) -> list[Diagnostic]:
+    """`fixloop validate` of the pack, once per pack and session."""
+    from fixloop.documents.validate import validate_pack
+    from fixloop.schemas import registry
+
+    cache = config.stash.setdefault(_VALIDATED, {})
+    if root not in cache:
+        cache[root] = validate_pack(root, Path(str(config.rootpath)), registry.is_known)[1]
+    return cache[root]
 
 
 class ContractViolation(Exception):
@@ -83,9 +117,17 @@ class ContractsFile(pytest.File):
         from fixloop.checker.check import Library
 
         library = Library(Path(str(self.config.rootpath)))
+        root = _pack_of(self.path)
+        if root is not None:
+            from fixloop.diagnostics import display_path
+
+            shown = display_path(self.path, Path(str(self.config.rootpath)))
+            found = [d for d in _validated(self.config, root) if d.path == shown]
+            yield ContractItem.from_parent(self, name="pack", problems=found)
         document = library.get(self.path)
         if document is None:
-            yield ContractItem.from_parent(self, name="load", problems=library.failures)
+            if root is None:
+                yield ContractItem.from_parent(self, name="load", problems=library.failures)
             return
         if document.diagnostics:
             yield ContractItem.from_parent(
@@ -99,6 +141,17 @@ class ContractsFile(pytest.File):
             yield ContractItem.from_parent(
                 self, name="generic-rules", library=library, document=document
             )
+
+
+class OrphanFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        from fixloop.diagnostics import display_path
+        from fixloop.documents.discovery import orphan_diagnostic
+
+        shown = display_path(self.path, Path(str(self.config.rootpath)))
+        yield ContractItem.from_parent(
+            self, name="orphan", problems=[orphan_diagnostic(self.path, shown)]
+        )
 
 
 class ContractItem(pytest.Item):
@@ -120,6 +173,7 @@ class ContractItem(pytest.Item):
     def runtest(self) -> None:
         from fixloop.checker.check import contract_diagnostics
         from fixloop.checker.rules import check_rules
+        from fixloop.checker.suppressions import apply
         from fixloop.diagnostics import Severity
 
         if self.problems is not None:
@@ -130,6 +184,8 @@ class ContractItem(pytest.Item):
             found = check_rules(self.document)
         else:
             found = []
+        if self.document is not None:  # `# fixloop: ignore[…]` silences here as in `fixloop check`
+            found = apply(found, [self.document], {d.rule for d in found})
         errors = [d for d in found if d.severity is Severity.ERROR]
         if errors:
             raise ContractViolation(errors)
@@ -141,7 +197,11 @@ class ContractItem(pytest.Item):
     ) -> str:
         if isinstance(excinfo.value, ContractViolation):
             why = f" ({self.contract.spec.why})" if self.contract and self.contract.spec.why else ""
-            header = f"contract {self.name} is violated{why}:"
+            header = (
+                f"contract {self.name} is violated{why}:"
+                if self.contract is not None
+                else f"{self.name}: {self.path.name} has problems:"
+            )
             return "\n".join([header, *(d.format() for d in excinfo.value.diagnostics)])
         return str(super().repr_failure(excinfo))
 

@@ -262,6 +262,7 @@ RULES: Mapping[str, Rule] = MappingProxyType(
         "contract-spec": Rule("a contract declaration that does not load"),
         "contract-scope": Rule("a contract whose `in:` names a step or document that is not there"),
         "usage": Rule("a path or option the command line cannot use"),
+        "unused-suppression": Rule("a `# fixloop: ignore[rule]` comment that silences nothing"),
     }
 )
 RESERVED_IDS = frozenset(RULES) | frozenset(PACK_RULES)
