@@ -123,3 +123,18 @@ def test_a_finding_is_silenced_by_a_comment_and_an_idle_comment_is_reported(
     ]
     loud = check_text(workflow({"s": 'rm -rf "$gone"/x'}), "checker:\n  env: [gone]\n")
     assert rules(loud) == [("rm-rf-empty-var", 11)]
+
+
+def test_rm_rf_fires_only_where_an_empty_variable_reaches_another_path(
+    check_text: CheckText,
+) -> None:
+    harmless = (
+        'rm -rf "$whole"\n'  # empty: `rm -rf ""` removes nothing
+        'root="$HOME/cache"; rm -rf "$root"/x\n'  # a value with a literal part is never empty
+        ': "${dest:?set dest}"; rm -rf "$dest"/x\n'  # the shell stops when dest is empty
+        'tmp=$(mktemp -d); rm -rf "$tmp"/*\n'
+    )
+    env = "checker:\n  env: [whole, dest, maybe]\n"
+    assert check_text(workflow({"s": harmless}), env) == []
+    risky = check_text(workflow({"s": 'rm -rf "$maybe"/*'}), env)
+    assert rules(risky) == [("rm-rf-empty-var", 11)]

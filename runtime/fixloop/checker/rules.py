@@ -70,6 +70,21 @@ def _syntax(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     if not unit.script.errors or not unit.block.closed:
         return []
     accepted = _bash_accepts(unit.block.content)
+    sketch = None if document.runner or accepted else _sketch(unit.block.content)
+    if sketch is not None:
+        # A template for the model to fill in (`git merge <feature-branch>`, `# ...` for the
+        # part left out), not a script fixloop runs: worth a look, not a failed check.
+        message = f"bash cannot parse this block as written: it is a sketch ({sketch})"
+        return [
+            Diagnostic(
+                document.display,
+                unit.block.content_line,
+                1,
+                "bash-syntax",
+                message,
+                Severity.WARNING,
+            )
+        ]
     found = []
     for error in unit.script.errors[:1]:
         near = error.reason or (
@@ -98,6 +113,20 @@ def _syntax(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
                 )
             )
     return found
+
+
+_PLACEHOLDER = re.compile(r"(?<![<\w$])<[A-Za-z][^<>\n]{0,80}>")
+_ELISION = re.compile(r"^\s*(?:#\s*)?(?:\.\.\.|…)\s*$", re.MULTILINE)
+
+
+def _sketch(text: str) -> str | None:
+    """Why a block that bash refuses reads as a sketch for the model, or None."""
+    placeholder = _PLACEHOLDER.search(text)
+    if placeholder is not None:
+        return f"placeholders such as `{placeholder.group(0)}` for the model to fill in"
+    if _ELISION.search(text):
+        return "`...` stands for a part left out"
+    return None
 
 
 def _bash_accepts(text: str) -> bool:
@@ -144,8 +173,13 @@ def _non_empty_inputs(document: CheckedDocument) -> set[str]:
     return safe
 
 
+_EXPANSION = re.compile(r"\$(?:\(…\)|\(\(…\)\)|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])")
+_REQUIRED = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*):?\?")
+
+
 def _made_safe(command: Command) -> set[str]:
-    """Names this command makes non-empty: a literal or `mktemp` value, a `-n`/`-d` test."""
+    """Names this command makes non-empty: a value with a literal part (`"$HOME/x"`) or from
+    `mktemp`, a `-n`/`-d` test, `${NAME:?}` (the shell stops when NAME is empty)."""
     safe: set[str] = set()
     for assign in command.assigns:
         value = assign.value
@@ -156,8 +190,10 @@ def _made_safe(command: Command) -> set[str]:
             for sub in value.subs
             for c, _ in visit(sub)
         )
-        if (value.literal or "").strip() or from_mktemp:
+        if _EXPANSION.sub("", value.shape).strip() or from_mktemp:
             safe.add(assign.name)
+    for word in command.words:
+        safe |= {m["name"] for m in _REQUIRED.finditer(word.text)}
     if command.words and command.words[0].literal in ("[", "[[", "test"):
         shapes = [w.shape for w in command.words]
         for flag in ("-n", "-d"):
@@ -189,6 +225,8 @@ def _rm_rf(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
             first = word.reads[0]
             if not word.shape.startswith(f"${first.name}") or first.defaulted:
                 continue
+            if word.shape == f"${first.name}":
+                continue  # `rm -rf "$dir"` with dir empty removes nothing; `"$dir"/x` is `/x`
             if first.name in safe:
                 continue
             command = " ".join(w.text for w in node.words)

@@ -21,6 +21,7 @@ come from `claude_code_names.py`, read from the CLI itself):
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -28,7 +29,10 @@ from enum import Enum
 from typing import Any
 
 from fixloop.documents.claude_code_names import (
+    AGENT_COLORS,
     AGENT_KEYS,
+    CLAUDE_CODE_VERSION,
+    EFFORTS,
     FRONTMATTER_KEYS,
     HOOK_EVENTS,
     MODEL_ALIASES,
@@ -38,11 +42,8 @@ from fixloop.documents.tools import parse_tool, split_tools
 
 # fixloop's own frontmatter keys, which Claude Code ignores.
 FIXLOOP_KEYS = frozenset({"fixloop", "contracts", "checker"})
-# Colours the agents panel shows. The CLI keeps them in a theme table that its bundle does not
-# hold as one list, so this one is written by hand (Claude Code drops any other value).
-COLORS = ("red", "blue", "green", "yellow", "purple", "orange", "pink", "cyan")
+COLORS = AGENT_COLORS
 MEMORY_SCOPES = ("user", "project", "local")
-EFFORTS = ("low", "medium", "high", "max")
 _MODEL_ID = re.compile(r"^claude-[a-z0-9][a-z0-9.-]*(?:\[1m\])?$")
 _KEBAB = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 # Characters that make Claude Code quote a plain value before its second YAML read.
@@ -120,9 +121,8 @@ def _tools(meta: dict[str, Any], key: str, findings: list[Finding], refused: boo
     unknown = [entry for entry in entries if parse_tool(entry) is None]
     if unknown:
         names = ", ".join(repr(u) for u in unknown)
-        findings.append(
-            Finding((key,), f"unknown tool {names}; Claude Code does not grant it", Level.IGNORED)
-        )
+        message = f"{names}: no such tool in Claude Code {CLAUDE_CODE_VERSION}; it is not granted"
+        findings.append(Finding((key,), message, Level.IGNORED))
     return [entry for entry in entries if parse_tool(entry) is not None]
 
 
@@ -196,12 +196,21 @@ def _description(meta: dict[str, Any], findings: list[Finding], kind: str) -> st
 
 
 def unknown_keys(meta: Mapping[str, Any], kind: str) -> list[Finding]:
-    known = AGENT_KEYS | {"when_to_use", "when-to-use"} if kind == "agent" else FRONTMATTER_KEYS
-    return [
-        Finding((str(key),), "a key Claude Code does not know (typo?)", Level.NOTE, "unknown-key")
-        for key in meta
-        if key not in known and key not in FIXLOOP_KEYS
-    ]
+    """Keys Claude Code does not know. For agents it warns about them itself; for commands and
+    skills it is silent, and packs keep metadata of their own there (`requires:`), so only a key
+    that looks like a misspelt known one is reported."""
+    agent_keys = AGENT_KEYS | {"when_to_use", "when-to-use"}
+    known = agent_keys if kind == "agent" else FRONTMATTER_KEYS
+    found = []
+    for key in meta:
+        if key in known or key in FIXLOOP_KEYS:
+            continue
+        close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.8)
+        hint = f"; did you mean {close[0]!r}?" if close else " (typo?)"
+        if kind == "agent" or close:
+            message = f"a key Claude Code does not know{hint}"
+            found.append(Finding((str(key),), message, Level.NOTE, "unknown-key"))
+    return found
 
 
 def agent_frontmatter(meta: dict[str, Any], stem: str) -> tuple[dict[str, Any], list[Finding]]:
@@ -250,12 +259,13 @@ def command_frontmatter(meta: dict[str, Any]) -> tuple[dict[str, Any], list[Find
 
 
 def skill_frontmatter(meta: dict[str, Any], folder: str) -> tuple[dict[str, Any], list[Finding]]:
+    """A skill is named by its folder (`pack:folder`), whatever its frontmatter `name` says."""
     findings: list[Finding] = []
     name = meta.get("name")
     if name is not None and not isinstance(name, str):
         findings.append(Finding(("name",), f"expected text, got {name!r}", Level.REFUSED))
     loaded = {
-        "name": name if isinstance(name, str) else folder,
+        "name": folder,
         "description": _description(meta, findings, "skill"),
         "allowed-tools": _tools(meta, "allowed-tools", findings, refused=True),
     }

@@ -192,6 +192,25 @@ FRONTMATTER_KEYS = frozenset(
         "workflows",
     }
 )
+# Colours the agents panel shows, in its order (any other value is dropped).
+AGENT_COLORS = (
+    "red",
+    "blue",
+    "green",
+    "yellow",
+    "purple",
+    "orange",
+    "pink",
+    "cyan",
+)
+# `effort:` levels (an agent may also give a whole number).
+EFFORTS = (
+    "low",
+    "medium",
+    "high",
+    "xhigh",
+    "max",
+)
 # Events a hooks.json may hook.
 HOOK_EVENTS = frozenset(
     {

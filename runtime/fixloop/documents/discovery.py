@@ -111,6 +111,7 @@ class PackFiles:
     commands: list[tuple[str, Path]] = field(default_factory=list)  # (name as `ns:x`, path)
     skills: list[tuple[str, Path]] = field(default_factory=list)  # (folder name, SKILL.md)
     workflows: list[Path] = field(default_factory=list)
+    scripts: list[str] = field(default_factory=list)  # Claude Code workflows: workflows/*.js
     missing: list[tuple[str, str]] = field(default_factory=list)  # (manifest key, path)
 
     def markdown(self) -> list[Path]:
@@ -155,6 +156,8 @@ def pack_files(root: Path, manifest: dict[str, Any] | None = None) -> PackFiles:
         for place in places:
             _collect(files, kind, place)
     files.workflows.extend(_markdown_under(root / "workflows", recursive=False))
+    if (root / "workflows").is_dir():
+        files.scripts.extend(sorted(p.stem for p in (root / "workflows").glob("*.js")))
     return files
 
 

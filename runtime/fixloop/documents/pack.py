@@ -93,6 +93,7 @@ class Pack:
     # reference to one is a follow-on problem, not a second root cause.
     broken: set[str] = field(default_factory=set)
     folded: int = 0  # follow-on problems left out by validation (see `validate.py`)
+    scripts: list[str] = field(default_factory=list)  # Claude Code's JavaScript workflows
 
     @property
     def name(self) -> str:
@@ -186,7 +187,7 @@ def load_pack(
     profile = profile or find_config(root).profile()
     manifest, data, diagnostics = _load_manifest(root, base, profile)
     files = pack_files(root, data)
-    pack = Pack(root, manifest, profile=profile)
+    pack = Pack(root, manifest, profile=profile, scripts=files.scripts)
     for path in files.agents:
         read = _read(path, base, pack, diagnostics, judge=agent_data, model=AgentSpec)
         if read is None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.documents.blocks import parse_markdown
 from fixloop.documents.claude_code import hooks_findings, mcp_findings
 from fixloop.documents.config import Profile
 from fixloop.documents.discovery import (
@@ -35,7 +36,7 @@ AGENT_MAX_LINES = 200
 AGENT_MAX_CHARS = 12_000
 
 _PLUGIN_ROOT_REF = re.compile(r"\$\{CLAUDE_PLUGIN_ROOT\}/(?P<path>[^\s`'\")$]+)")
-_PARENT_REF = re.compile(r"(?<![\w.])\.\./")
+_PARENT_REF = re.compile(r"(?<![\w.])(?:\.\./)+[\w.-]*(?:/[\w.-]+)*")
 _JINJA_TAG = re.compile(r"\{[%#]")
 
 
@@ -66,12 +67,25 @@ def _documents(pack: Pack) -> list[SourceDocument]:
     ]
 
 
+def _example_lines(source: SourceDocument) -> set[int]:
+    """Lines inside fenced blocks that show another file (```markdown, ```json …): examples,
+    whose references are not the document's own. Shell blocks run, so they count."""
+    lines: set[int] = set()
+    for block in parse_markdown(source).blocks:
+        if block.info.strip() and not block.is_shell:
+            lines.update(range(block.content_line, block.end_line))
+    return lines
+
+
 def _body_references(pack: Pack, folded: _Folded) -> Iterable[Diagnostic]:
     name = r"[a-z0-9][a-z0-9_-]*"
     reference = re.compile(rf"(?<![\w/-]){re.escape(pack.name)}:(?P<name>{name}(?::{name})*)")
-    known = set(pack.agents) | set(pack.commands) | set(pack.skills)
+    known = set(pack.agents) | set(pack.commands) | set(pack.skills) | set(pack.scripts)
     for source in _documents(pack):
+        examples = _example_lines(source)
         for match in reference.finditer(source.body):
+            if _body_line(source, match.start()) in examples:
+                continue
             if match["name"] not in known and folded.keep(match["name"]):
                 yield Diagnostic(
                     source.display,
@@ -81,6 +95,8 @@ def _body_references(pack: Pack, folded: _Folded) -> Iterable[Diagnostic]:
                     f"{match.group(0)!r} names no agent, command or skill of this pack",
                 )
         for match in _PLUGIN_ROOT_REF.finditer(source.body):
+            if _body_line(source, match.start()) in examples:
+                continue
             if not (pack.root / match["path"]).exists():
                 yield Diagnostic(
                     source.display,
@@ -90,13 +106,19 @@ def _body_references(pack: Pack, folded: _Folded) -> Iterable[Diagnostic]:
                     f"{match.group(0)!r} points to a file that is not in the pack",
                 )
         for match in _PARENT_REF.finditer(source.body):
+            # Only a path that leaves the plugin breaks: Claude Code copies the whole plugin, so a
+            # link to a sibling folder (`../other-skill/x.md`) keeps working.
+            target = (source.path.parent / match.group(0)).resolve()
+            if target == pack.root.resolve() or pack.root.resolve() in target.parents:
+                continue
             yield Diagnostic(
                 source.display,
                 _body_line(source, match.start()),
                 1,
                 "relative-path",
-                "'../' breaks once Claude Code copies the plugin to its cache; "
-                "use ${CLAUDE_PLUGIN_ROOT}/...",
+                f"{match.group(0)!r} leads outside the plugin, which breaks once Claude Code "
+                "copies the plugin to its cache; keep files inside it, named as "
+                "${CLAUDE_PLUGIN_ROOT}/...",
                 Severity.WARNING,
             )
 

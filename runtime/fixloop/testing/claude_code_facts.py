@@ -31,6 +31,10 @@ _MODELS = re.compile(rb'\[(?:"[a-z0-9\[\]]+",)*"opusplan"(?:,"[a-z0-9\[\]]+")*\]
 _KEY_ARRAY = re.compile(rb'\[(?:"[A-Za-z_-]+",){30,}"[A-Za-z_-]+"\]')
 # Hook events: arrays of event names holding PreToolUse and SessionStart.
 _EVENT_ARRAY = re.compile(rb'\[(?:"[A-Za-z]+",){8,}"[A-Za-z]+"\]')
+# Effort levels: the longest array of them (`["low","medium","high","xhigh","max"]`).
+_EFFORTS = re.compile(rb'\["low","medium","high"(?:,"[a-z]+")*\]')
+# Agent colours: `{red:"red_FOR_SUBAGENTS_ONLY",…}`, the theme names of the agents panel.
+_COLORS = re.compile(rb'\{(?:[a-z]+:"[a-z]+_FOR_SUBAGENTS_ONLY",?)+\}')
 # The agent frontmatter schema: `u({name:Ek().describe("Agent identifier…` … `})`.
 _AGENT_SCHEMA = b'({name:Ek().describe("Agent identifier'
 
@@ -44,6 +48,8 @@ class Facts:
     agent_keys: frozenset[str]
     frontmatter_keys: frozenset[str]
     hook_events: frozenset[str]
+    agent_colors: tuple[str, ...]
+    efforts: tuple[str, ...]
 
 
 def _strings(array: bytes) -> list[str]:
@@ -98,12 +104,16 @@ def read_facts(binary: Path | None = None) -> Facts:
     for match in _EVENT_ARRAY.finditer(data):
         if b'"PreToolUse"' in match.group(0) and b'"SessionStart"' in match.group(0):
             events |= set(_strings(match.group(0)))
+    colors_match = _COLORS.search(data)
+    colors = re.findall(r'([a-z]+):"', colors_match.group(0).decode()) if colors_match else []
+    efforts = max((_strings(m.group(0)) for m in _EFFORTS.finditer(data)), key=len, default=[])
     schema = data.find(_AGENT_SCHEMA)
     agent_keys = set(_object_keys(data, schema + 1)) if schema >= 0 else set()
     version = subprocess.run(
         [str(path), "--version"], capture_output=True, text=True, check=True, timeout=60
     ).stdout.split()[0]
-    if not (tools and aliases and models and frontmatter and agent_keys and events):
+    found = (tools, aliases, models, frontmatter, agent_keys, events, colors, efforts)
+    if not all(found):
         raise LookupError(f"the names were not found in {path}: the bundle changed its shape")
     return Facts(
         version,
@@ -113,6 +123,8 @@ def read_facts(binary: Path | None = None) -> Facts:
         frozenset(agent_keys),
         frozenset(frontmatter),
         frozenset(events),
+        tuple(colors),
+        tuple(efforts),
     )
 
 
@@ -122,6 +134,8 @@ def _names(values: frozenset[str]) -> str:
 
 def render(facts: Facts) -> str:
     aliases = "".join(f'    "{k}": "{v}",\n' for k, v in sorted(facts.tool_aliases.items()))
+    colors = "".join(f'    "{color}",\n' for color in facts.agent_colors)
+    efforts = "".join(f'    "{effort}",\n' for effort in facts.efforts)
     return (
         f'"""What Claude Code {facts.version} accepts, read from its binary. Generated: do not '
         "edit.\n"
@@ -142,6 +156,10 @@ def render(facts: Facts) -> str:
         f"AGENT_KEYS = frozenset(\n    {{\n{_names(facts.agent_keys)}    }}\n)\n"
         "# Every frontmatter key some kind of document (agent, command, skill) knows.\n"
         f"FRONTMATTER_KEYS = frozenset(\n    {{\n{_names(facts.frontmatter_keys)}    }}\n)\n"
+        "# Colours the agents panel shows, in its order (any other value is dropped).\n"
+        f"AGENT_COLORS = (\n{colors})\n"
+        "# `effort:` levels (an agent may also give a whole number).\n"
+        f"EFFORTS = (\n{efforts})\n"
         "# Events a hooks.json may hook.\n"
         f"HOOK_EVENTS = frozenset(\n    {{\n{_names(facts.hook_events)}    }}\n)\n"
     )
