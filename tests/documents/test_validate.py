@@ -35,7 +35,7 @@ def _replace(builder: PackBuilder, relative: str, old: str, new: str) -> None:
         (
             "tools: Read, Edit",
             "tools: Read, Frobnicate",
-            "agents/fixer.md:4:1: frontmatter: tools: unknown tool 'Frobnicate'",
+            "agents/fixer.md:4:1: frontmatter: tools: 'Frobnicate': no such tool in Claude Code",
         ),
         (
             "description: Fixes one finding.\n",
