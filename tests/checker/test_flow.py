@@ -146,3 +146,33 @@ def test_local_reads_the_status_before_it_and_then_succeeds(check_text: CheckTex
     assert rules(check_text(workflow({"cleanup": unguarded}, front), GUARD)) == [
         ("delete-only-after-ff", 18)
     ]
+
+
+def test_an_arithmetic_status_test_carries_the_guard(check_text: CheckText) -> None:
+    cleanup = (
+        "rc=1\n"
+        'if git merge --ff-only "$b"; then rc=0; fi\n'
+        'if (( rc == 0 )); then git branch -D "$b"; fi\n'
+    )
+    env = "checker:\n  env: [b]\n"
+    assert check_text(workflow({"cleanup": cleanup}, env), GUARD) == []
+    inverted = cleanup.replace("(( rc == 0 ))", "(( rc != 0 ))")
+    assert rules(check_text(workflow({"cleanup": inverted}, env), GUARD)) == [
+        ("delete-only-after-ff", 15)
+    ]
+    bare = cleanup.replace("(( rc == 0 ))", "(( !rc ))")
+    assert check_text(workflow({"cleanup": bare}, env), GUARD) == []
+
+
+def test_a_finally_block_by_its_fence_word_or_its_label_words(check_text: CheckText) -> None:
+    contract = (
+        "checker:\n  env: [wt]\n  finally: {labels: [cleanup]}\n"
+        "contracts:\n  - {id: removed, cleanup: git worktree remove $wt,"
+        " after: git worktree add $wt}\n"
+    )
+    add = 'git worktree add "$wt"\ngit diff --quiet || exit 1\n'
+    body = f"---\nname: doc\ndescription: d.\n---\n\n## Work {{#work}}\n\n```bash\n{add}```\n\n"
+    tail = '```bash\ngit worktree remove "$wt"\n```\n'
+    assert rules(check_text(body + tail, contract)) == [("removed", 9)]
+    assert check_text(body + tail.replace("```bash", "```bash finally", 1), contract) == []
+    assert check_text(body + "**Clean-up, always:**\n\n" + tail, contract) == []

@@ -60,3 +60,59 @@ def test_a_reason_cut_by_a_comment_is_a_warning(check_text: CheckText) -> None:
     found = [d for d in check_text(DOC, sidecar) if d.rule == "contract-spec"]
     assert [(d.line, str(d.severity)) for d in found] == [(3, "warning")]
     assert "quote the whole reason" in found[0].message
+
+
+SECTIONS = """---
+name: doc
+description: A document in sections.
+---
+
+# Doc
+
+## Set up {#setup}
+
+```bash
+git worktree add -b "$b" "$wt" HEAD
+```
+
+**Cleanup tail:**
+
+```bash
+git worktree remove --force "$wt"
+```
+"""
+ENV = "checker:\n  env: [b, wt]\n"
+
+
+def test_a_label_scope_follows_the_label_s_words(check_text: CheckText) -> None:
+    contract = ENV + (
+        "contracts:\n  - {id: tail-removes, required: git worktree remove,"
+        " in: {step: setup, label: cleanup}}\n"
+    )
+    assert check_text(SECTIONS, contract) == []
+    reworded = SECTIONS.replace("**Cleanup tail:**", "**Cleanup, whatever happened:**")
+    assert check_text(reworded, contract) == []
+    gone = check_text(SECTIONS.replace("**Cleanup tail:**", "Then:"), contract)
+    assert rules(gone) == [("contract-scope", 4)]
+    assert "no block labelled 'cleanup' in step setup" in gone[0].message
+    emptied = SECTIONS.replace('git worktree remove --force "$wt"', 'echo "$wt"')
+    assert rules(check_text(emptied, contract)) == [("tail-removes", 16)]
+
+
+def test_a_block_scope_picks_one_block_of_a_step(check_text: CheckText) -> None:
+    contract = ENV + (
+        "contracts:\n  - {id: no-add-in-tail, forbidden: git worktree add,"
+        " in: {step: setup, block: 2}}\n"
+    )
+    assert check_text(SECTIONS, contract) == []
+    moved = SECTIONS.replace("git worktree remove --force", 'git worktree add -b "$b"')
+    assert rules(check_text(moved, contract)) == [("no-add-in-tail", 17)]
+    far = contract.replace("block: 2", "block: 3")
+    assert "no block 3 (there are 2)" in check_text(SECTIONS, far)[0].message
+
+
+def test_a_negated_option_in_a_contract(check_text: CheckText) -> None:
+    contract = ENV + "contracts:\n  - {id: new-branch-always, forbidden: git worktree add !-b}\n"
+    assert check_text(SECTIONS, contract) == []
+    detached = SECTIONS.replace('add -b "$b" "$wt"', 'add --detach "$wt"')
+    assert rules(check_text(detached, contract)) == [("new-branch-always", 11)]

@@ -68,3 +68,17 @@ def test_write_patterns() -> None:
 def test_bad_patterns_are_refused(text: str) -> None:
     with pytest.raises(PatternError):
         parse_pattern(text)
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ('git worktree add "$wt" HEAD', True),
+        ('git worktree add -b "$b" "$wt" HEAD', False),
+        ('git worktree add -fb "$b" "$wt"', False),
+        ('git worktree add --detach "$wt"', True),
+        ('git worktree remove "$wt"', False),
+    ],
+)
+def test_a_negated_option_must_be_absent(command: str, expected: bool) -> None:
+    assert hit("git worktree add !-b", command) is expected

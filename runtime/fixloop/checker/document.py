@@ -4,7 +4,8 @@ Which blocks are bash, how steps are marked (`## Title {#id}` or `<step name="id
 steps or labelled sections are "finally" (run on every path) come from the document's `checker:`
 declaration, so packs in other house styles are read without changing the checker. A bold label
 right before a fence (`**Cleanup tail:**`) names the block, and `checker.finally.labels` can make
-such a block a finally section.
+such a block a finally section (by its words: `cleanup` finds `**Cleanup tail:**`), as can the
+fence's own word, ```` ```bash finally ````.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.checker.events import CommandEvent, extract, visit
-from fixloop.checker.language import Contracts, load_contracts
+from fixloop.checker.language import Contracts, load_contracts, words_in
 from fixloop.checker.syntax import parse_bash
 from fixloop.checker.tree import Function, Node_, Pos, Script
 from fixloop.diagnostics import Diagnostic
@@ -144,15 +145,17 @@ def check_document(
     )
     shells = {s.lower() for s in checker.shell}
     finally_steps = set(checker.finally_.steps)
-    finally_labels = {label.lower() for label in checker.finally_.labels}
+    finally_labels = checker.finally_.labels
     lines = source.text.splitlines()
     for index, block in enumerate(markdown.blocks):
         if block.lang not in shells and not ("" in shells and not block.info.strip()):
             continue
         script = parse_bash(block.content, _origin(lines, block))
         label = _label_before(lines, block)
-        finally_ = block.step in finally_steps or (
-            label is not None and label.lower().rstrip(":") in finally_labels
+        finally_ = (
+            block.step in finally_steps
+            or "finally" in block.info.split()[1:]
+            or (label is not None and any(words_in(w, label) for w in finally_labels))
         )
         events, by_node = extract(
             script.body,

@@ -15,7 +15,7 @@ from pathlib import Path
 from fixloop.checker.document import CheckedDocument, Unit
 from fixloop.checker.events import CommandEvent
 from fixloop.checker.flow import Flow, scan_run, summarize
-from fixloop.checker.language import Contract, Operand, ScopeSpec
+from fixloop.checker.language import Contract, Operand, ScopeSpec, words_in
 from fixloop.checker.matching import matching_ids
 from fixloop.checker.tree import Seq
 from fixloop.checker.worlds import FlowResult, World
@@ -63,46 +63,64 @@ class Evaluator:
     def scope(self, contract: Contract) -> tuple[Scope, list[Diagnostic]]:
         doc = self.document
         spec = contract.spec.scope
-        problems: list[Diagnostic] = []
         if spec == "document":
             return Scope([(doc, doc.units)], (doc.display, _first_line(doc)), "the document"), []
         if spec == "briefs":
-            parts = [(doc, [u for u in doc.units if "brief" in u.block.info.split()])]
-            for path in self._brief_paths():
-                other = self.lookup(path)
-                if other is not None:
-                    parts.append((other, other.units))
-                elif not self._folded(path):
-                    problems.append(self._problem(contract, f"brief document {path} not found"))
-            return Scope(parts, (doc.display, doc.source.line_of("agents")), "the briefs"), problems
+            return self._briefs(contract)
         assert isinstance(spec, ScopeSpec)
         if spec.agents is not None:
-            parts = []
-            for name in spec.agents:
-                path = doc.source.path.parent.parent / "agents" / f"{name}.md"
-                other = self.lookup(path)
-                if other is not None:
-                    parts.append((other, other.units))
-                elif not self._folded(path):
-                    problems.append(self._problem(contract, f"no agent document {name!r}"))
-            return Scope(parts, (doc.display, 1), f"agents {', '.join(spec.agents)}"), problems
+            return self._agents(contract, spec.agents)
+        return self._steps(contract, spec)
+
+    def _briefs(self, contract: Contract) -> tuple[Scope, list[Diagnostic]]:
+        doc = self.document
+        problems: list[Diagnostic] = []
+        parts = [(doc, [u for u in doc.units if "brief" in u.block.info.split()])]
+        for path in self._brief_paths():
+            other = self.lookup(path)
+            if other is not None:
+                parts.append((other, other.units))
+            elif not self._folded(path):
+                problems.append(self._problem(contract, f"brief document {path} not found"))
+        return Scope(parts, (doc.display, doc.source.line_of("agents")), "the briefs"), problems
+
+    def _agents(self, contract: Contract, names: list[str]) -> tuple[Scope, list[Diagnostic]]:
+        doc = self.document
+        problems: list[Diagnostic] = []
+        parts = []
+        for name in names:
+            path = doc.source.path.parent.parent / "agents" / f"{name}.md"
+            other = self.lookup(path)
+            if other is not None:
+                parts.append((other, other.units))
+            elif not self._folded(path):
+                problems.append(self._problem(contract, f"no agent document {name!r}"))
+        return Scope(parts, (doc.display, 1), f"agents {', '.join(names)}"), problems
+
+    def _steps(self, contract: Contract, spec: ScopeSpec) -> tuple[Scope, list[Diagnostic]]:
+        doc = self.document
         named = [spec.step] if spec.step else (spec.steps or spec.except_steps or [])
         unknown = [n for n in named if n not in doc.step_names]
-        for name in unknown:
-            problems.append(
-                self._problem(
-                    contract,
-                    f"no step {name!r} in {doc.display} (steps: {', '.join(doc.step_names)})",
-                )
-            )
+        steps = ", ".join(doc.step_names)
+        problems = [
+            self._problem(contract, f"no step {name!r} in {doc.display} (steps: {steps})")
+            for name in unknown
+        ]
         if spec.except_steps is not None:
             units = [u for u in doc.units if u.step not in spec.except_steps]
             anchor = _first_line(doc)
             what = f"the document except step(s) {', '.join(spec.except_steps)}"
-        else:
+        elif named:
             units = [u for u in doc.units if u.step in named]
-            anchor = doc.step_line(named[0]) if named and not unknown else 1
+            anchor = doc.step_line(named[0]) if not unknown else 1
             what = f"step {', '.join(named)}"
+        else:
+            units, anchor, what = list(doc.units), _first_line(doc), "the document"
+        units, what, missing = _narrowed(spec, units, what)
+        if missing and not unknown:
+            problems.append(self._problem(contract, f"no {missing} in {what}"))
+        elif units and (spec.label or spec.section or spec.block):
+            anchor = units[0].block.fence_line
         return Scope([(doc, units)], (doc.display, anchor), what), problems
 
     def _folded(self, path: Path) -> bool:
@@ -298,6 +316,26 @@ class Evaluator:
         ]
 
 
+def _narrowed(spec: ScopeSpec, units: list[Unit], what: str) -> tuple[list[Unit], str, str]:
+    """The blocks of `units` a label, section or block number picks; what was not found."""
+    if spec.label is not None:
+        units = [u for u in units if u.label is not None and words_in(spec.label, u.label)]
+        if not units:
+            return units, what, f"block labelled {spec.label!r}"
+        what = f"the block(s) labelled {spec.label!r} of {what}"
+    if spec.section is not None:
+        units = [u for u in units if any(words_in(spec.section, t) for t in u.block.section)]
+        if not units:
+            return units, what, f"block under a heading {spec.section!r}"
+        what = f"section {spec.section!r} of {what}"
+    if spec.block is not None:
+        if spec.block > len(units):
+            return [], what, f"block {spec.block} (there are {len(units)})"
+        units = [units[spec.block - 1]]
+        what = f"block {spec.block} of {what}"
+    return units, what, ""
+
+
 def shell_runs(document: CheckedDocument, units: list[Unit], watched: set[int]) -> list[FlowUnit]:
     """The shell processes the units run in: per step (fixloop's runner) or per block.
 
@@ -310,7 +348,12 @@ def shell_runs(document: CheckedDocument, units: list[Unit], watched: set[int]) 
     groups: list[list[Unit]] = []
     for unit in units:
         previous = groups[-1][-1] if groups else None
-        same_step = previous is not None and unit.step is not None and unit.step == previous.step
+        same_step = (
+            previous is not None
+            and unit.step is not None
+            and unit.step == previous.step
+            and unit.finally_ == previous.finally_  # a finally block runs on its own, at the end
+        )
         if per_step and same_step:
             groups[-1].append(unit)
         else:

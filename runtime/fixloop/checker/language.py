@@ -15,8 +15,9 @@ merged. Each contract has an `id` and exactly one kind:
 
 `in:` narrows where a contract looks: `document` (default), `briefs` (the bash the document hands
 to the agents it dispatches), `{step: id}`, `{steps: [...]}`, `{except_steps: [...]}`,
-`{agents: [...]}`. A, B, E are command patterns (see patterns.py) or names defined under
-`commands:`; a list means "any of these". See docs/contracts.md.
+`{agents: [...]}`, and narrower than a step: `{label: text}`, `{section: heading text}`,
+`{block: N}` (with or without a step). A, B, E are command patterns (see patterns.py) or names
+defined under `commands:`; a list means "any of these". See docs/contracts.md.
 """
 
 from __future__ import annotations
@@ -50,6 +51,21 @@ class ScopeSpec(_Strict):
     steps: list[str] | None = None
     except_steps: list[str] | None = None
     agents: list[str] | None = None
+    # Narrower than a step: the blocks under a bold label or a heading whose words hold these,
+    # then the N-th (from 1) of the blocks chosen so far.
+    label: str | None = None
+    section: str | None = None
+    block: int | None = Field(default=None, ge=1)
+
+
+def words_in(wanted: str, text: str) -> bool:
+    """Do `text`'s words hold every word of `wanted`? (case, punctuation and order aside)
+
+    So `labels: [cleanup]` finds `**Cleanup tail:**` and `**Clean-up, always:**` alike, and a
+    reworded label keeps its section as long as the word stays.
+    """
+    words = set(re.findall(r"[a-z0-9]+", text.lower().replace("clean-up", "cleanup")))
+    return set(re.findall(r"[a-z0-9]+", wanted.lower())) <= words
 
 
 class FinallySpec(_Strict):

@@ -6,7 +6,8 @@ be present somewhere in the command, in any order (`-D` also matches inside `-fD
 is followed by a value in the pattern (`-b $branch`) matches the same option followed by that value
 in the command. Every other word must appear in the command in the pattern's order, not
 necessarily adjacent. `$name` matches `$name`, `"$name"` and `"${name}"`, and also matches when both
-sides resolve to the same static value. `*` and `?` are wildcards inside a word. A pattern that
+sides resolve to the same static value. `*` and `?` are wildcards inside a word. An option written
+`!-b` must be absent: `git worktree add !-b` is `git worktree add` without `-b`. A pattern that
 starts with `>` matches an output redirection (`>`, `>>`, `&>`) or `tee` to the target that follows.
 """
 
@@ -24,6 +25,11 @@ _SHORT_CLUSTER = re.compile(r"^-[A-Za-z]{2,}$")
 
 def is_option(word: str) -> bool:
     return word.startswith("-") and word not in ("-", "--")
+
+
+def is_negated(word: str) -> bool:
+    """`!-b`: the option must not be there."""
+    return word.startswith("!") and is_option(word[1:])
 
 
 @cache
@@ -74,7 +80,9 @@ def literal_words(pattern: Pattern) -> frozenset[str]:
     command lacking one of these forms cannot match: a cheap test before `matches`.
     """
     return frozenset(
-        w for w in pattern.words if not is_option(w) and not any(c in w for c in "$*?")
+        w
+        for w in pattern.words
+        if not is_option(w) and not is_negated(w) and not any(c in w for c in "$*?")
     )
 
 
@@ -107,6 +115,9 @@ def _take_options(
     index = 0
     while index < len(words):
         word = words[index]
+        if is_negated(word):
+            index += 1
+            continue
         if not is_option(word):
             positionals.append(word)
             index += 1
@@ -144,6 +155,9 @@ def matches(pattern: Pattern, argv: Sequence[str], forms: Forms) -> bool:
     if not argv or not word_matches(pattern.name, _basename(argv[0]), forms):
         return False
     rest = list(argv[1:])
+    for word in pattern.words:
+        if is_negated(word) and any(_option_matches(word[1:], shape) for shape in rest):
+            return False
     used = [False] * len(rest)
     positionals = _take_options(pattern.words, rest, used, forms)
     if positionals is None:

@@ -15,6 +15,8 @@ one run at a time and knows nothing of steps.
 
 from __future__ import annotations
 
+import re
+
 from fixloop.checker.events import CommandEvent
 from fixloop.checker.tree import (
     AndOr,
@@ -112,7 +114,7 @@ class StatementFlow:
             out = self.node(node.body, worlds, cond)
             return Outcome(normal=out.normal | out.exits | out.returns)
         if isinstance(node, (Arith, Broken)):
-            return self._errexit({w.at(None) for w in worlds}, cond)
+            return self._errexit({_arith_test(node, w) for w in worlds}, cond)
         return Outcome(normal=set(worlds))
 
     def seq(self, items: list[Node_], worlds: set[World], cond: bool) -> Outcome:
@@ -334,6 +336,30 @@ class StatementFlow:
                 if operator in ("-ne", "!="):
                     return world.at(1 if equal else 0)
         return world.at(None)
+
+
+_ARITH_TEST = re.compile(
+    r"^\(\(\s*(?P<neg>!\s*)?\$?(?P<name>[A-Za-z_]\w*)\s*"
+    r"(?:(?P<op>==|!=)\s*(?P<number>\d+)\s*)?\)\)$"
+)
+
+
+def _arith_test(node: Arith | Broken, world: World) -> World:
+    """`(( rc == 0 ))`, `(( rc != 0 ))`, `(( rc ))`, `(( !rc ))` decided by a known status flag."""
+    match = _ARITH_TEST.match(node.text.strip()) if isinstance(node, Arith) else None
+    if match is None:
+        return world.at(None)
+    known, value = world.flag(match["name"])
+    if not known or value is None:
+        return world.at(None)
+    if match["op"] is None:
+        true = value != 0  # `(( rc ))` is true when rc is not 0
+    else:
+        true = (value == 0) == (int(match["number"]) == 0)
+        true = true if match["op"] == "==" else not true
+    if match["neg"]:
+        true = not true
+    return world.at(0 if true else 1)
 
 
 def _code(command: Command) -> tuple[bool, Status]:
