@@ -9,7 +9,7 @@ from fixloop.checker.tree import Command, Pos
 
 def events(text: str, finally_: bool = False) -> list[tuple[int, int, list[str], tuple[str, ...]]]:
     script = parse_bash(text, Pos(10, 0))
-    found, _ = extract(script.body, "doc.md", "step", block=0, finally_=finally_, first_id=1)
+    found, _ = extract(script.body, "doc.md", "step", block=0, finally_=finally_)
     return [(e.line, e.col, e.shapes, e.context) for e in found]
 
 

@@ -10,7 +10,6 @@ fence's own word, ```` ```bash finally ````.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,17 +17,18 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from fixloop.checker.events import CommandEvent, extract, visit
+from fixloop.checker.events import CommandEvent, extract, iter_commands, visit
 from fixloop.checker.language import Contracts, load_contracts, words_in
+from fixloop.checker.library import StepLibrary, load_library, not_found, sourced_path
 from fixloop.checker.syntax import parse_bash
 from fixloop.checker.tree import Function, Node_, Pos, Script
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.blocks import FencedBlock, MarkdownDocument, StepStyle, parse_markdown
 from fixloop.documents.config import Profile
+from fixloop.documents.discovery import find_pack_root
 from fixloop.documents.source import SourceDocument
 
 _BOLD_LABEL = re.compile(r"^\s*(?:[-*]\s+|\d+\.\s+)?\*\*(?P<label>[^*]+?)\s*:?\s*\*\*")
-_ids = itertools.count(1)
 
 
 @dataclass
@@ -40,6 +40,8 @@ class Unit:
     finally_: bool
     events: list[CommandEvent]
     by_node: dict[int, list[CommandEvent]]
+    # Step libraries this block's shell has sourced (here or in an earlier block of its step).
+    libraries: list[StepLibrary] = field(default_factory=list)
 
     @cached_property
     def nodes(self) -> list[tuple[Node_, bool]]:
@@ -83,7 +85,15 @@ class CheckedDocument:
 
     @property
     def events(self) -> list[CommandEvent]:
-        return [e for u in self.units for e in u.events]
+        """Every event once (a helper's commands are events of each block that calls it)."""
+        seen: set[int] = set()
+        found = []
+        for unit in self.units:
+            for event in unit.events:
+                if event.id not in seen:
+                    seen.add(event.id)
+                    found.append(event)
+        return found
 
     @property
     def step_names(self) -> list[str]:
@@ -163,7 +173,34 @@ def check_document(
             block.step,
             block=index,
             finally_=finally_,
-            first_id=next(_ids) * 100_000,
         )
-        document.units.append(Unit(block, script, block.step, label, finally_, events, by_node))
+        unit = Unit(block, script, block.step, label, finally_, events, by_node)
+        _see_through_libraries(document, unit, base)
+        document.units.append(unit)
     return document
+
+
+def _see_through_libraries(document: CheckedDocument, unit: Unit, base: Path | None) -> None:
+    """Resolve the step libraries the block sources; the helpers it calls become its events."""
+    previous = document.units[-1] if document.units else None
+    if previous is not None and previous.step is not None and previous.step == unit.step:
+        unit.libraries = list(previous.libraries)
+    commands = list(iter_commands(unit.script.body))
+    root: Path | bool | None = False  # found on first need
+    for command in commands:
+        if not command.words or command.words[0].literal not in (".", "source"):
+            continue
+        if root is False:
+            root = find_pack_root(document.source.path.parent)
+        path = sourced_path(command, root if isinstance(root, Path) else None)
+        if path is None:
+            continue
+        library = load_library(path, base)
+        if library is None:
+            document.diagnostics.append(not_found(command, path, document.display))
+        elif library not in unit.libraries:
+            unit.libraries.append(library)
+    for library in unit.libraries:
+        for name in library.called(commands):
+            unit.events = unit.events + library.events[name]
+            unit.by_node = {**unit.by_node, **library.by_node[name]}

@@ -364,7 +364,9 @@ def shell_runs(document: CheckedDocument, units: list[Unit], watched: set[int]) 
         run = FlowUnit(Seq(group[0].script.body.pos, items=items), group[0].finally_, errexit)
         key = tuple(id(unit) for unit in group)
         if key not in document.scans:
-            document.scans[key] = scan_run(run.body)
+            functions, flags = scan_run(run.body)
+            helpers = {n: f for lib in group[-1].libraries for n, f in lib.functions.items()}
+            document.scans[key] = ({**helpers, **functions}, flags)
         run.scan = document.scans[key]
         if not any(e.id in watched for unit in group for e in unit.events):
             if key not in document.summaries:

@@ -10,6 +10,7 @@ for the right side of `&&`, `after-failure(…)` for `||`, `loop:for`, `function
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -271,10 +272,14 @@ def children(node: Node_) -> list[Node_]:
     return []
 
 
+# Event ids are unique in a process: each extraction takes the next range of 100,000.
+_ranges = itertools.count(1)
+
+
 def extract(
-    body: Seq, path: str, step: str | None, *, block: int, finally_: bool, first_id: int
+    body: Seq, path: str, step: str | None, *, block: int, finally_: bool
 ) -> tuple[list[CommandEvent], dict[int, list[CommandEvent]]]:
-    walk = _Walk(path, step, block, finally_, first_id)
+    walk = _Walk(path, step, block, finally_, next(_ranges) * 100_000)
     walk.node(body, ("finally",) if finally_ else ())
     return walk.events, walk.by_command
 

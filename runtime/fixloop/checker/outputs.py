@@ -12,11 +12,12 @@ line and column of the name. It reads the writes that name their NAME literally:
     COMMIT=$c
     EOF
 
-with `>`, `>>`, `>|`, `&>` or `&>>`. The lines of a `NAME<<DELIMITER` value are skipped up to the
-delimiter. Not seen (the runtime still catches them when the step runs): a name that is computed
-(`printf '%s=%s\\n' "$name" …`, `echo "$name=…"`), a write through `tee`, a variable holding the
-path, a file descriptor opened with `exec`, or a script (`python -c`, `node -e`) that opens the
-file itself.
+with `>`, `>>`, `>|`, `&>` or `&>>`; and the step library's writer, `fixloop_output NAME VALUE`
+(`workflows/lib/fixloop.sh`), whose NAME is its first argument. The lines of a
+`NAME<<DELIMITER` value are skipped up to the delimiter. Not seen (the runtime still catches them
+when the step runs): a name that is computed (`printf '%s=%s\\n' "$name" …`, `echo "$name=…"`),
+a write through `tee`, a variable holding the path, a file descriptor opened with `exec`, or a
+script (`python -c`, `node -e`) that opens the file itself.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from fixloop.checker.document import CheckedDocument
 
 OUTPUT_VARIABLE = "FIXLOOP_OUTPUT"
+OUTPUT_HELPER = "fixloop_output"  # the step library's `fixloop_output NAME VALUE`
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OUTPUT_OPS = {">", ">>", ">|", "&>", "&>>"}
 # A line of the output file as the source writes it: `\n` escapes (printf, echo -e) or newlines.
 _LINE_BREAK = re.compile(r"\\n|\n")
@@ -48,9 +51,10 @@ def undeclared_outputs(document: CheckedDocument) -> list[Diagnostic]:
     reported: set[tuple[int, int]] = set()
     for unit in document.units:
         for node, _ in unit.nodes:
-            if not any(_to_output_file(r) for r in node.redirects):
-                continue
-            for name, row, col in _written_names(node):
+            written = list(_helper_write(node))
+            if any(_to_output_file(r) for r in node.redirects):
+                written += _written_names(node)
+            for name, row, col in written:
                 if name in declared or (row, col) in reported:
                     continue
                 reported.add((row, col))
@@ -66,6 +70,14 @@ def undeclared_outputs(document: CheckedDocument) -> list[Diagnostic]:
                     )
                 )
     return found
+
+
+def _helper_write(node: Node_) -> Iterator[tuple[str, int, int]]:
+    """The literal NAME of a `fixloop_output NAME VALUE` call, with 0-based row and column."""
+    if isinstance(node, Command) and len(node.words) >= 2:
+        helper, name = node.words[0], node.words[1]
+        if helper.literal == OUTPUT_HELPER and name.literal and _NAME.fullmatch(name.literal):
+            yield name.literal, name.pos.row, name.pos.col
 
 
 def _to_output_file(redirect: Redirect) -> bool:

@@ -301,6 +301,7 @@ RULES: Mapping[str, Rule] = MappingProxyType(
         "contract-scope": Rule("a contract whose `in:` names a step or document that is not there"),
         "usage": Rule("a path or option the command line cannot use"),
         "unused-suppression": Rule("a `# fixloop: ignore[rule]` comment that silences nothing"),
+        "source-not-found": Rule("a block sources a step library that is not in the pack"),
     }
 )
 RESERVED_IDS = frozenset(RULES) | frozenset(PACK_RULES)

@@ -88,9 +88,24 @@ def _defined_in(units: list[Unit]) -> _Scope:
                 exported |= set(node.exported)
                 exported |= {a.name for a in node.assigns if a.kind == "export"}
                 defined |= _defined_by_command(node)
+                defined |= _defined_by_helper(node, unit)
             elif isinstance(node, Loop) and node.var:
                 defined.add(node.var)
     return _Scope(defined | exported, exported)
+
+
+def _defined_by_helper(command: Command, unit: Unit) -> set[str]:
+    """What a step-library helper sets for its caller: `local -n` arguments and globals."""
+    name = command.words[0].literal if command.words else None
+    names: set[str] = set()
+    for library in unit.libraries:
+        if name is None or name not in library.functions:
+            continue
+        for index in library.sets_arguments.get(name, set()):
+            if index < len(command.words) and command.words[index].literal:
+                names.add(command.words[index].literal or "")
+        names |= library.sets_globals.get(name, set())
+    return names
 
 
 def _defined_by_command(command: Command) -> set[str]:
