@@ -70,6 +70,7 @@ def time_floor(script: str, repo: Path, findings: int, scratch: Path) -> float:
     env = {
         **os.environ, "RUN_ID": run_id, "FINDINGS": str(findings), "PATHS_DIR": str(paths_dir),
         "WORKTREE": str(repo / ".git" / "fixloop" / "worktrees" / run_id),
+        "FIXLOOP_LIB": str(REPO_ROOT / "workflows" / "lib"),  # the step library the steps source
     }  # fmt: skip
     start = time.perf_counter()
     subprocess.run(["bash", "--noprofile", "--norc", "-c", script], cwd=repo, env=env, check=True)

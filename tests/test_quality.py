@@ -23,12 +23,12 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_lint() -> None:
-    result = _run("ruff", "check", "runtime", "tests", "bench")
+    result = _run("ruff", "check", "runtime", "tests", "bench", "workflows/lib")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_ruff_format() -> None:
-    result = _run("ruff", "format", "--check", "runtime", "tests", "bench")
+    result = _run("ruff", "format", "--check", "runtime", "tests", "bench", "workflows/lib")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -25,8 +25,8 @@ from fixloop.agents.claude import (
     OutputFormat,
     parse_structured,
 )
+from fixloop.agents.claude_sandbox import sandbox_settings
 from fixloop.agents.dispatch import Dispatcher, build_request
-from fixloop.agents.sandbox import sandbox_settings
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.events import Event, EventStream
 from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest

@@ -118,9 +118,11 @@ def test_trace_lists_commands_with_their_document_lines(
     argv = ["step", "run", "git-protocol", "preflight", "--repo", str(user_repo.path), "--trace"]
     assert main(argv) == 0
     traced = [line for line in capsys.readouterr().err.splitlines() if line.startswith("+ ")]
-    assert len(traced) == 7
+    assert len(traced) == 9
     assert all(line.startswith("+ workflows/git-protocol.md:") for line in traced)
-    assert traced[1].endswith(': branch="$(git symbolic-ref --quiet --short HEAD)"')
+    assert traced[0].endswith(': . "$FIXLOOP_LIB/fixloop.sh"')
+    assert traced[2].endswith(': branch="$(git symbolic-ref --quiet --short HEAD)"')
+    assert traced[-1].endswith(': fixloop_output PENDING_RUNS "$pending"')
 
 
 @pytest.mark.parametrize(
@@ -139,6 +141,63 @@ def test_help_goldens(
     with pytest.raises(SystemExit):
         build_parser().parse_args(argv)
     golden.check(GOLDENS / name, capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (["step", "run", "git-protocol", "tag", "--help"], "step-run-tag-help.txt"),
+        (["step", "run", "git-protocol", "commit-paths", "-h"], "step-run-commit-paths-help.txt"),
+        (["step", "run", "review-fix", "auto-re-review", "--help"], "step-run-prose-help.txt"),
+        (["step", "list", "git-protocol"], "step-list-git-protocol.txt"),
+        (["step", "list", "review-fix"], "step-list-review-fix.txt"),
+    ],
+)
+def test_step_interfaces_are_shown(
+    argv: list[str], name: str, golden: Golden, capsys: Capture
+) -> None:
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    golden.check(GOLDENS / name, out)
+
+
+def test_help_before_the_step_is_the_usual_help(capsys: Capture) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["step", "run", "git-protocol", "--help"])
+    assert caught.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: fixloop step run ")
+
+
+def test_help_of_an_unknown_step_is_one_located_line(capsys: Capture) -> None:
+    assert main(["step", "run", "git-protocol", "nope", "--help"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.endswith(
+        ": unknown-step: no step 'nope' (steps: preflight, setup-worktree, tag, "
+        "rollback-files, commit-paths, export-patch, cleanup, recover-run)"
+    )
+
+
+def test_an_input_the_step_does_not_take_is_refused(user_repo: UserRepo, capsys: Capture) -> None:
+    argv = ["step", "run", "git-protocol", "preflight", "--repo", str(user_repo.path)]
+    assert main([*argv, "--input", "RUN_ID=r1"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert (
+        ": input: input 'RUN_ID': step 'preflight' does not take it (its interface, line " in line
+    )
+    assert line.endswith(", takes: none)")
+
+
+def test_a_required_input_that_is_missing_is_refused_before_bash(
+    user_repo: UserRepo, capsys: Capture
+) -> None:
+    argv = ["step", "run", "git-protocol", "commit-paths", "--repo", str(user_repo.path)]
+    assert main([*argv, "--input", "MESSAGE=m", "--input", "PATHS_FILE=/nowhere"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert "input 'WORKTREE': step 'commit-paths' requires it (its interface, line " in line
+    traces = (user_repo.path / ".git" / "fixloop" / "runs").rglob("events.jsonl")
+    events = [json.loads(text) for path in traces for text in path.read_text().splitlines()]
+    assert [event for event in events if event["event"] == "step"] == []
 
 
 def test_runs_prune_says_what_it_removed_and_kept(user_repo: UserRepo, capsys: Capture) -> None:

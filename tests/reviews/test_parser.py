@@ -157,10 +157,11 @@ def test_duplicate_id() -> None:
 @pytest.mark.parametrize(
     ("path", "why"),
     [
-        ("../outside.py", "escapes the repository"),
-        ("/etc/passwd", "is absolute"),
-        (".git/config", "points into .git"),
-        ("src/../../x.py", "escapes the repository"),
+        ("../outside.py", "'..' could leave the repository"),
+        ("/etc/passwd", "absolute paths are refused"),
+        (".git/config", "paths inside .git are refused"),
+        ("src/../../x.py", "'..' could leave the repository"),
+        ("C:\\x.py", "is absolute or not a relative POSIX path"),
     ],
 )
 def test_paths_escaping_the_repository_are_refused(path: str, why: str) -> None:

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from fixloop.cli.main import main
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.runs.prune import prune_runs, saved_content
-from fixloop.runs.run import Run, read_run
+from fixloop.runs.run import Run, is_live, read_run
 from fixloop.steps.locking import repository_lock
 
 DRIVER = Path(__file__).resolve().parent.parent / "helpers" / "protocol_run.py"
@@ -63,6 +64,11 @@ def _driver(repo: Path, *options: str, crash_at: str | None = None) -> str:
     )  # fmt: skip
     assert (done.returncode != 0) == bool(crash_at), done.stderr
     [made] = _names(_runs(repo)) - before
+    # A crash SIGKILLs the runtime and its step's process group; the group's last process may
+    # still be closing the run's lock a moment after the runtime is reaped (under load).
+    deadline = time.monotonic() + 10
+    while crash_at and is_live(_runs(repo) / made) and time.monotonic() < deadline:
+        time.sleep(0.02)
     return made
 
 

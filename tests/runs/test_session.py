@@ -184,8 +184,7 @@ def test_unsafe_paths_are_refused_by_python_and_by_the_document(
                 "RUN_ID": run.id, "WORKTREE": str(session.worktree),
                 "PATHS_FILE": str(raw), "MESSAGE": "m",
             }  # fmt: skip
-            if step == "commit-paths":
-                del inputs["RUN_ID"]
+            del inputs["RUN_ID" if step == "commit-paths" else "MESSAGE"]  # what each takes
             result = run_step(session.protocol, step, cwd=session.worktree, inputs=inputs)
             assert result.exit_code == 1, step
             assert "fixloop: refusing a path" in result.stderr

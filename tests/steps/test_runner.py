@@ -310,3 +310,49 @@ def _error_in(demo: WorkflowDoc, cwd: Path) -> str:
     with pytest.raises(FixloopError) as caught:
         run_step(demo, "stdin", cwd=cwd, inputs={})
     return caught.value.diagnostics[0].format()
+
+
+LIBRARY_DOC = """\
+---
+name: uses-lib
+description: A step that sources the shared step library.
+outputs:
+  LIB: Where FIXLOOP_LIB pointed.
+  PY: Whether FIXLOOP_PYTHON runs.
+  LINES: A value with a newline, written by the library.
+---
+
+## Use it {#use}
+
+```bash
+. "$FIXLOOP_LIB/fixloop.sh"
+fixloop_output LIB "$FIXLOOP_LIB"
+fixloop_output PY "$("$FIXLOOP_PYTHON" -c 'print("runs")')"
+fixloop_output LINES "$(printf 'one\\ntwo')"
+```
+"""
+
+
+def test_a_document_outside_any_pack_gets_the_bundled_library(tmp_path: Path) -> None:
+    from fixloop.documents.pack import default_pack_root
+
+    lone = write_workflow(tmp_path / "elsewhere", LIBRARY_DOC, name="uses-lib")
+    result = run_step(lone, "use", cwd=tmp_path, inputs={})
+    assert result.ok, result.describe_failure()
+    assert result.outputs == {
+        "LIB": str(default_pack_root() / "workflows" / "lib"),
+        "PY": "runs",
+        "LINES": "one\ntwo",
+    }
+
+
+def test_a_pack_that_ships_its_own_library_gets_it(tmp_path: Path) -> None:
+    own = tmp_path / "pack" / "workflows" / "lib"
+    own.mkdir(parents=True)
+    (own / "fixloop.sh").write_text(
+        'fixloop_output() { printf "%s=own\\n" "$1" >> "$FIXLOOP_OUTPUT"; }\n'
+    )
+    doc = write_workflow(tmp_path / "pack", LIBRARY_DOC, name="uses-lib")
+    result = run_step(doc, "use", cwd=tmp_path, inputs={})
+    assert result.ok, result.describe_failure()
+    assert result.outputs == {"LIB": "own", "PY": "own", "LINES": "own"}

@@ -44,9 +44,11 @@ def test_a_malformed_switch_is_a_usage_error(raw: str) -> None:
 
 
 def test_trace_is_nul_separated_and_keeps_multiline_commands() -> None:
-    assert read_trace(b"3\techo a\0004\tif x; then\n  y\nfi\0") == [
+    data = b"3\t\techo a\0004\t\tif x; then\n  y\nfi\0007\t/p/workflows/lib/fixloop.sh\tgit add\0"
+    assert read_trace(data) == [
         TracedCommand("echo a", 3),
         TracedCommand("if x; then\n  y\nfi", 4),
+        TracedCommand("git add", 7, "/p/workflows/lib/fixloop.sh"),
     ]
 
 
@@ -63,3 +65,5 @@ def test_script_lines_map_back_to_document_lines() -> None:
     assert script.document_line(one + 1) == "workflows/x.md:12"
     assert script.document_line(three) == "workflows/x.md:21"
     assert script.document_line(1) is None  # the preamble is not the document's
+    # a command of a traced library helper is located in the library
+    assert script.document_line(7, "/pack/workflows/lib/fixloop.sh") == "workflows/lib/fixloop.sh:7"

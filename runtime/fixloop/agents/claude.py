@@ -10,7 +10,7 @@ What a call gets, and why:
   anything that does not validate is inconclusive;
 - a PreToolUse hook enforcing the write scope (`scope.py`) and a permission callback that refuses
   whatever the role was not given: it runs headless, so nothing may wait for a human;
-- Bash in the CLI's sandbox where the machine has one (`sandbox.py`): read-only outside the
+- Bash in the CLI's sandbox where the machine has one (`claude_sandbox.py`): read-only outside the
   worktree;
 - a child environment without `CLAUDECODE` (a nested CLI refuses or hangs with it) and an output
   buffer large enough for big tool results.
@@ -64,7 +64,7 @@ from fixloop.agents.backend import (
     StopReason,
     Usage,
 )
-from fixloop.agents.sandbox import (
+from fixloop.agents.claude_sandbox import (
     bash_sandbox_available,
     sandbox_litter_removed,
     sandbox_settings,

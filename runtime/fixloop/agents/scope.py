@@ -6,8 +6,9 @@ one finding), against those files. A denial is recorded as a `DeniedWrite`, so a
 an out-of-scope edit into a scope-expansion request instead of losing it.
 
 Paths are resolved the way the tool would resolve them (relative to the worktree, symlinks
-followed), so `../x`, an absolute path elsewhere, or a symlink pointing out are all outside. The
-worktree's own git metadata is never writable by a role.
+followed), so `../x`, an absolute path elsewhere, or a symlink pointing out are all outside; where a
+write lands must then pass the safe-path rule (`steps.paths`): the worktree's own git metadata (a
+`.git` at any depth) is never writable by a role.
 
 Bash is not path-checked here: a shell command can write anywhere, and no honest parser of
 arbitrary shell can promise otherwise. Roles that must not write get no Bash (or only
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.agents.backend import DeniedWrite
+from fixloop.steps.paths import unsafe_reason
 
 # Tool name → the input key holding the path it writes.
 WRITE_TOOLS: Mapping[str, str] = {
@@ -67,8 +69,12 @@ class WriteScope:
                 tool, shown, f"{shown} is outside the worktree {self.root}: writes stay inside it"
             )
         inside = relative.as_posix()
-        if relative.parts[:1] == (".git",):
+        # Where the write lands (symlinks followed) must pass the one safe-path rule too.
+        reason = unsafe_reason(self.root, inside)
+        if reason is not None and "inside .git" in reason:
             return DeniedWrite(tool, inside, "the worktree's git metadata is not writable")
+        if reason is not None:
+            return DeniedWrite(tool, inside, f"{inside} is refused: {reason}")
         if self.writable is not None and inside not in self.writable:
             allowed = ", ".join(self.writable) or "none"
             return DeniedWrite(

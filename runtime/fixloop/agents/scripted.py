@@ -26,10 +26,10 @@ key (`AgentRequest.key`, by convention `role/finding-id/phase`, e.g. `fixer/3/ro
 
 Rules, all failing closed:
 - A call whose key is not in the script (or whose list is used up) is inconclusive (`missing`).
-- An edit path that is absolute, contains `..`, points into `.git`, or resolves (through a symlink)
-  outside the worktree is refused and recorded as a denied write; so is a path outside the
-  request's `writable` files. A refused edit is not made; the call's output is still returned,
-  because a real model's denied tool call does not end its turn either.
+- An edit path the safe-path rule refuses (`fixloop.steps.paths`: absolute, `..`, `.git`, through
+  a symbolic link, a link leading out) is refused and recorded as a denied write; so is a path
+  outside the request's `writable` files. A refused edit is not made; the call's output is still
+  returned, because a real model's denied tool call does not end its turn either.
 - `old` that is not found exactly once makes the call inconclusive (`crash`): a real model's edit
   tool fails the same way.
 - `bash` commands play a model's shell tool calls: each runs as `bash -c` in the worktree (stdin
@@ -61,6 +61,7 @@ from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.located_yaml import load_located
 from fixloop.documents.spec_errors import spec_diagnostics
 from fixloop.schemas.registry import parse_output
+from fixloop.steps.paths import unsafe_reason
 
 
 class _Strict(BaseModel):
@@ -150,21 +151,11 @@ def read_script(path: Path) -> tuple[object, str]:
 
 
 def resolve_inside(root: Path, relative: str) -> Path | str:
-    """`root/relative` when it stays inside `root` and outside `.git`; else why it is refused."""
-    pure = PurePosixPath(relative)
-    if pure.is_absolute() or Path(relative).is_absolute():
-        return "absolute paths are refused"
-    if ".." in pure.parts:
-        return "'..' is refused"
-    if pure.parts and pure.parts[0] == ".git":
-        return "paths inside .git are refused"
-    base = root.resolve()
-    target = (base / relative).resolve()
-    if target != base and base not in target.parents:
-        return "resolves outside the worktree (symlink)"
-    if target == base:
-        return "names the worktree itself"
-    return target
+    """`root/relative`, resolved, when the safe-path rule (`steps.paths`) allows it; else why."""
+    reason = unsafe_reason(root, relative)
+    if reason is not None:
+        return reason
+    return (root / relative).resolve()
 
 
 class ScriptedBackend:

@@ -13,11 +13,11 @@ line and column of the name. It reads the writes that name their NAME literally:
     EOF
 
 with `>`, `>>`, `>|`, `&>` or `&>>`; and the step library's writer, `fixloop_output NAME VALUE`
-(`workflows/lib/fixloop.sh`), whose NAME is its first argument. The lines of a
-`NAME<<DELIMITER` value are skipped up to the delimiter. Not seen (the runtime still catches them
-when the step runs): a name that is computed (`printf '%s=%s\\n' "$name" …`, `echo "$name=…"`),
-a write through `tee`, a variable holding the path, a file descriptor opened with `exec`, or a
-script (`python -c`, `node -e`) that opens the file itself.
+(`workflows/lib/fixloop.sh`), whose NAME is its first argument. The lines of a `NAME<<DELIMITER`
+value are skipped up to the delimiter. Not seen (the runtime still catches them when the step
+runs): a name that is computed (`printf '%s=%s\\n' "$name" …`, `echo "$name=…"`), a write through
+`tee`, a variable holding the path, a file descriptor opened with `exec`, or a script
+(`python -c`, `node -e`) that opens the file itself.
 """
 
 from __future__ import annotations

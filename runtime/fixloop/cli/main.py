@@ -36,6 +36,7 @@ COMMANDS: Mapping[str, str] = MappingProxyType(
         "review-fix": "fixloop.cli.review_fix_command",
         "check": "fixloop.cli.check_command",
         "demo": "fixloop.cli.demo_command",
+        "browser": "fixloop.cli.browser_command",
     }
 )
 

@@ -1,4 +1,4 @@
-"""`fixloop step run`, `recover`, `runs list`, `runs prune`: debugging steps, healing crashes."""
+"""`fixloop step run|list`, `recover`, `runs list|prune`: debugging steps, healing crashes."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.cli.arguments import parse_pairs
+from fixloop.cli.step_help import StepHelp, describe_step, list_steps
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack, validate_spec
 from fixloop.documents.source import load_document
@@ -19,7 +20,7 @@ from fixloop.runs.prune import DEFAULT_KEEP, prune_runs
 from fixloop.runs.recovery import recover
 from fixloop.runs.run import Run, list_runs
 from fixloop.steps.result import StepResult
-from fixloop.steps.runner import run_step
+from fixloop.steps.runner import find_step, run_step, step_inputs
 from fixloop.steps.script import CRASH_ENV
 
 STEP_RUN_EPILOG = f"""\
@@ -31,7 +32,13 @@ how a step runs:
   `NAME<<EOF` … `EOF` for multi-line values) to the file named by $FIXLOOP_OUTPUT.
   The run's trace (one event per step) is in <git-common-dir>/fixloop/runs/<run-id>/events.jsonl.
 
-  If the workflow declares a RUN_ID input and you do not pass one, the new run's id is used.
+  If the step takes a RUN_ID input and you do not pass one, the new run's id is used.
+
+what a step takes and writes:
+  `fixloop step run WORKFLOW STEP --help` shows the step's interface (each input with its type,
+  whether it is required, its default, pattern and meaning; each output); `fixloop step list
+  WORKFLOW` lists every step's. An input the step does not take is refused (exit 2), and so is a
+  run without one it requires; writing an output it does not declare fails the step.
 
 crash injection (for testing recovery):
   {CRASH_ENV}=STEP:K kills the runtime with SIGKILL right after the K-th command of STEP
@@ -74,7 +81,9 @@ examples:
 
 
 def register(subparsers: Any) -> None:
-    step = subparsers.add_parser("step", help="run one step of a workflow document (debugging)")
+    step = subparsers.add_parser(
+        "step", help="run one step of a workflow document, or show its interface (debugging)"
+    )
     step_sub = step.add_subparsers(dest="step_command", metavar="ACTION", required=True)
     run = step_sub.add_parser(
         "run",
@@ -82,7 +91,9 @@ def register(subparsers: Any) -> None:
         description="Run one step of a workflow document, exactly as a workflow run would.",
         epilog=STEP_RUN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
     )
+    run.add_argument("-h", "--help", action=StepHelp, dest="step_help")
     run.add_argument("workflow", help="workflow name in the pack, or a path to a workflow .md")
     run.add_argument("step", help="step id (the {#id} at the end of the step's heading)")
     run.add_argument("--repo", type=Path, default=Path(), help="repository to run in (default .)")
@@ -98,6 +109,15 @@ def register(subparsers: Any) -> None:
         help="also list every command the step ran, with its line in the document (stderr)",
     )  # fmt: skip
     run.set_defaults(handler=run_step_command)
+    listing = step_sub.add_parser(
+        "list",
+        help="list the steps of WORKFLOW with their interfaces (inputs, outputs)",
+        description="List a workflow's steps, each with the inputs it takes and the outputs it "
+        "writes ([NAME]: optional). `fixloop step run WORKFLOW STEP --help` shows one in full.",
+    )
+    listing.add_argument("workflow", help="workflow name in the pack, or a path to a workflow .md")
+    listing.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
+    listing.set_defaults(handler=run_step_list)
 
     rec = subparsers.add_parser(
         "recover",
@@ -180,13 +200,31 @@ def _result_json(result: StepResult, run: Run) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def run_step_list(args: argparse.Namespace) -> int:
+    sys.stdout.write(list_steps(load_workflow(args.workflow, args.pack)))
+    return 0
+
+
+def _show_step(args: argparse.Namespace) -> int:
+    workflow = load_workflow(args.workflow, args.pack)
+    step = workflow.markdown().step(args.step)
+    if step is None:
+        find_step(workflow, args.step)  # the one "no such step" error
+        return 2
+    sys.stdout.write(describe_step(workflow, step))
+    return 0
+
+
 def run_step_command(args: argparse.Namespace) -> int:
+    if args.step_help:
+        return _show_step(args)
     repo = _check_repo(args.repo)
     workflow = load_workflow(args.workflow, args.pack)
     inputs = parse_pairs(args.input, "--input")
+    find_step(workflow, args.step)  # an unknown step is refused before a run starts
     run = Run.start(repo, workflow.name)
-    if "RUN_ID" in workflow.spec.inputs and "RUN_ID" not in inputs:
-        inputs["RUN_ID"] = run.id
+    # A step that takes RUN_ID and was given none runs as this new run.
+    inputs = step_inputs(workflow, args.step, {"RUN_ID": run.id}) | inputs
     try:
         result = run_step(
             workflow, args.step, cwd=repo, inputs=inputs, run=run, timeout_s=args.timeout

@@ -8,6 +8,9 @@ Steps. A workflow is a sequence of named steps. fixloop's own documents mark a s
 that ends in an explicit id, `## Set up the worktree {#setup-worktree}` (the id survives a
 reworded title). Other house styles mark steps with XML-ish tags, `<step name="setup_worktree">` …
 `</step>`; `StepStyle` selects either, so the contract checker works on packs it has never seen.
+
+A step may declare its interface (the inputs it takes, the outputs it writes) in a
+```` ```yaml step```` fence right under its heading; `Step.interface` holds it (`interface.py`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from functools import cache
 
 from markdown_it import MarkdownIt
 
+from fixloop.diagnostics import Diagnostic
+from fixloop.documents.interface import RULE, StepInterface, is_interface_info, parse_interface
 from fixloop.documents.source import SourceDocument
 
 _HEADING_ID = re.compile(r"\s*\{#(?P<id>[A-Za-z0-9_.-]+)\}\s*$")
@@ -64,6 +69,12 @@ class Step:
     line: int
     end_line: int
     blocks: tuple[FencedBlock, ...] = ()
+    interface: StepInterface | None = None  # its ```yaml step``` block, when it has one
+    interface_problems: tuple[Diagnostic, ...] = ()  # a malformed or misplaced block
+
+    @property
+    def has_bash(self) -> bool:
+        return any(block.lang == "bash" for block in self.blocks)
 
 
 @dataclass(frozen=True)
@@ -179,8 +190,41 @@ def parse_markdown(
         FencedBlock(info, content, fence, first, end, section, owner(fence), closed)
         for info, content, fence, first, end, section, closed in raw_blocks
     )
-    steps = tuple(
-        Step(s.name, s.title, s.start, s.end, tuple(b for b in blocks if b.step == s.name))
-        for s in spans
-    )
+    steps = tuple(_step(source, span, blocks, body_lines) for span in spans)
     return MarkdownDocument(source, tuple(headings), blocks, steps)
+
+
+def _step(
+    source: SourceDocument, span: _Span, blocks: tuple[FencedBlock, ...], body_lines: list[str]
+) -> Step:
+    own = tuple(b for b in blocks if b.step == span.name)
+    declared = [b for b in own if is_interface_info(b.info)]
+    if not declared:
+        return Step(span.name, span.title, span.start, span.end, own)
+    block = declared[0]
+    interface, problems = parse_interface(block.content, block.fence_line, source.display)
+    between = body_lines[span.start - source.body_line + 1 : block.fence_line - source.body_line]
+    if any(line.strip() for line in between):
+        problems.append(
+            Diagnostic(
+                source.display,
+                block.fence_line,
+                1,
+                RULE,
+                f"the interface of step {span.name!r} goes right under its heading, before any "
+                "text or other block of the step",
+            )
+        )
+    problems += [
+        Diagnostic(
+            source.display,
+            extra.fence_line,
+            1,
+            RULE,
+            f"step {span.name!r} already declares its interface at line {block.fence_line}",
+        )
+        for extra in declared[1:]
+    ]
+    if problems:
+        interface = None
+    return Step(span.name, span.title, span.start, span.end, own, interface, tuple(problems))

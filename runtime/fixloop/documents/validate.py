@@ -26,6 +26,7 @@ from fixloop.documents.discovery import (
     orphan_diagnostic,
     orphan_sidecars,
 )
+from fixloop.documents.interface_rules import interface_diagnostics
 from fixloop.documents.pack import AgentDoc, Pack, load_pack
 from fixloop.documents.reading import located
 from fixloop.documents.render import template_variables
@@ -296,5 +297,6 @@ def validate_pack(
     if pack.profile is Profile.FIXLOOP:
         diagnostics += _size_budget(pack)
         diagnostics += _manifest_drift(pack, base)
+    diagnostics += interface_diagnostics(pack)
     pack.folded = folded.count
     return pack, sorted(set(diagnostics))

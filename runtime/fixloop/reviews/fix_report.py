@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fixloop.masking import mask_text
 from fixloop.reviews.yamltext import one_line, scalar
 
 REPORT_STATUSES = ("all_fixed", "partial", "none_fixed")
@@ -109,7 +110,7 @@ def render_fix_report(report: ReviewFixReport) -> str:
     lines += [line for entry in report.fixed for line in _fixed(entry)] or ["None.", ""]
     lines += ["## Skipped Issues", ""]
     lines += [line for entry in report.skipped for line in _skipped(entry)] or ["None.", ""]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return mask_text("\n".join(lines).rstrip("\n") + "\n")
 
 
 def fix_report_path(review_path: str) -> str:

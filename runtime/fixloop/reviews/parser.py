@@ -10,12 +10,13 @@ finding, the finding id.
 from __future__ import annotations
 
 import re
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.blocks import Heading, MarkdownDocument, parse_markdown
 from fixloop.documents.source import SourceDocument, load_document, parse_document
 from fixloop.reviews.model import PREFIXES, REVIEW_STATUSES, Review, ReviewFinding
+from fixloop.steps.paths import lexical_problem
 
 _FINDING_HEADING = re.compile(r"^(?P<prefix>[A-Za-z]+)-(?P<number>\d+)\s*:\s*(?P<title>.*)$")
 # `### CR-1 Title`, `### WR-02 - Title`: meant as findings; skipping them silently is worse.
@@ -39,17 +40,17 @@ def _fail(source: SourceDocument, line: int, rule: str, message: str) -> Fixloop
 
 
 def path_problem(path: str) -> str | None:
-    """Why `path` cannot name a file inside a repository, judged by its text alone (or None)."""
-    if not path or path != path.strip() or any(c in path for c in "\0\n\r"):
-        return "is empty or holds control characters"
-    if path.startswith(("/", "~")) or re.match(r"^[A-Za-z]:[\\/]", path) or "\\" in path:
+    """Why `path` cannot name a file inside a repository, judged by its text alone (or None).
+
+    A REVIEW.md names files in prose, so a path written the Windows way, with a `~` or with
+    spaces around it is not one; the rest is the one safe-path rule (`steps.paths`) without its
+    file-system part, which the plan applies once the repository is known."""
+    if path != path.strip() or "\r" in path:
+        return "is not a relative POSIX path (spaces around it, or a carriage return)"
+    if path.startswith("~") or re.match(r"^[A-Za-z]:[\\/]", path) or "\\" in path:
         return "is absolute or not a relative POSIX path"
-    parts = PurePosixPath(path).parts
-    if ".." in parts:
-        return "escapes the repository ('..')"
-    if ".git" in parts:
-        return "points into .git"
-    return None
+    reason = lexical_problem(path)
+    return None if reason is None else f"is refused: {reason}"
 
 
 def _raw_scalar(source: SourceDocument, key: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fixloop.masking import mask_text
 from fixloop.reviews.model import Review, ReviewFinding, ReviewSeverity
 from fixloop.reviews.yamltext import one_line, scalar
 
@@ -60,4 +61,4 @@ def render_review(review: Review) -> str:
             body += [f"## {heading}", ""]
             for finding in group:
                 body += _finding(finding)
-    return "\n".join(front + body).rstrip("\n") + "\n"
+    return mask_text("\n".join(front + body).rstrip("\n") + "\n")

@@ -19,6 +19,7 @@ from typing import Any
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.gitrepo import state_dir_of
 from fixloop.runs.run import RUN_ID_PATTERN, Run, is_live, mark_recovered
+from fixloop.sandboxes import LeftoverContainer, leftover_containers, remove_leftovers
 from fixloop.steps.runner import run_step
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)
@@ -144,3 +145,17 @@ def recover(
         if result.ok:
             mark_recovered(state_dir / "runs" / run_id, asdict(item))
     return report
+
+
+def remove_dead_run_containers(state_dir: Path) -> list[LeftoverContainer]:
+    """Remove docker sandbox containers of this repository's dead runs (a SIGKILL of fixloop
+    skips a sandbox's own removal); never a live run's, nor those of another repository's runs."""
+    runs = state_dir / "runs"
+    dead = {
+        leftover.run_id
+        for leftover in leftover_containers()
+        if _RUN_ID.match(leftover.run_id)
+        and (runs / leftover.run_id).is_dir()
+        and not is_live(runs / leftover.run_id)
+    }
+    return remove_leftovers(dead)

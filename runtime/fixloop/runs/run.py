@@ -33,6 +33,7 @@ from typing import Any, TextIO
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.gitrepo import state_dir_of
+from fixloop.masking import dumps_masked
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 _RUN_ID = re.compile(RUN_ID_PATTERN)
@@ -49,7 +50,7 @@ def new_run_id() -> str:
 
 def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    temporary.write_text(dumps_masked(data, indent=2) + "\n", encoding="utf-8")
     temporary.replace(path)
 
 
@@ -139,7 +140,7 @@ class Run:
     def _write_trace(self, event: Event) -> None:
         # One line per event, written whole and flushed: a kill loses at most the line in flight.
         # The stream serialises listeners, so lines from parallel threads never interleave.
-        line = json.dumps(
+        line = dumps_masked(
             {"time": now_iso(), "run": self.id, **event.to_json()},
             ensure_ascii=False,
             default=str,

@@ -25,6 +25,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.masking import dumps_masked
 from fixloop.runs.run import list_runs
 
 STATE_FILE = "state.json"
@@ -52,7 +53,9 @@ def digest(data: bytes) -> str:
 def save_state(run_dir: Path, state: RunState) -> None:
     target = run_dir / STATE_FILE
     temporary = target.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
-    temporary.write_text(state.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    temporary.write_text(
+        dumps_masked(state.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8"
+    )
     temporary.replace(target)
 
 

@@ -14,7 +14,8 @@ step may write a default first and the real value after. Anything else in the fi
 without `=`, a heredoc never closed, a bad name) makes the step fail: an output the runtime
 cannot read is never guessed at.
 
-Every name a step writes must be declared under the workflow's `outputs:`; a name that is not
+Every name a step writes must be declared: by the step's interface when it has one (a
+```yaml step block listing `outputs:`), else under the workflow's `outputs:`; a name that is not
 (a typo: `REVIEW_PATH` written, `FIX_REPORT_PATH` declared) makes the step fail with a message
 naming the document, the step, the undeclared name and the declared ones (`undeclared_outputs`).
 A declared output a step does not write is not an error here: outputs are per step, and most
@@ -26,6 +27,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+
+from fixloop.documents.interface import StepInterface
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -71,14 +74,24 @@ def parse_outputs(text: str) -> dict[str, str]:
 
 
 def undeclared_outputs(
-    outputs: dict[str, str], declared: Collection[str], document: str, step: str
+    outputs: dict[str, str],
+    declared: Collection[str],
+    document: str,
+    step: str,
+    interface: StepInterface | None = None,
 ) -> str | None:
-    """The error for names written but not declared under `outputs:`; None when all are."""
+    """The error for names written but not declared (by the step's interface when it has one,
+    else under `outputs:`); None when all are."""
     unknown = sorted(set(outputs) - set(declared))
     if not unknown:
         return None
     names = ", ".join(unknown)
     known = ", ".join(sorted(declared)) or "none"
+    if interface is not None:
+        return (
+            f"{document}:{interface.line}: step {step!r} wrote output {names}, which its "
+            f"interface does not declare under `outputs:` (declared: {known})"
+        )
     return (
         f"{document}: step {step!r} wrote output {names}, which the workflow does not declare "
         f"under `outputs:` (declared: {known})"

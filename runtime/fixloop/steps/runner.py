@@ -8,13 +8,18 @@
 How a step runs:
 - Its ```bash blocks are joined, in document order, into one script run by one
   `bash --noprofile --norc` under `set -euo pipefail` (see `steps/script.py`).
-- Inputs are checked against the workflow's `inputs:` (type, `pattern`, required; a problem is a
-  FixloopError at the document line of that input) and reach bash ONLY as environment variables,
+- Inputs are checked against what the step takes: its interface (a ```yaml step block right
+  under its heading: any other input is refused, a required one must be there) or, without one,
+  the workflow's `inputs:`; types and `pattern`s come from the frontmatter (`steps/interface.py`;
+  a problem is a FixloopError at the document line). They reach bash ONLY as environment variables,
   so a value holding `$(…)`, quotes or newlines stays data. Inputs may not shadow variables that
   change how bash or git behave (PATH, IFS, GIT_DIR, …) or the runtime's own `FIXLOOP_*`.
 - The runtime also sets `FIXLOOP_OUTPUT` (the file a step writes `NAME=value` lines to; see
   `steps/outputs.py`), `FIXLOOP_RUN_ID` and `FIXLOOP_RUN_DIR` (when a run is given),
-  `FIXLOOP_WORKFLOW`, `FIXLOOP_STEP`, and `FIXLOOP_PACK` (the pack root, for helper files).
+  `FIXLOOP_WORKFLOW`, `FIXLOOP_STEP`, `FIXLOOP_PACK` (the pack root), `FIXLOOP_LIB` (the shared
+  step library a step sources with `. "$FIXLOOP_LIB/fixloop.sh"`: the document's own
+  `workflows/lib/` when its pack ships one, else the bundled pack's) and `FIXLOOP_PYTHON` (this
+  interpreter, for the library's Python scripts).
 - stdin is /dev/null; stdout and stderr are captured, each capped (head and tail are kept).
 - On timeout the step's whole process group is killed (it runs in its own session).
 - A step whose fence info says `lock=repository` runs under the repository lock
@@ -29,6 +34,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -41,10 +47,10 @@ from typing import IO, Protocol
 
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.blocks import MarkdownDocument, Step
-from fixloop.documents.inputs import InputError, coerce_inputs
-from fixloop.documents.pack import WorkflowDoc
+from fixloop.documents.pack import WorkflowDoc, default_pack_root
 from fixloop.events import Event, EventKind
 from fixloop.gitrepo import state_dir_of
+from fixloop.steps.interface import coerce_step_inputs, declared_outputs
 from fixloop.steps.locking import LOCK_MARKER, repository_lock
 from fixloop.steps.outputs import OutputError, parse_outputs, undeclared_outputs
 from fixloop.steps.result import StepResult
@@ -146,9 +152,23 @@ def find_step(workflow: WorkflowDoc, name: str) -> Step:
     return step
 
 
-def _environment_values(workflow: WorkflowDoc, inputs: Mapping[str, str]) -> dict[str, str]:
+def step_library(workflow: WorkflowDoc) -> Path:
+    """The shared step library for `workflow`: its own pack's, else the bundled pack's."""
+    own = workflow.source.path.resolve().parent / "lib"
+    return own if (own / "fixloop.sh").is_file() else default_pack_root() / "workflows" / "lib"
+
+
+def step_inputs(workflow: WorkflowDoc, step: str, values: Mapping[str, str]) -> dict[str, str]:
+    """A run's workflow-wide `values`, narrowed to the inputs `step` takes (see `interface.py`)."""
+    found = find_step(workflow, step)
+    taken = found.interface.input_names if found.interface else tuple(workflow.spec.inputs)
+    return {key: value for key, value in values.items() if key in taken}
+
+
+def _environment_values(
+    workflow: WorkflowDoc, step: Step, inputs: Mapping[str, str]
+) -> dict[str, str]:
     source = workflow.source
-    declared = workflow.spec.inputs
     for key in inputs:
         if key in _RESERVED or key.startswith(_STRIPPED_PREFIXES) or not key.isidentifier():
             raise FixloopError(
@@ -157,10 +177,7 @@ def _environment_values(workflow: WorkflowDoc, inputs: Mapping[str, str]) -> dic
                     "inputs", key,
                 )
             )  # fmt: skip
-    try:
-        values = coerce_inputs(declared, inputs, from_text=True)
-    except InputError as exc:
-        raise FixloopError(source.diagnostic("input", str(exc), "inputs", exc.key)) from None
+    values = coerce_step_inputs(workflow, step, inputs)
     env: dict[str, str] = {}
     for key, value in values.items():
         if value is None:
@@ -202,7 +219,7 @@ def run_step(
     """Run `step` of `workflow` in `cwd`. Raises FixloopError for bad input; never for a failing
     step, which comes back as a StepResult whose `ok` is False."""
     found = find_step(workflow, step)
-    env = _base_environment() | _environment_values(workflow, inputs)
+    env = _base_environment() | _environment_values(workflow, found, inputs)
     crash = crash_point(os.environ)
     _RUNS_OF[workflow.name, step] += 1
     occurrence = _RUNS_OF[workflow.name, step]
@@ -220,6 +237,8 @@ def run_step(
             "FIXLOOP_WORKFLOW": workflow.name,
             "FIXLOOP_STEP": step,
             "FIXLOOP_PACK": str(workflow.source.path.resolve().parent.parent),
+            "FIXLOOP_LIB": str(step_library(workflow)),
+            "FIXLOOP_PYTHON": sys.executable,
             "FIXLOOP_RUNTIME_PID": str(os.getpid()),
         }
         if run is not None:
@@ -252,11 +271,13 @@ def run_step(
             outputs = parse_outputs(output_file.read_text(encoding="utf-8", errors="replace"))
         except OutputError as exc:
             outputs, error = {}, str(exc)
-        declared = workflow.spec.outputs
-        error = error or undeclared_outputs(outputs, declared, workflow.source.display, step)
+        declared = declared_outputs(workflow, found)
+        error = error or undeclared_outputs(
+            outputs, declared, workflow.source.display, step, found.interface
+        )
         if error is not None:  # what the step wrote is kept only where it was declared
             outputs = {name: value for name, value in outputs.items() if name in declared}
-    sites = [script.document_line(command.line) for command in traced]
+    sites = [script.document_line(command.line, command.source) for command in traced]
     result = StepResult(
         workflow.name, step, exit_code, outputs, stdout, stderr, duration, timed_out,
         [command.text for command in traced], error, sites[-1] if sites else None, sites,

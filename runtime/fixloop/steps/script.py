@@ -5,7 +5,9 @@ script is the blocks' text and nothing else: inputs reach it only as environment
 
 Every command the step's shell runs is traced by a DEBUG trap into a NUL-separated file (the
 trap sees the command's *source text*, never expanded values). The trace tells a user which
-command failed, and it numbers the crash points.
+command failed, and it numbers the crash points. Commands inside a function of the step library
+marked for tracing (`declare -ft`, e.g. `fixloop_index_from_head`) are traced too, located at
+their line of the library file; other functions count as the one command that called them.
 
 Crash injection (for proving recovery): `FIXLOOP_CRASH_AT=STEP:K` in the runtime's environment
 makes the runtime SIGKILL itself, together with the step's whole process group, right after the
@@ -23,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.blocks import FencedBlock
@@ -43,7 +46,8 @@ trap '__fixloop_line=$LINENO __fixloop_commands=$((__fixloop_commands + 1))
 if [ -n "${FIXLOOP_CRASH_AFTER:-}" ] && [ "$__fixloop_commands" -gt "$FIXLOOP_CRASH_AFTER" ]; then
   kill -KILL "$FIXLOOP_RUNTIME_PID" 0
 fi
-printf "%s\\t%s\\0" "$__fixloop_line" "$BASH_COMMAND" >> "$FIXLOOP_TRACE"' DEBUG
+printf "%s\\t%s\\t%s\\0" "$__fixloop_line" "${BASH_SOURCE[0]-}" "$BASH_COMMAND" \\
+  >> "$FIXLOOP_TRACE"' DEBUG
 """
 
 
@@ -89,8 +93,13 @@ class Script:
     # (first script line of a block, its first line in the document, its line count)
     spans: tuple[tuple[int, int, int], ...]
 
-    def document_line(self, script_line: int) -> str | None:
-        """`file:line` in the document for a line of the script (None for the preamble)."""
+    def document_line(self, script_line: int, source: str = "") -> str | None:
+        """`file:line` in the document for a line of the script (None for the preamble), or in
+        the sourced file `source` (a library helper) for a command traced there."""
+        if source:
+            parts = Path(source).parts
+            shown = "/".join(parts[-3:]) if parts[-3:-1] == ("workflows", "lib") else source
+            return f"{shown}:{script_line}"
         for first, document_first, count in self.spans:
             if first <= script_line < first + count:
                 return f"{self.display}:{document_first + script_line - first}"
@@ -101,6 +110,7 @@ class Script:
 class TracedCommand:
     text: str
     line: int  # script line, as bash's $LINENO saw it
+    source: str = ""  # the sourced file it ran in (a library helper); "" for the step itself
 
 
 def compose(blocks: Iterable[FencedBlock], display: str) -> Script:
@@ -120,11 +130,13 @@ def compose(blocks: Iterable[FencedBlock], display: str) -> Script:
 
 
 def read_trace(data: bytes) -> list[TracedCommand]:
-    """Commands from a trace file (`LINENO<TAB>command<NUL>` records), in the order they ran."""
+    """Commands from a trace file (`LINENO<TAB>SOURCE<TAB>command<NUL>` records), in the order
+    they ran."""
     commands: list[TracedCommand] = []
     for item in data.split(b"\0"):
         if not item:
             continue
-        number, _, text = item.decode("utf-8", "replace").partition("\t")
-        commands.append(TracedCommand(text, int(number) if number.isdigit() else 0))
+        number, _, rest = item.decode("utf-8", "replace").partition("\t")
+        source, _, text = rest.partition("\t")
+        commands.append(TracedCommand(text, int(number) if number.isdigit() else 0, source))
     return commands

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from fixloop.schemas.findings import Finding
+from fixloop.steps.paths import path_problem
 from fixloop.workflows.fix_findings.intake import (
     in_scope,
     load_findings,
     needs_pre_gate,
-    path_problem,
 )
 
 BASE = Finding(id=1, severity="P1", title="t", body="b", file="a.py", confidence=0.4,

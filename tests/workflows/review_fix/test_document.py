@@ -19,6 +19,7 @@ from tree_sitter import Language, Node, Parser
 from fixloop.documents.blocks import Step
 
 RUNTIME = {"FIXLOOP_OUTPUT", "FIXLOOP_RUN_ID", "FIXLOOP_RUN_DIR", "FIXLOOP_STEP", "TMPDIR"}
+RUNTIME |= {"FIXLOOP_LIB", "FIXLOOP_PYTHON"}  # the step library and its interpreter
 STEPS = {
     "parse-findings",
     "check-review-status",
@@ -100,6 +101,8 @@ def test_every_output_a_step_writes_is_declared() -> None:
     written = {
         match.group(1)
         for step in flow.markdown().steps
-        for match in re.finditer(r"printf '([A-Z][A-Z0-9_]*)(?:=|<<)", _bash(step))
+        for match in re.finditer(
+            r"(?:printf '|fixloop_output )([A-Z][A-Z0-9_]*)(?:=|<<| )", _bash(step)
+        )
     }
     assert written == set(flow.spec.outputs)

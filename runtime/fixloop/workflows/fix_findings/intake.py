@@ -1,9 +1,9 @@
 """Reading a findings file: schema-checked, paths confined to the repository, then filtered.
 
 Every finding is validated on its own, so an error names the finding (`finding 3: severity: …`);
-a finding's `file` must be a repository path (see `steps.paths.check_path`), and may not be a
-symbolic link that leads out of the repository either, because a fixer editing it would write
-outside. Nothing here touches the repository: bad input is refused before the loop starts.
+a finding's `file` must be a repository path (`steps.paths.path_problem`, the one safe-path rule;
+it also refuses a symbolic link that leads out, which a fixer editing it would write through).
+Nothing here touches the repository: bad input is refused before the loop starts.
 
 The intake filter and the pre-gate trigger are here too, as small named predicates, and so is
 `load_state`: the loop state a run starts from, new from the findings file, or a stopped run's

@@ -45,9 +45,11 @@ class StagingSteps:
         self.scratch = scratch  # a folder outside the repository for lists, diffs and patches
         scratch.mkdir(parents=True, exist_ok=True)
 
-    def _run(self, step: str, files: Sequence[str], **inputs: str) -> StepResult:
-        listing = write_paths_file(self.scratch / "files.list", self.repo, files)
-        values = {"FILES_LIST": str(listing), **inputs}
+    def _run(self, step: str, files: Sequence[str] | None, **inputs: str) -> StepResult:
+        values = dict(inputs)
+        if files is not None:  # a step that takes no FILES_LIST gets none
+            listing = write_paths_file(self.scratch / "files.list", self.repo, files)
+            values["FILES_LIST"] = str(listing)
         result = run_step(self.workflow, step, cwd=self.repo, inputs=values, run=self.run)
         if not result.ok:
             raise StepFailed(result)
@@ -83,7 +85,7 @@ class StagingSteps:
     def tree_fingerprint(self, status: Path, hashes: Path) -> None:
         """`git status --porcelain=v2 -z` into `status`; each listed path's kind and blob into
         `hashes` (see `tree_guard`, which reads both)."""
-        self._run("tree-fingerprint", [], STATUS_FILE=str(status), HASH_FILE=str(hashes))
+        self._run("tree-fingerprint", None, STATUS_FILE=str(status), HASH_FILE=str(hashes))
 
     def checkout_from_index(self, files: Sequence[str]) -> None:
         """Give `files` back the bytes of their index entries (and nothing else)."""

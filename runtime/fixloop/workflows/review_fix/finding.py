@@ -22,6 +22,7 @@ from fixloop.reviews.fix_report import HUMAN_VERIFICATION
 from fixloop.reviews.model import ReviewFinding
 from fixloop.reviews.yamltext import one_line
 from fixloop.schemas.results import FixReport, ScopeExpansionRequest
+from fixloop.steps.runner import step_inputs
 from fixloop.workflows.kernel.denied_writes import sort_denials
 from fixloop.workflows.kernel.errors import SkipItem
 from fixloop.workflows.kernel.items import ItemStatus
@@ -209,7 +210,7 @@ class FindingFixer:
         syntax = self.flow.try_step(
             "syntax-check",
             self.worktree.path,
-            **self.inputs,
+            **step_inputs(self.flow.doc, "syntax-check", self.inputs),
             PATHS_FILE=str(self.worktree.git.paths_file(changed)),
         )
         if not syntax.ok:

@@ -81,7 +81,7 @@ def padded_phase_of(review: Review, shown: str, line: int) -> str:
 
 
 def check_finding_paths(review: Review, repo: Path, shown: str) -> None:
-    """Every path a finding names stays inside the repository (symlinks included)."""
+    """Every path a finding names stays inside the repository (`check_path`: symlinks included)."""
     for finding in review.findings:
         for path in finding.files:
             try:
@@ -94,13 +94,6 @@ def check_finding_paths(review: Review, repo: Path, shown: str) -> None:
                         f"finding {finding.id}: {reason}",
                     )
                 ) from None  # fmt: skip
-            if (repo / path).is_symlink() and not (repo / path).resolve().is_relative_to(repo):
-                raise FixloopError(
-                    Diagnostic(
-                        shown, finding.heading_line, 1, "review-path",
-                        f"finding {finding.id}: {path!r} is a symbolic link out of the repository",
-                    )
-                )  # fmt: skip
 
 
 def _phase_line(path: Path) -> int:

@@ -16,6 +16,7 @@ from fixloop.reviews.model import Review, ReviewFinding
 from fixloop.reviews.parser import load_review
 from fixloop.runs.state import digest, save_state
 from fixloop.steps.result import required_output
+from fixloop.steps.runner import step_inputs
 from fixloop.workflows.kernel.items import ItemStatus
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
 from fixloop.workflows.review_fix.finding import FindingFixer
@@ -133,7 +134,8 @@ class ReviewFix(Workflow):
 
     @implements("check-review-status")
     def check_review_status(self, plan: ReviewFixPlan) -> str:
-        checked = self.step("check-review-status", plan.repo, **plan.inputs)
+        shared = step_inputs(self.doc, "check-review-status", plan.inputs)
+        checked = self.step("check-review-status", plan.repo, **shared)
         return required_output(checked, "STATUS")
 
     @implements("resume-interrupted")
@@ -213,7 +215,7 @@ class ReviewFix(Workflow):
         backup = self.step(
             "backup-iteration",
             worktree.path,
-            **plan.inputs,
+            **step_inputs(self.doc, "backup-iteration", plan.inputs),
             FIX_REPORT_PATH=self.report_rel(plan),
             ITERATION=str(iteration),
         )
@@ -245,8 +247,9 @@ class ReviewFix(Workflow):
         """Commit the report (and with --auto the backups) once, if its status is valid."""
         result = self.result
         report_rel = self.report_rel(plan)
+        shared = step_inputs(self.doc, "check-fix-report", plan.inputs)
         checked = self.try_step(
-            "check-fix-report", worktree.path, **plan.inputs, FIX_REPORT_PATH=report_rel
+            "check-fix-report", worktree.path, **shared, FIX_REPORT_PATH=report_rel
         )
         if not checked.ok:
             self.keep_uncommitted(plan, worktree, checked.describe_failure())

@@ -1,0 +1,93 @@
+"""`fixloop browser screenshot|cleanup`: the headless browser an agent's shell can call.
+
+Exit codes: 0 done; 1 the browser failed or timed out; 2 bad input (no browser installed, a bad
+viewport, an unreachable URL, a bad number).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from fixloop.browser.chromium import DEFAULT_VIEWPORT, cleanup, parse_viewport, screenshot
+from fixloop.cli.pack_commands import Subparsers
+from fixloop.diagnostics import Diagnostic, FixloopError
+
+DEFAULT_MAX_AGE_S = 300.0
+_EPILOG = (
+    "The browser is the system's Chromium in headless mode (Debian: apt-get install -y "
+    "chromium); nothing is downloaded. Each screenshot runs one browser with a fresh profile in "
+    "its own process group, killed on timeout. `cleanup` stops only browsers fixloop started "
+    "(recognised by their profile folder), never other browsers of yours."
+)
+
+
+def register(subparsers: Subparsers) -> None:
+    browser = subparsers.add_parser(
+        "browser",
+        help="a headless browser for visual checks: screenshots, cleanup of stale browsers",
+        description="Take screenshots with a headless browser; stop stale browsers.",
+        epilog=_EPILOG,
+    )
+    actions = browser.add_subparsers(dest="browser_command", metavar="ACTION", required=True)
+    shot = actions.add_parser(
+        "screenshot",
+        help="save a PNG of a page as the browser renders it",
+        description="Save a PNG of URL (http, https or file) at the viewport size.",
+    )
+    shot.add_argument("url", metavar="URL", help="the page, e.g. http://127.0.0.1:5173/login")
+    shot.add_argument("--out", type=Path, required=True, metavar="FILE.png", help="where to save")
+    width, height = DEFAULT_VIEWPORT
+    shot.add_argument(
+        "--viewport", default=f"{width}x{height}", metavar="WxH",
+        help=f"viewport in CSS pixels (default: {width}x{height})",
+    )  # fmt: skip
+    shot.add_argument(
+        "--timeout", type=float, default=30.0, metavar="S",
+        help="seconds before the browser is killed (default: 30)",
+    )  # fmt: skip
+    shot.set_defaults(handler=run_screenshot)
+    clean = actions.add_parser(
+        "cleanup",
+        help="stop stale browsers fixloop started and remove their profiles",
+        description=(
+            "Stop the headless browsers fixloop started at least S seconds ago (all of them "
+            "with --max-age 0) and remove their profile folders."
+        ),
+    )
+    clean.add_argument(
+        "--max-age", type=float, default=DEFAULT_MAX_AGE_S, metavar="S",
+        help=f"only browsers at least this many seconds old (default: {DEFAULT_MAX_AGE_S:g})",
+    )  # fmt: skip
+    clean.set_defaults(handler=run_cleanup)
+
+
+def _seconds(value: float, flag: str, *, zero_ok: bool) -> float:
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
+        bound = "0 or more" if zero_ok else "more than 0"
+        raise FixloopError(Diagnostic(flag, 1, 1, "usage", f"{value:g}: must be {bound} seconds"))
+    return value
+
+
+def run_screenshot(args: argparse.Namespace) -> int:
+    viewport = parse_viewport(args.viewport)
+    timeout_s = _seconds(args.timeout, "--timeout", zero_ok=False)
+    shot = screenshot(args.url, args.out, viewport, timeout_s)
+    print(
+        f"{shot.path}: {shot.width}x{shot.height} screenshot of {args.url} ({shot.seconds:.1f} s)"
+    )
+    return 0
+
+
+def run_cleanup(args: argparse.Namespace) -> int:
+    done = cleanup(_seconds(args.max_age, "--max-age", zero_ok=True))
+    for info in done.stopped:
+        print(f"stopped browser process {info.pid} ({' '.join(info.argv[:1])})")
+    for folder in done.removed:
+        print(f"removed profile {folder}")
+    print(
+        f"{len(done.stopped)} browser process(es) stopped, "
+        f"{len(done.removed)} profile folder(s) removed"
+    )
+    return 0

@@ -1,0 +1,129 @@
+"""A step's interface: the inputs it takes and the outputs it writes, declared next to the step.
+
+Right under a step's heading (or its `<step>` tag), before anything else of the step, a fence
+whose info string is `yaml step`:
+
+    ```yaml step
+    inputs: [RUN_ID, WORKTREE, PATHS_FILE]    # required
+    optional: [TAG]
+    outputs: [COMMITTED, COMMIT]
+    ```
+
+Names refer to the document frontmatter's `inputs:` and `outputs:` (types, patterns, defaults and
+descriptions live there, once). Every key is optional; an empty list and a missing key mean the
+same. What the names must refer to is checked by `interface_rules.py` (`fixloop validate`); this
+module only reads the block, and any problem in it is located at its line and column.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import yaml
+
+from fixloop.diagnostics import Diagnostic
+
+INFO = "yaml step"
+RULE = "step-interface"
+KEYS = ("inputs", "optional", "outputs")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One name of an interface and where it is written."""
+
+    name: str
+    line: int
+    col: int
+
+
+@dataclass(frozen=True)
+class StepInterface:
+    line: int  # the line of the opening fence
+    inputs: tuple[Declared, ...] = ()  # required
+    optional: tuple[Declared, ...] = ()
+    outputs: tuple[Declared, ...] = ()
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        """Every input the step takes, required first, in the order written."""
+        return tuple(d.name for d in (*self.inputs, *self.optional))
+
+    @property
+    def required_names(self) -> frozenset[str]:
+        return frozenset(d.name for d in self.inputs)
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self.outputs)
+
+    def one_line(self) -> str:
+        """`in: A, B, [C]  out: X, Y` (optional inputs in brackets)."""
+        taken = [d.name for d in self.inputs] + [f"[{d.name}]" for d in self.optional]
+        return f"in: {', '.join(taken) or '-'}  out: {', '.join(self.output_names) or '-'}"
+
+
+def is_interface_info(info: str) -> bool:
+    return info.split() == INFO.split()
+
+
+def parse_interface(
+    content: str, fence_line: int, display: str
+) -> tuple[StepInterface | None, list[Diagnostic]]:
+    """The interface in a `yaml step` block whose opening fence is at `fence_line`."""
+    first = fence_line + 1
+
+    def problem(line: int, col: int, message: str) -> Diagnostic:
+        return Diagnostic(display, line, col, RULE, message)
+
+    try:
+        node = yaml.compose(content, Loader=_LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line, col = (first + mark.line, mark.column + 1) if mark else (fence_line, 1)
+        reason = getattr(exc, "problem", None) or "invalid YAML"
+        return None, [problem(line, col, f"invalid YAML: {reason}")]
+    if node is None:
+        return StepInterface(fence_line), []
+    if not isinstance(node, yaml.MappingNode):
+        return None, [problem(fence_line, 1, f"expected a mapping of {', '.join(KEYS)}")]
+    found: list[Diagnostic] = []
+    lists: dict[str, list[Declared]] = {key: [] for key in KEYS}
+    seen: dict[str, Declared] = {}
+    for key_node, value_node in node.value:
+        key = str(key_node.value)
+        at = (first + key_node.start_mark.line, key_node.start_mark.column + 1)
+        if key not in KEYS:
+            found.append(problem(*at, f"{key}: not an interface key (use {', '.join(KEYS)})"))
+            continue
+        if isinstance(value_node, yaml.ScalarNode) and value_node.value in ("", "~", "null"):
+            continue
+        if not isinstance(value_node, yaml.SequenceNode):
+            found.append(problem(*at, f"{key}: expected a list of names, e.g. [NAME, OTHER]"))
+            continue
+        for item in value_node.value:
+            where = (first + item.start_mark.line, item.start_mark.column + 1)
+            name = item.value if isinstance(item, yaml.ScalarNode) else None
+            if not isinstance(name, str) or not _NAME.match(name):
+                shown = name if isinstance(name, str) else "a list or mapping"
+                found.append(problem(*where, f"{key}: {shown!r} is not a name"))
+                continue
+            declared = Declared(name, *where)
+            # inputs and optional share one namespace; outputs have their own
+            space = "outputs" if key == "outputs" else "inputs"
+            earlier = seen.get(f"{space}:{name}")
+            if earlier is not None:
+                found.append(
+                    problem(*where, f"{key}: {name} is already listed at line {earlier.line}")
+                )
+                continue
+            seen[f"{space}:{name}"] = declared
+            lists[key].append(declared)
+    if found:
+        return None, found
+    return StepInterface(
+        fence_line, tuple(lists["inputs"]), tuple(lists["optional"]), tuple(lists["outputs"])
+    ), []

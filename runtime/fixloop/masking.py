@@ -1,0 +1,260 @@
+"""Secret masking: what fixloop writes to disk (traces, run files, reports) never holds a secret.
+
+Two kinds of secrets are replaced by a placeholder naming what was there, never the value:
+
+- the values of environment variables whose names look like keys, tokens, secrets or passwords
+  (`ANTHROPIC_API_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`, `AUTH`, `*_CREDENTIALS`, …) become
+  `«masked:ANTHROPIC_API_KEY»`. Values too short or too common to be a secret (`true`, under 8
+  characters) are left alone: masking them would garble every trace and protect nothing;
+- strings shaped like well-known credentials become `«masked:KIND»`: Anthropic and OpenAI keys,
+  GitHub tokens, AWS access key ids and the secret keys written next to them, PEM private-key
+  blocks, Slack, Google, Stripe, npm and Hugging Face tokens, the credentials of Authorization
+  and API-key headers, bare bearer tokens, passwords in URLs.
+
+`mask_text`, `mask_json` and `dumps_masked` use a process-wide `Masker`: it snapshots the
+environment once and takes a new snapshot only when the environment changed (a cheap check). Most
+text holds no secret, so a masker first asks whether a text could hold one (a few scans for the
+literals every secret shape contains) and only then rewrites it; `dumps_masked` asks once for a
+whole serialised object. `bench/masking.py` measures it against `json.dumps`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+MIN_SECRET_LENGTH = 8
+
+# Values an environment variable with a secret-looking name often holds that are no secret.
+_COMMON_VALUES = frozenset(
+    {"true", "false", "yes", "no", "on", "off", "none", "null", "undefined", "enabled",
+     "disabled", "changeme", "password", "********", "xxxxxxxx"}
+)  # fmt: skip
+# Anywhere in a name: `GH_TOKEN`, `CLIENT_SECRET`, `PGPASSWORD`, `GOOGLE_CREDENTIALS`, `APIKEY`.
+_NAME_PARTS = ("SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "TOKEN", "CREDENTIAL", "APIKEY")
+# Whole words of a name only: `OPENAI_API_KEY`, `NPM_AUTH`, `DB_PASS` (but not `XAUTHORITY`,
+# `GIT_AUTHOR_NAME`, `KEYBOARD`).
+_NAME_WORDS = frozenset({"KEY", "KEYS", "AUTH", "PASS", "PAT", "COOKIE", "CREDS"})
+# A name ending in one of these says where a secret is, not what it is (`SSH_AUTH_SOCK`).
+_LOCATION_WORDS = frozenset({"SOCK", "SOCKET", "PATH", "DIR", "FILE", "HOME"})
+
+_KEYC = "A-Za-z0-9_-"  # the characters of most API keys
+# Well-known credential shapes: (kind, literal every match contains, pattern). Each pattern starts
+# with its literal and checks the word boundary just after it, so that `re` can search for the
+# literal as fast as `in` does instead of trying the whole pattern at every position.
+_SHAPES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
+    (kind, hint, re.compile(pattern, re.DOTALL))
+    for kind, hint, pattern in (
+        (
+            "private-key", "-----BEGIN",
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|.*\Z)",  # cut short: to the end
+        ),
+        ("anthropic-key", "sk-ant-", rf"sk-ant-[{_KEYC}]{{20,}}"),
+        ("openai-key", "sk-", rf"sk-(?<![A-Za-z0-9]sk-)(?:proj-|svcacct-|admin-)?[{_KEYC}]{{20,}}"),
+        ("github-token", "gh", r"gh(?<![A-Za-z0-9]gh)[pousr]_[A-Za-z0-9]{30,}"),
+        ("github-token", "github_pat_", r"github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{22,}"),
+        ("aws-access-key-id", "AKIA", r"AKIA(?<![A-Za-z0-9]AKIA)[A-Z0-9]{16}\b"),
+        ("aws-access-key-id", "ASIA", r"ASIA(?<![A-Za-z0-9]ASIA)[A-Z0-9]{16}\b"),
+        ("slack-token", "xox", rf"xox(?<![A-Za-z0-9]xox)[abposr]-[{_KEYC}]{{10,}}"),
+        ("slack-token", "xapp-", rf"xapp-(?<![A-Za-z0-9]xapp-)[{_KEYC}]{{10,}}"),
+        ("google-api-key", "AIza", rf"AIza(?<![A-Za-z0-9]AIza)[{_KEYC}]{{35}}"),
+        ("stripe-key", "k_live_", r"\b[rs]k_live_[A-Za-z0-9]{16,}"),
+        ("stripe-key", "k_test_", r"\b[rs]k_test_[A-Za-z0-9]{16,}"),
+        ("npm-token", "npm_", r"npm_(?<![A-Za-z0-9]npm_)[A-Za-z0-9]{36}"),
+        ("huggingface-token", "hf_", r"hf_(?<![A-Za-z0-9]hf_)[A-Za-z0-9]{30,}"),
+    )
+)  # fmt: skip
+# The same literals found by three scans instead of one per literal: each pattern starts with one
+# character, which `re` looks for as fast as `in` does, and checks the rest only there.
+_SHAPE_HINTS = (
+    re.compile(r"-(?:(?<=sk-)|(?<=xox[abposr]-)|(?<=xapp-)|----BEGIN)"),
+    re.compile(
+        r"_(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=npm_)|(?<=hf_)|(?<=[rs]k_live_)|(?<=[rs]k_test_))"
+    ),
+    re.compile(r"A(?:KIA|SIA|Iza)"),
+)
+
+# Secrets known by where they stand: the marker stays, the value goes.
+_HEADER = re.compile(
+    r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|token|basic|digest)\s+)?"
+    r"|\b(?:x-)?(?:api-key|auth-token)[\"']?\s*[:=]\s*[\"']?)"
+    r"([A-Za-z0-9._~+/-]{8,}=*)"
+    r"|(\bbearer\s+)([A-Za-z0-9._~+/-]{16,}=*)"
+)
+_HEADER_HINTS = ("authorization", "bearer", "api-key", "auth-token")
+_URL_PASSWORD = re.compile(r"(://[^/\s:@\"'\\]{1,256}:)([^/\s@\"'\\]{1,256})(@)")
+# An AWS secret access key: 40 base64 characters near an access key id or named as one.
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_ANCHOR = re.compile(
+    r"«masked:(?:aws-access-key-id|[A-Z0-9_]*ACCESS_KEY_ID)»|(?i:secret_?access_?key)"
+)
+_HEX_ID = re.compile(r"[0-9a-f]{40}")  # a git object id is no secret
+_AWS_WINDOW = 200
+
+
+def placeholder(kind: str) -> str:
+    return f"«masked:{kind}»"
+
+
+def is_secret_name(name: str) -> bool:
+    """True for an environment variable name that looks like it holds a key, token or password."""
+    upper = name.upper()
+    words = [word for word in re.split(r"[^A-Z0-9]+", upper) if word]
+    if not words or words[-1] in _LOCATION_WORDS:
+        return False
+    return any(part in upper for part in _NAME_PARTS) or any(w in _NAME_WORDS for w in words)
+
+
+def is_secret_value(value: str) -> bool:
+    """False for values too short or too common to be a secret worth masking."""
+    stripped = value.strip()
+    return (
+        len(stripped) >= MIN_SECRET_LENGTH
+        and stripped.lower() not in _COMMON_VALUES
+        and len(set(stripped)) > 1
+    )
+
+
+class Masker:
+    """Masks one snapshot of the environment's secrets and the well-known credential shapes."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        found: dict[str, str] = {}
+        for name, value in sorted(environ.items()):
+            if is_secret_name(name) and is_secret_value(value):
+                found.setdefault(value.strip(), name)
+        # Longest first, so a secret that contains another one is masked whole.
+        self._secrets = sorted(found.items(), key=lambda item: len(item[0]), reverse=True)
+        # In serialised JSON a value may stand escaped (quotes, backslashes, newlines, non-ASCII).
+        escaped = {json.dumps(v, ensure_ascii=a)[1:-1] for v in found for a in (False, True)}
+        self._needles = tuple(sorted(set(found) | escaped, key=len, reverse=True))
+
+    @property
+    def variable_names(self) -> list[str]:
+        """The variables whose values this masker hides (names only, sorted)."""
+        return sorted({name for _, name in self._secrets})
+
+    def may_hold_secret(self, text: str) -> bool:
+        """False only when `text` certainly holds nothing this masker would replace."""
+        if len(text) < MIN_SECRET_LENGTH:
+            return False
+        if any(needle in text for needle in self._needles):
+            return True
+        if "://" in text or any(hint.search(text) for hint in _SHAPE_HINTS):
+            return True
+        lowered = text.lower()
+        return any(hint in lowered for hint in _HEADER_HINTS) or "secret" in lowered
+
+    def mask_text(self, text: str) -> str:
+        """`text` with every secret replaced by «masked:NAME» (environment) or «masked:KIND»."""
+        if not self.may_hold_secret(text):
+            return text
+        for value, name in self._secrets:
+            if value in text:
+                text = text.replace(value, placeholder(name))
+        for kind, hint, pattern in _SHAPES:
+            if hint in text:
+                text = pattern.sub(placeholder(kind), text)
+        lowered = text.lower()
+        if any(hint in lowered for hint in _HEADER_HINTS):
+            text = _HEADER.sub(_mask_header, text)
+        if "://" in text:
+            text = _URL_PASSWORD.sub(rf"\1{placeholder('url-password')}\3", text)
+        if len(text) >= 40 and ("ACCESS_KEY_ID»" in text or "access" in text.lower()):
+            text = _mask_aws_secrets(text)
+        return text
+
+    def mask_json(self, data: Any) -> Any:
+        """`data` with every string masked, recursively; dict keys and other values kept.
+
+        Returns `data` itself when nothing in it needs masking (do not mutate the result).
+        """
+        if isinstance(data, str):
+            return self.mask_text(data)
+        if not self.may_hold_secret(json.dumps(data, ensure_ascii=False, default=str)):
+            return data
+        return self._walk(data, None)
+
+    def _walk(self, data: Any, default: Callable[[Any], Any] | None) -> Any:
+        if isinstance(data, str):
+            return self.mask_text(data)
+        if isinstance(data, dict):
+            return {key: self._walk(value, default) for key, value in data.items()}
+        if isinstance(data, list | tuple):
+            return [self._walk(value, default) for value in data]
+        if data is None or isinstance(data, bool | int | float) or default is None:
+            return data
+        # What `json.dumps(default=...)` would write for it (a path, an enum): masked as well.
+        return self._walk(default(data), None)
+
+    def dumps(self, data: Any, **options: Any) -> str:
+        """`json.dumps(data, **options)` of `data` masked; one serialisation when nothing is."""
+        text = json.dumps(data, **options)
+        if not self.may_hold_secret(text):
+            return text
+        return json.dumps(self._walk(data, options.get("default")), **options)
+
+
+def _mask_header(match: re.Match[str]) -> str:
+    marker = match.group(1) if match.group(1) is not None else match.group(3)
+    return marker + placeholder("bearer-token")
+
+
+def _mask_aws_secrets(text: str) -> str:
+    """40-character base64 words near an access key id, or right after a secret-key name."""
+    anchors = [m.start() for m in _AWS_ANCHOR.finditer(text)]
+    if not anchors:
+        return text
+
+    def replace(match: re.Match[str]) -> str:
+        word = match.group()
+        near = any(abs(match.start() - anchor) <= _AWS_WINDOW for anchor in anchors)
+        return (
+            placeholder("aws-secret-access-key") if near and not _HEX_ID.fullmatch(word) else word
+        )
+
+    return _AWS_SECRET.sub(replace, text)
+
+
+_lock = threading.Lock()
+_current: tuple[object, Masker] | None = None
+
+
+def _environment_fingerprint() -> object:
+    # The raw dict behind `os.environ`: a tuple of its items is cheap to build and compares by
+    # identity, while going through `os.environ` would decode every name and value on each call.
+    raw: Mapping[bytes, bytes] | None = getattr(os.environ, "_data", None)
+    return tuple(raw.items()) if raw is not None else tuple(os.environ.items())
+
+
+def current_masker() -> Masker:
+    """The process-wide masker, snapshotted again when the environment changed since last time."""
+    global _current  # noqa: PLW0603 - one cached snapshot per process, replaced whole
+    fingerprint = _environment_fingerprint()
+    cached = _current
+    if cached is not None and cached[0] == fingerprint:
+        return cached[1]
+    with _lock:
+        masker = Masker(os.environ)
+        _current = (fingerprint, masker)
+    return masker
+
+
+def mask_text(text: str) -> str:
+    """`text` with every secret replaced by «masked:NAME» (environment) or «masked:KIND» (shape)."""
+    return current_masker().mask_text(text)
+
+
+def mask_json(data: Any) -> Any:
+    """JSON-like `data` with every string masked; dict keys and non-string values kept."""
+    return current_masker().mask_json(data)
+
+
+def dumps_masked(data: Any, **options: Any) -> str:
+    """`json.dumps` for anything written to disk: the same text, with every secret masked."""
+    return current_masker().dumps(data, **options)

@@ -1,0 +1,111 @@
+"""The bwrap sandbox: bubblewrap namespaces around each command.
+
+What the command gets:
+- the host's root file system, read-only; the worktree bound read-write at its own path;
+- a private, empty `/tmp` (a tmpfs; `HOME` points there) and a minimal `/dev`, `/proc` of its own;
+- new namespaces for everything bubblewrap can unshare: no network but a loopback of its own
+  (`--unshare-net`), its own process ids, IPC and host name;
+- `--die-with-parent` and a process group of its own: on timeout the group is killed, and when
+  fixloop dies, even by SIGKILL, the kernel kills the sandbox and everything inside it.
+
+What it does not do: hide files. The command can READ whatever the user running fixloop can
+(that is how it finds the same python, compilers and libraries as the host). It sets no memory
+or process limit. Use docker for a file system of its own and resource limits.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from fixloop.sandboxes.process import find_program, run_process_group
+from fixloop.sandboxes.protocol import (
+    DEFAULT_TIMEOUT_S,
+    OUTPUT_CAP_BYTES,
+    PRIVATE_TMP,
+    SandboxBase,
+    SandboxChoice,
+    SandboxResult,
+    checked_argv,
+    not_found,
+    sandbox_error,
+)
+
+KIND = "bwrap"
+PROBE_TIMEOUT_S = 30.0
+
+
+def confinement(worktree: Path, cwd: Path) -> list[str]:
+    """bubblewrap's options, in order: later mounts go on top of earlier ones (so a worktree
+    under /tmp is bound on top of the private /tmp)."""
+    return [
+        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP,
+        "--bind", str(worktree), str(worktree),
+        "--unshare-all", "--die-with-parent", "--new-session", "--chdir", str(cwd),
+    ]  # fmt: skip
+
+
+@functools.cache
+def _probe(bwrap: str) -> str | None:
+    """None when bubblewrap can start the namespaces this sandbox uses here, else why not."""
+    with tempfile.TemporaryDirectory(prefix="fixloop-bwrap-probe-") as scratch:
+        argv = [bwrap, *confinement(Path(scratch), Path(scratch)), "--", "true"]
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return str(exc)
+    if done.returncode == 0:
+        return None
+    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else f"exit {done.returncode}"
+
+
+def unavailable() -> str | None:
+    """None when the bwrap sandbox works here, else one line saying why not."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap is not installed (no `bwrap` on PATH; apt-get install bubblewrap)"
+    problem = _probe(bwrap)
+    return None if problem is None else f"bubblewrap cannot start a namespace here: {problem}"
+
+
+class BubblewrapSandbox(SandboxBase):
+    def __init__(
+        self,
+        worktree: Path,
+        *,
+        reason: str = "requested",
+        output_cap: int = OUTPUT_CAP_BYTES,
+    ) -> None:
+        problem = unavailable()
+        if problem is not None:
+            raise sandbox_error(f"--sandbox bwrap: {problem}")
+        super().__init__(SandboxChoice(KIND, reason), worktree, output_cap)
+        self.bwrap = shutil.which("bwrap") or "bwrap"
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> SandboxResult:
+        words = checked_argv(argv)
+        where = self.checked_cwd(cwd)
+        base = {"PATH": os.environ.get("PATH", os.defpath), "HOME": PRIVATE_TMP}
+        environment = self.environment(base, env)
+        # Checked on the host, whose file system the sandbox sees (bwrap's own "execvp" failure
+        # would look like the command exiting 1).
+        if not find_program(words[0], where, environment.get("PATH")):
+            return not_found(words[0], KIND)
+        command = [self.bwrap, *confinement(self.worktree, where), "--", *words]
+        return run_process_group(
+            command, cwd=where, env=environment, timeout_s=timeout_s, cap=self.output_cap,
+            kind=KIND,
+        )  # fmt: skip

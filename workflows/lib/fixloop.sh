@@ -1,0 +1,228 @@
+# fixloop's shared step library: the helpers every workflow step would otherwise paste.
+#
+# A step's bash block that needs it starts with exactly
+#
+#     . "$FIXLOOP_LIB/fixloop.sh"
+#
+# The runtime sets FIXLOOP_LIB (this folder) and FIXLOOP_PYTHON (its own interpreter) for every
+# step. Following a workflow by hand inside Claude Code, set it first:
+#
+#     export FIXLOOP_LIB="${CLAUDE_PLUGIN_ROOT}/workflows/lib"
+#
+# Sourcing defines functions and nothing else. A function reports a problem on stderr, starting
+# "fixloop: ", and returns non-zero; under the runner's `set -euo pipefail` the step then stops.
+# None of them relies on `set -e` inside itself, so each also behaves inside `if` and `||`.
+# Needs bash 4.3 or later (namerefs).
+#
+#   fixloop_refuse_unsafe_path PATH     refuse a path that could reach outside the repository
+#   fixloop_read_paths NAME FILE        read a NUL-separated path list into the array NAME
+#   fixloop_output NAME VALUE           hand a value back to the runtime ($FIXLOOP_OUTPUT)
+#   fixloop_index_from_head INDEX [LIST]
+#                                       a temporary index: HEAD plus exactly the listed paths
+
+# fixloop_refuse_unsafe_path PATH
+#
+# Returns 0 when PATH may name a file of the repository: `$WORKTREE` when it is set, else the
+# repository of the current directory. Refused, with the reason on stderr: an empty path; a NUL
+# or newline; an absolute path; a `..` component; a `.git` component at any depth, in any letter
+# case; a directory on the way that is a symbolic link; and a last component that is a symbolic
+# link whose target, followed the same way (at most 40 links deep), is refused or leads outside
+# the repository. A link whose target is a fine repository path is data: git stores the link,
+# nothing follows it. A leading `-` is allowed (a user's `-notes.txt` is a file like any other):
+# pass paths after `--`, as `./$path`, or through `--pathspec-from-file`.
+#
+# This is the rule `fixloop.steps.paths` applies in Python; tests/steps/safe_path_cases.yaml holds
+# the cases both must decide alike.
+fixloop_refuse_unsafe_path() {
+  local raw=$1 root=${WORKTREE:-} path reason="" depth=0 link="" prefix="" target
+  local part logical physical
+  local -a parts stack
+  if [ -z "$root" ]; then
+    root=$(git rev-parse --show-toplevel) || return 1
+  fi
+  path=$raw
+  while [ -z "$reason" ]; do
+    case $path in
+      "") reason="empty" ;;
+      *$'\n'*) reason="holds a NUL or newline character" ;;
+      /*) reason="absolute paths are refused; name files relative to the repository" ;;
+    esac
+    [ -z "$reason" ] || break
+    stack=()
+    IFS=/ read -r -a parts <<< "$path"
+    for part in "${parts[@]}"; do
+      case $part in
+        "" | .) ;;
+        ..) reason="'..' could leave the repository"; break ;;
+        [.][Gg][Ii][Tt]) reason="paths inside .git are refused"; break ;;
+        *) stack+=("$part") ;;
+      esac
+    done
+    [ -z "$reason" ] || break
+    if [ "${#stack[@]}" -eq 0 ]; then
+      reason="names the repository itself, not a file"
+      break
+    fi
+    prefix=""
+    for part in "${stack[@]:0:${#stack[@]}-1}"; do
+      prefix+="$part"
+      if [ -L "$root/$prefix" ]; then
+        reason="passes through the symbolic link $prefix"
+        break
+      fi
+      prefix+=/
+    done
+    [ -z "$reason" ] || break
+    printf -v path '%s/' "${stack[@]}"
+    path=${path%/}
+    [ -L "$root/$path" ] || break
+    # The last component is a symbolic link: judge its target as a path of its own.
+    link=yes
+    if [ "$depth" -ge 40 ]; then
+      reason="too many levels of symbolic links"
+      break
+    fi
+    depth=$((depth + 1))
+    # `x` keeps a target's own trailing newlines from the command substitution.
+    target=$(readlink -- "$root/$path" && printf x) || return 1
+    target=${target%$'\n'x}
+    case $target in
+      *$'\n'*) reason="holds a NUL or newline character"; break ;;
+    esac
+    case $target in
+      /*)
+        logical=$root
+        case $logical in /*) ;; *) logical=$PWD/$logical ;; esac
+        logical=${logical%/}
+        physical=$(cd -P -- "$root" && pwd -P) || return 1
+        if [ "$target" = "$logical" ] || [ "$target" = "$physical" ]; then
+          reason="a symbolic link to the repository itself"
+          break
+        elif [ "${target#"$logical"/}" != "$target" ]; then
+          target=${target#"$logical"/}
+        elif [ "${target#"$physical"/}" != "$target" ]; then
+          target=${target#"$physical"/}
+        else
+          reason="a symbolic link that leads outside the repository"
+          break
+        fi
+        IFS=/ read -r -a parts <<< "$target"
+        ;;
+      *)
+        IFS=/ read -r -a parts <<< "$target"
+        parts=("${stack[@]:0:${#stack[@]}-1}" "${parts[@]}")
+        ;;
+    esac
+    # Normalise `..` against the components before it; a component it steps back over must not
+    # be a symbolic link (its `..` would be its target's parent, not this folder).
+    stack=()
+    for part in "${parts[@]}"; do
+      case $part in
+        "" | .) ;;
+        ..)
+          if [ "${#stack[@]}" -eq 0 ]; then
+            reason="a symbolic link that leads outside the repository"
+            break
+          fi
+          printf -v prefix '%s/' "${stack[@]}"
+          if [ -L "$root/${prefix%/}" ]; then
+            reason="passes through the symbolic link ${prefix%/}"
+            break
+          fi
+          unset 'stack[${#stack[@]}-1]'
+          ;;
+        *) stack+=("$part") ;;
+      esac
+    done
+    [ -z "$reason" ] || break
+    if [ "${#stack[@]}" -eq 0 ]; then
+      reason="a symbolic link to the repository itself"
+      break
+    fi
+    printf -v path '%s/' "${stack[@]}"
+    path=${path%/}
+  done
+  [ -n "$reason" ] || return 0
+  case $reason in
+    "a symbolic link"*) ;;
+    *) if [ -n "$link" ]; then reason="a symbolic link to a refused path ($reason)"; fi ;;
+  esac
+  printf "fixloop: refusing a path: '%s': %s\n" "$raw" "$reason" >&2
+  return 1
+}
+
+# fixloop_read_paths NAME FILE
+#
+# Reads FILE, paths each ended by a NUL byte (`printf '%s\0' …`, `git … -z`), into the array
+# NAME, like `mapfile -d ''` (which bash before 4.4 lacks). A last path without its NUL is kept,
+# not dropped. Nothing is checked here: pair it with fixloop_refuse_unsafe_path where the paths
+# come from outside.
+fixloop_read_paths() {
+  if ! [[ ${1-} =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || [ "$#" -ne 2 ]; then
+    echo "fixloop: usage: fixloop_read_paths NAME FILE" >&2
+    return 2
+  fi
+  local -n __fixloop_paths=$1
+  local __fixloop_path=""
+  __fixloop_paths=()
+  if [ ! -r "$2" ]; then
+    echo "fixloop: cannot read the path list $2" >&2
+    return 1
+  fi
+  while IFS= read -r -d '' __fixloop_path || [ -n "$__fixloop_path" ]; do
+    __fixloop_paths+=("$__fixloop_path")
+  done < "$2"
+}
+
+# fixloop_output NAME VALUE
+#
+# Appends NAME=VALUE to $FIXLOOP_OUTPUT, or, when VALUE holds a newline,
+#     NAME<<FIXLOOP_EOF
+#     VALUE
+#     FIXLOOP_EOF
+# so the runtime reads back exactly VALUE. A VALUE holding the line FIXLOOP_EOF is refused: it
+# would end the value early and forge the lines after it.
+fixloop_output() {
+  if [ "$#" -ne 2 ] || ! [[ $1 =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]]; then
+    echo "fixloop: usage: fixloop_output NAME VALUE (NAME a shell identifier)" >&2
+    return 2
+  fi
+  if [ -z "${FIXLOOP_OUTPUT:-}" ]; then
+    echo "fixloop: FIXLOOP_OUTPUT is not set (export FIXLOOP_OUTPUT=\"\$(mktemp)\" first)" >&2
+    return 1
+  fi
+  case $2 in
+    *$'\n'*)
+      if [[ $'\n'$2$'\n' == *$'\n'FIXLOOP_EOF$'\n'* ]]; then
+        echo "fixloop: output $1 holds the line FIXLOOP_EOF, which would end it early" >&2
+        return 1
+      fi
+      printf '%s<<FIXLOOP_EOF\n%s\nFIXLOOP_EOF\n' "$1" "$2" >> "$FIXLOOP_OUTPUT"
+      ;;
+    *) printf '%s=%s\n' "$1" "$2" >> "$FIXLOOP_OUTPUT" ;;
+  esac
+}
+
+# fixloop_index_from_head INDEX [LIST]
+#
+# (Re)builds the index file INDEX from HEAD's tree, then adds the current tree's state (new,
+# changed, deleted, mode changes) of exactly the paths in LIST (NUL-separated, read literally:
+# `*.py` is that file); without LIST, of every path. An empty LIST adds nothing. The tree's own
+# index is never read or written. Run it in the work tree; remove INDEX when done.
+fixloop_index_from_head() {
+  if [ "$#" -lt 1 ] || [ "$#" -gt 2 ] || [ -z "$1" ]; then
+    echo "fixloop: usage: fixloop_index_from_head INDEX [LIST]" >&2
+    return 2
+  fi
+  rm -f -- "$1" || return 1
+  GIT_INDEX_FILE="$1" git read-tree HEAD || return 1
+  if [ "$#" -eq 1 ]; then
+    GIT_INDEX_FILE="$1" git add --all || return 1
+  elif [ -s "$2" ]; then
+    GIT_INDEX_FILE="$1" git --literal-pathspecs add --all \
+      --pathspec-from-file="$2" --pathspec-file-nul || return 1
+  fi
+}
+# Traced: the runner's trace (and its crash switch, FIXLOOP_CRASH_AT) sees the git commands this
+# helper runs one by one, as if they were written in the step.
+declare -ft fixloop_index_from_head
