@@ -138,3 +138,42 @@ def test_rm_rf_fires_only_where_an_empty_variable_reaches_another_path(
     assert check_text(workflow({"s": harmless}), env) == []
     risky = check_text(workflow({"s": 'rm -rf "$maybe"/*'}), env)
     assert rules(risky) == [("rm-rf-empty-var", 11)]
+
+
+INTERFACED = """---
+name: doc
+description: A workflow whose steps declare their interfaces.
+inputs:
+  RUN_ID: {type: string}
+  MESSAGE: {type: string, required: false}
+outputs:
+  COMMIT: The commit made.
+  TAG_REF: The tag made.
+---
+
+## Commit {#commit}
+
+```yaml step
+inputs: [RUN_ID]
+outputs: [COMMIT]
+```
+
+```bash
+git commit -m "$RUN_ID"
+printf 'COMMIT=%s\\n' "$(git rev-parse HEAD)" >> "$FIXLOOP_OUTPUT"
+```
+"""
+
+
+def test_a_step_with_an_interface_is_held_to_it(check_text: CheckText) -> None:
+    assert check_text(INTERFACED) == []
+    reads = check_text(INTERFACED.replace('-m "$RUN_ID"', '-m "$MESSAGE"'))
+    assert rules(reads) == [("undefined-variable", 20)]
+    assert "step 'commit' reads input $MESSAGE, which its interface does not take" in (
+        reads[0].message
+    )
+    writes = check_text(INTERFACED.replace("'COMMIT=%s", "'TAG_REF=%s"))
+    assert rules(writes) == [("undeclared-output", 21)]
+    assert "but its interface does not declare it (declared: COMMIT)" in writes[0].message
+    fine = INTERFACED.replace("inputs: [RUN_ID]", "inputs: [RUN_ID]\noptional: [MESSAGE]")
+    assert check_text(fine.replace('-m "$RUN_ID"', '-m "$MESSAGE"')) == []

@@ -26,6 +26,7 @@ from fixloop.diagnostics import Diagnostic
 from fixloop.documents.blocks import FencedBlock, MarkdownDocument, StepStyle, parse_markdown
 from fixloop.documents.config import Profile
 from fixloop.documents.discovery import find_pack_root
+from fixloop.documents.interface import StepInterface
 from fixloop.documents.source import SourceDocument
 
 _BOLD_LABEL = re.compile(r"^\s*(?:[-*]\s+|\d+\.\s+)?\*\*(?P<label>[^*]+?)\s*:?\s*\*\*")
@@ -98,6 +99,11 @@ class CheckedDocument:
     @property
     def step_names(self) -> list[str]:
         return [s.name for s in self.markdown.steps]
+
+    def interface_of(self, step: str | None) -> StepInterface | None:
+        """The step's own interface (its ```yaml step``` block), when it declares one."""
+        found = self.markdown.step(step) if step is not None else None
+        return found.interface if found is not None else None
 
     def step_line(self, name: str) -> int:
         step = self.markdown.step(name)

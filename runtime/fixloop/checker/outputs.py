@@ -45,11 +45,15 @@ _LINE = re.compile(
 
 
 def undeclared_outputs(document: CheckedDocument) -> list[Diagnostic]:
-    declared = {str(name) for name in document.outputs}
-    shown = ", ".join(sorted(declared)) or "none"
+    everywhere = {str(name) for name in document.outputs}
     found: list[Diagnostic] = []
     reported: set[tuple[int, int]] = set()
     for unit in document.units:
+        interface = document.interface_of(unit.step)
+        declared = set(interface.output_names) if interface is not None else everywhere
+        shown = ", ".join(sorted(declared)) or "none"
+        where = "its interface does not declare it" if interface else "the document does not"
+        where += "" if interface else " declare it under `outputs:`"
         for node, _ in unit.nodes:
             written = list(_helper_write(node))
             if any(_to_output_file(r) for r in node.redirects):
@@ -65,8 +69,8 @@ def undeclared_outputs(document: CheckedDocument) -> list[Diagnostic]:
                         row + 1,
                         col + 1,
                         "undeclared-output",
-                        f"{step} writes output {name} to ${OUTPUT_VARIABLE}, but the document "
-                        f"does not declare it under `outputs:` (declared: {shown})",
+                        f"{step} writes output {name} to ${OUTPUT_VARIABLE}, but {where} "
+                        f"(declared: {shown})",
                     )
                 )
     return found

@@ -20,6 +20,7 @@ from fixloop.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
     from fixloop.checker.document import CheckedDocument, Unit
+    from fixloop.documents.interface import StepInterface
 
 WELL_KNOWN = {
     "HOME",
@@ -147,15 +148,21 @@ def undefined_variables(document: CheckedDocument) -> list[Diagnostic]:
     steps: dict[str | None, list[Unit]] = {}
     for unit in document.units:
         steps.setdefault(unit.step, []).append(unit)
-    for units in steps.values():
+    for step, units in steps.items():
         scope = _defined_in(units)
         reported: set[str] = set()
+        interface = document.interface_of(step)
         for unit in units:
             for node, _ in unit.nodes:
                 reads: list[Read] = [r for w in node_words(node) for r in w.reads]
                 if isinstance(node, Arith):
                     reads += node.reads
                 for read in reads:
+                    if interface is not None and _not_taken(read, interface, document, scope):
+                        if read.name not in reported:
+                            reported.add(read.name)
+                            found.append(_not_taken_diagnostic(document, step, read, interface))
+                        continue
                     if (
                         read.defaulted
                         or read.name in scope.defined
@@ -177,6 +184,34 @@ def undefined_variables(document: CheckedDocument) -> list[Diagnostic]:
                 if isinstance(node, Command):
                     found += _env_reads(document, node, scope)
     return found
+
+
+def _not_taken(
+    read: Read, interface: StepInterface, document: CheckedDocument, scope: _Scope
+) -> bool:
+    """A workflow input the step reads but its interface does not take (the runner passes a
+    step only the inputs its interface lists, so the read is always empty)."""
+    declared = document.source.metadata.get("inputs")
+    return (
+        isinstance(declared, dict)
+        and read.name in declared
+        and read.name not in interface.input_names
+        and read.name not in scope.defined
+    )
+
+
+def _not_taken_diagnostic(
+    document: CheckedDocument, step: str | None, read: Read, interface: StepInterface
+) -> Diagnostic:
+    takes = ", ".join(interface.input_names) or "none"
+    return Diagnostic(
+        document.display,
+        read.pos.row + 1,
+        read.pos.col + 1,
+        "undefined-variable",
+        f"step {step!r} reads input ${read.name}, which its interface does not take "
+        f"(takes: {takes}); the runner passes a step only the inputs its interface lists",
+    )
 
 
 def _env_reads(document: CheckedDocument, command: Command, scope: _Scope) -> list[Diagnostic]:

@@ -45,6 +45,7 @@ DEFAULT_LIMITS = Limits()
 class LocatedYaml:
     data: Any
     key_lines: dict[KeyPath, int] = field(default_factory=dict)
+    key_columns: dict[KeyPath, int] = field(default_factory=dict)  # 1-based, like the lines
     # Keys whose plain value is followed by a `# …` comment on its line: YAML ends the value
     # there, which cuts a sentence such as `why: see (issue #12)` short.
     commented: frozenset[KeyPath] = frozenset()
@@ -92,7 +93,7 @@ def load_located(
     if node is None:
         return LocatedYaml(None)
     try:
-        key_lines, commented = _walk(node, text, first_line, limits)
+        key_lines, key_columns, commented = _walk(node, text, first_line, limits)
     except _TooBig as big:
         raise fail(big.node.start_mark.line, big.node.start_mark.column, big.message) from None
     try:
@@ -102,7 +103,7 @@ def load_located(
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         line, col = (mark.line, mark.column) if mark else (0, 0)
         raise fail(line, col, f"invalid YAML: {problem}") from None
-    return LocatedYaml(data, key_lines, frozenset(commented))
+    return LocatedYaml(data, key_lines, key_columns, frozenset(commented))
 
 
 Child = tuple[str | int | None, yaml.Node, yaml.Node]
@@ -125,9 +126,10 @@ def _children(node: yaml.Node) -> list[Child]:
 
 def _walk(
     root: yaml.Node, text: str, first_line: int, limits: Limits
-) -> tuple[dict[KeyPath, int], set[KeyPath]]:
-    """Key lines of the tree as written (aliases not entered), checking depth and aliases."""
+) -> tuple[dict[KeyPath, int], dict[KeyPath, int], set[KeyPath]]:
+    """Key positions of the tree as written (aliases not entered), checking depth and aliases."""
     key_lines: dict[KeyPath, int] = {}
+    key_columns: dict[KeyPath, int] = {}
     commented: set[KeyPath] = set()
     lines: list[str] | None = None
     seen: set[int] = set()
@@ -150,6 +152,7 @@ def _walk(
                 continue
             child_path = (*path, key)
             key_lines[child_path] = at.start_mark.line + first_line
+            key_columns[child_path] = at.start_mark.column + 1
             if isinstance(node, yaml.MappingNode) and _plain(child):
                 lines = lines if lines is not None else text.splitlines()
                 if _comment_follows(lines, child):
@@ -157,7 +160,7 @@ def _walk(
             stack.append((child, child_path, depth + 1))
     if aliases:
         _expanded_size(root, limits)
-    return key_lines, commented
+    return key_lines, key_columns, commented
 
 
 def _plain(node: yaml.Node) -> bool:
