@@ -32,6 +32,7 @@ from fixloop.documents.discovery import (
 )
 from fixloop.documents.pack_rules import PACK_RULES
 from fixloop.documents.reading import read_source
+from fixloop.documents.source import forget_read_documents
 
 _SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
 _KINDS = {"agents": "agent", "commands": "command", "workflows": "workflow", "skills": "skill"}
@@ -146,8 +147,12 @@ def check_paths(
 
     `profile`: judge every document by it, instead of by the settings where each lives.
     """
-    with _collector_paused():
-        return _check_paths(paths, base, profile)
+    forget_read_documents()  # every check reads its documents afresh, once
+    try:
+        with _collector_paused():
+            return _check_paths(paths, base, profile)
+    finally:
+        forget_read_documents()
 
 
 def _check_paths(paths: Sequence[Path], base: Path | None, profile: Profile | None) -> CheckResult:

@@ -17,11 +17,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from fixloop.checker.events import CommandEvent, extract, iter_commands, visit
+from fixloop.checker.events import CommandEvent, extract, visit
 from fixloop.checker.language import Contracts, load_contracts, words_in
 from fixloop.checker.library import StepLibrary, load_library, not_found, sourced_path
 from fixloop.checker.syntax import parse_bash
-from fixloop.checker.tree import Function, Node_, Pos, Script
+from fixloop.checker.tree import Command, Function, Node_, Pos, Script
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.blocks import FencedBlock, MarkdownDocument, StepStyle, parse_markdown
 from fixloop.documents.config import Profile
@@ -61,6 +61,7 @@ class CheckedDocument:
     # Path-analysis summaries of shell runs without watched commands, shared by all contracts.
     summaries: dict[tuple[int, ...], tuple[bool, bool]] = field(default_factory=dict)
     scans: dict[tuple[int, ...], tuple[dict[str, Function], set[str]]] = field(default_factory=dict)
+    helper_names: dict[tuple[int, ...], frozenset[str]] = field(default_factory=dict)
     # Event ids matching each pattern text, shared by all contracts of the document.
     matched: dict[str, list[int]] = field(default_factory=dict)
     # A word's shape → the shapes it may stand for (static values resolved), once per document.
@@ -191,7 +192,10 @@ def _see_through_libraries(document: CheckedDocument, unit: Unit, base: Path | N
     previous = document.units[-1] if document.units else None
     if previous is not None and previous.step is not None and previous.step == unit.step:
         unit.libraries = list(previous.libraries)
-    commands = list(iter_commands(unit.script.body))
+    content = unit.block.content
+    if not unit.libraries and "FIXLOOP_LIB" not in content and "PLUGIN_ROOT" not in content:
+        return
+    commands = [node for node, _ in unit.nodes if isinstance(node, Command)]
     root: Path | bool | None = False  # found on first need
     for command in commands:
         if not command.words or command.words[0].literal not in (".", "source"):

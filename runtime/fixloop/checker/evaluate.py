@@ -367,7 +367,9 @@ def shell_runs(document: CheckedDocument, units: list[Unit], watched: set[int]) 
             functions, flags = scan_run(run.body)
             helpers = {n: f for lib in group[-1].libraries for n, f in lib.functions.items()}
             document.scans[key] = ({**helpers, **functions}, flags)
+            document.helper_names[key] = frozenset(helpers) - frozenset(functions)
         run.scan = document.scans[key]
+        run.helpers = document.helper_names[key]
         if not any(e.id in watched for unit in group for e in unit.events):
             if key not in document.summaries:
                 document.summaries[key] = summarize(run)

@@ -69,6 +69,7 @@ class Flow:
             unit.scan = scan_run(unit.body)
         statements = self.statements
         statements.functions, statements.flag_names = unit.scan
+        statements.helpers = unit.helpers
         start = {w._replace(status=0, flags=(), traps=(), errexit=unit.errexit) for w in worlds}
         out = statements.node(unit.body, start, cond=False)
         ended = out.normal | out.breaks | out.continues

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 
 from fixloop.checker.events import visit
 from fixloop.checker.outputs import undeclared_outputs
-from fixloop.checker.syntax import MAX_NESTING
 from fixloop.checker.tree import Arith, Command
 from fixloop.checker.variables import undefined_variables
+from fixloop.checker.words import MAX_NESTING
 from fixloop.diagnostics import Diagnostic, Severity
 from fixloop.documents.pack_rules import PACK_RULES
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from fixloop.checker.events import CommandEvent
+from fixloop.checker.events import CommandEvent, iter_commands, visit
 from fixloop.checker.tree import (
     AndOr,
     Arith,
@@ -73,6 +73,11 @@ class StatementFlow:
         self.flag_names: set[str] = set()
         self.traps: dict[int, Seq] = {}
         self.depth = 0
+        # Step-library helpers (not defined in the run itself): a call to one whose body holds
+        # no watched command is replaced by its summary (how it can end), computed once.
+        self.helpers: frozenset[str] = frozenset()
+        self._reach: dict[str, frozenset[int]] = {}
+        self._summaries: dict[tuple[int, bool], tuple[frozenset[Status], frozenset[Status]]] = {}
 
     # -- statements ---------------------------------------------------------------------------
 
@@ -278,6 +283,8 @@ class StatementFlow:
         if name in ("[", "[[", "test"):
             decided = {self._test(command, w) for w in worlds}
             return self._errexit(self._mark(command, decided), cond)
+        if name in self.helpers and self._summarizable(name):
+            return self._summarized(command, name, worlds, cond)
         if name in self.functions and self.depth < _MAX_CALL_DEPTH:
             self.depth += 1
             out = self.node(self.functions[name].body, worlds, cond)
@@ -291,6 +298,41 @@ class StatementFlow:
         status: Status = 0 if name in _ALWAYS_OK else None
         worlds = {w.at(status) for w in worlds}
         return self._errexit(self._mark(command, worlds), cond)
+
+    def _summarizable(self, name: str) -> bool:
+        """Does calling the helper `name` reach no watched command (and set no trap or `set`)?"""
+        if name not in self._reach:
+            self._reach[name] = frozenset()  # a helper calling itself reaches nothing new
+            body = self.functions[name].body
+            reach: set[int] = {id(node) for node, _ in visit(body)}
+            for command in iter_commands(body):
+                called = command.words[0].literal if command.words else None
+                if called in ("trap", "set"):
+                    reach.add(-1)  # never summarized
+                if called in self.helpers and called != name:
+                    self._summarizable(called)
+                    reach |= self._reach[called]
+            self._reach[name] = frozenset(reach)
+        reached = self._reach[name]
+        return -1 not in reached and not any(node in self.watched for node in reached)
+
+    def _summarized(self, command: Command, name: str, worlds: set[World], cond: bool) -> Outcome:
+        result = Outcome()
+        for errexit in {w.errexit for w in worlds}:
+            key = (id(self.functions[name]), errexit)
+            if key not in self._summaries:
+                probe = StatementFlow({}, FlowResult())
+                probe.functions, probe.flag_names = self.functions, set()
+                probe.helpers, probe._reach = self.helpers, self._reach
+                out = probe.node(self.functions[name].body, {World(errexit=errexit)}, cond)
+                ended = frozenset(w.status for w in out.normal | out.returns)
+                self._summaries[key] = (ended, frozenset(w.status for w in out.exits))
+            ended, exits = self._summaries[key]
+            mine = {w for w in worlds if w.errexit == errexit}
+            result.normal |= {w.at(s) for w in mine for s in ended}
+            if exits:
+                result.exits |= {w.at(s) for w in mine for s in exits}
+        return result
 
     def _assign(self, command: Command, worlds: set[World], substituted: bool) -> set[World]:
         out: set[World] = set()

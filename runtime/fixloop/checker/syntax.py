@@ -43,6 +43,7 @@ from fixloop.checker.tree import (
     Seq,
     Subshell,
 )
+from fixloop.checker.words import TooDeep
 
 
 @cache
@@ -85,7 +86,15 @@ class _Builder(CommandReader):
         items = [self.statement(n) for n in nodes if n.is_named and n.type != "comment"]
         return Seq(self.pos(at), items=[i for i in items if i is not None])
 
-    def statement(self, node: Node) -> Node_ | None:  # noqa: PLR0912
+    def statement(self, node: Node) -> Node_ | None:
+        """One statement; nesting deeper than MAX_NESTING stops the block's parse."""
+        self.deeper()
+        try:
+            return self._statement(node)
+        finally:
+            self.depth -= 1
+
+    def _statement(self, node: Node) -> Node_ | None:  # noqa: PLR0912
         kind = node.type
         if kind == "command":
             return self.simple_command(node)
@@ -232,7 +241,10 @@ class _Builder(CommandReader):
             return
         command.trap_signals = tuple(w.shape for w in command.words[2:])
         inner_origin = Pos(handler.pos.row, handler.pos.col + (1 if handler.quoted else 0))
-        command.trap = parse_bash(handler.literal, inner_origin).body
+        handled = parse_bash(handler.literal, inner_origin, self.depth + 1)
+        if handled.too_deep:
+            raise TooDeep
+        command.trap = handled.body
 
     def if_(self, node: Node) -> If:
         result = If(self.pos(node))
@@ -317,10 +329,6 @@ class _Builder(CommandReader):
 
 
 _START = Pos(0, 0)
-# How deep the checker follows nesting (tree-sitter nodes, chains counted once). Real blocks stay
-# under 20; deeper input is a block the checker reports and skips, never a RecursionError.
-MAX_NESTING = 100
-_CHAINS = ("list", "pipeline")
 
 
 def chain(at: Pos, first: Node_ | None, rest: list[tuple[str, Node_ | None]]) -> AndOr:
@@ -336,36 +344,28 @@ def chain(at: Pos, first: Node_ | None, rest: list[tuple[str, Node_ | None]]) ->
     return AndOr(at, first=first, rest=links)
 
 
-def nesting(root: Node) -> int:
-    """The deepest nesting under `root`, walked without recursion."""
-    deepest = 0
-    stack = [(root, 0)]
-    while stack:
-        node, depth = stack.pop()
-        depth += 0 if node.type in _CHAINS else 1
-        if depth > deepest:
-            deepest = depth
-            if deepest > MAX_NESTING:
-                return deepest
-        stack += [(child, depth) for child in node.children]
-    return deepest
+def parse_bash(text: str, origin: Pos = _START, depth: int = 0) -> Script:
+    """Parse `text`; positions are shifted so that row 0, column 0 of `text` is `origin`.
 
-
-def parse_bash(text: str, origin: Pos = _START) -> Script:
-    """Parse `text`; positions are shifted so that row 0, column 0 of `text` is `origin`."""
+    `depth`: how deep the text already sits (a trap handler inside a block), so that nesting
+    is limited across the handlers' own parses too.
+    """
     source = text.encode("utf-8")
     tree = _parser().parse(source)
-    if nesting(tree.root_node) > MAX_NESTING:
-        return Script(Seq(origin), [], too_deep=True)
     builder = _Builder(source, origin)
-    body = builder.seq(list(tree.root_node.named_children), tree.root_node)
-    if builder.splits:
-        # A `;` at the end of a line moves no other character: positions stay exact.
-        for offset in sorted(builder.splits, reverse=True):
-            source = source[:offset] + b";" + source[offset:]
-        tree = _parser().parse(source)
-        builder = _Builder(source, origin)
+    builder.depth = depth
+    try:
         body = builder.seq(list(tree.root_node.named_children), tree.root_node)
+        if builder.splits:
+            # A `;` at the end of a line moves no other character: positions stay exact.
+            for offset in sorted(builder.splits, reverse=True):
+                source = source[:offset] + b";" + source[offset:]
+            tree = _parser().parse(source)
+            builder = _Builder(source, origin)
+            builder.depth = depth
+            body = builder.seq(list(tree.root_node.named_children), tree.root_node)
+    except TooDeep:
+        return Script(Seq(origin), [], too_deep=True)
     if tree.root_node.has_error:
         _find_missing(tree.root_node, builder)
     # What tree-sitter could not parse is the root cause; an empty body may only follow from it.

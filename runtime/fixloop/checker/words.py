@@ -13,9 +13,25 @@ from tree_sitter import Node
 
 from fixloop.checker.tree import Pos, Read, Seq, Word
 
+# How deep the checker follows nesting (statements in statements, expansions in expansions).
+# Real blocks stay under 10 levels; deeper input is a block the checker reports and skips, never
+# a RecursionError.
+MAX_NESTING = 60
+
+
+class TooDeep(Exception):
+    pass
+
 
 class SourceReader:
     """Positions, text and words of one parsed text; `seq` (statements) comes from the subclass."""
+
+    depth = 0
+
+    def deeper(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise TooDeep
 
     def __init__(self, source: bytes, origin: Pos) -> None:
         self.source = source
@@ -64,6 +80,13 @@ class SourceReader:
 
     def collect(self, node: Node, word: Word, quoted: bool) -> str:
         """The shape of `node`, recording reads and substitutions into `word`."""
+        self.deeper()
+        try:
+            return self._collect(node, word, quoted)
+        finally:
+            self.depth -= 1
+
+    def _collect(self, node: Node, word: Word, quoted: bool) -> str:
         handler = _HANDLERS.get(node.type)
         if handler is not None:
             return handler(self, node, word, quoted)

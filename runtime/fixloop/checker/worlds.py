@@ -96,6 +96,7 @@ class Unit:
     summary: tuple[bool, bool] | None = None
     # Its functions by name and its status-flag names (`rc=$?`), found once per document.
     scan: tuple[dict[str, Function], set[str]] | None = None
+    helpers: frozenset[str] = frozenset()  # the step-library functions among `scan`'s
 
 
 @dataclass

@@ -105,6 +105,18 @@ def parse_document(
     )
 
 
+# Documents read before, by path, text, display base and reading: `fixloop check` of a pack reads
+# each document for the pack's validation and again for its bash, and a workflow's briefs are
+# read by every workflow that dispatches them. Keyed by the text, so an edit is never missed.
+_READ: dict[tuple[Path, str, Path | None, bool], SourceDocument] = {}
+_READ_LIMIT = 4096
+
+
+def forget_read_documents() -> None:
+    """Drop the documents read so far (a check starts afresh, and frees them at its end)."""
+    _READ.clear()
+
+
 def load_document(path: Path, base: Path | None = None, *, lenient: bool = False) -> SourceDocument:
     try:
         text = path.read_text(encoding="utf-8")
@@ -116,4 +128,11 @@ def load_document(path: Path, base: Path | None = None, *, lenient: bool = False
         raise FixloopError(
             Diagnostic(display_path(path, base), 1, 1, "io", exc.strerror or str(exc))
         ) from None
-    return parse_document(text, path, base, lenient=lenient)
+    key = (path.resolve(), text, base, lenient)
+    found = _READ.get(key)
+    if found is None:
+        found = parse_document(text, path, base, lenient=lenient)
+        if len(_READ) >= _READ_LIMIT:
+            _READ.clear()
+        _READ[key] = found
+    return found

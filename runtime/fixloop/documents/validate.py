@@ -9,6 +9,7 @@ pack counts how many were folded (`Pack.folded`).
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -78,50 +79,66 @@ def _example_lines(source: SourceDocument) -> set[int]:
     return lines
 
 
+Found = list[tuple[int, str, str, Severity]]  # (offset in the body, rule, message, severity)
+
+
 def _body_references(pack: Pack, folded: _Folded) -> Iterable[Diagnostic]:
+    for source in _documents(pack):
+        body = source.body
+        found = _names_referred(pack, source, folded) + _paths_referred(pack, source)
+        if not found:
+            continue
+        examples = _example_lines(source)
+        starts = [0, *(i + 1 for i, char in enumerate(body) if char == "\n")]
+        for offset, rule, message, severity in found:
+            line = source.body_line + bisect.bisect_right(starts, offset) - 1
+            if line not in examples:
+                yield Diagnostic(source.display, line, 1, rule, message, severity)
+
+
+def _names_referred(pack: Pack, source: SourceDocument, folded: _Folded) -> Found:
+    """`pack:name` references to no agent, command, skill or workflow script of the pack."""
+    if f"{pack.name}:" not in source.body:
+        return []
     name = r"[a-z0-9][a-z0-9_-]*"
     reference = re.compile(rf"(?<![\w/-]){re.escape(pack.name)}:(?P<name>{name}(?::{name})*)")
     known = set(pack.agents) | set(pack.commands) | set(pack.skills) | set(pack.scripts)
-    for source in _documents(pack):
-        examples = _example_lines(source)
-        for match in reference.finditer(source.body):
-            if _body_line(source, match.start()) in examples:
-                continue
-            if match["name"] not in known and folded.keep(match["name"]):
-                yield Diagnostic(
-                    source.display,
-                    _body_line(source, match.start()),
-                    1,
-                    "unknown-reference",
-                    f"{match.group(0)!r} names no agent, command or skill of this pack",
-                )
-        for match in _PLUGIN_ROOT_REF.finditer(source.body):
-            if _body_line(source, match.start()) in examples:
-                continue
+    return [
+        (
+            match.start(),
+            "unknown-reference",
+            f"{match.group(0)!r} names no agent, command or skill of this pack",
+            Severity.ERROR,
+        )
+        for match in reference.finditer(source.body)
+        if match["name"] not in known and folded.keep(match["name"])
+    ]
+
+
+def _paths_referred(pack: Pack, source: SourceDocument) -> Found:
+    """`${CLAUDE_PLUGIN_ROOT}/x` that is not in the pack; `../x` that leaves it."""
+    body = source.body
+    found: Found = []
+    if "${CLAUDE_PLUGIN_ROOT}/" in body:
+        for match in _PLUGIN_ROOT_REF.finditer(body):
             if not (pack.root / match["path"]).exists():
-                yield Diagnostic(
-                    source.display,
-                    _body_line(source, match.start()),
-                    1,
-                    "unknown-reference",
-                    f"{match.group(0)!r} points to a file that is not in the pack",
-                )
-        for match in _PARENT_REF.finditer(source.body):
-            # Only a path that leaves the plugin breaks: Claude Code copies the whole plugin, so a
-            # link to a sibling folder (`../other-skill/x.md`) keeps working.
-            target = (source.path.parent / match.group(0)).resolve()
-            if target == pack.root.resolve() or pack.root.resolve() in target.parents:
-                continue
-            yield Diagnostic(
-                source.display,
-                _body_line(source, match.start()),
-                1,
-                "relative-path",
-                f"{match.group(0)!r} leads outside the plugin, which breaks once Claude Code "
-                "copies the plugin to its cache; keep files inside it, named as "
-                "${CLAUDE_PLUGIN_ROOT}/...",
-                Severity.WARNING,
-            )
+                message = f"{match.group(0)!r} points to a file that is not in the pack"
+                found.append((match.start(), "unknown-reference", message, Severity.ERROR))
+    if "../" not in body:
+        return found
+    root = pack.root.resolve()
+    for match in _PARENT_REF.finditer(body):
+        # Only a path that leaves the plugin breaks: Claude Code copies the whole plugin, so a
+        # link to a sibling folder (`../other-skill/x.md`) keeps working.
+        target = (source.path.parent / match.group(0)).resolve()
+        if target == root or root in target.parents:
+            continue
+        message = (
+            f"{match.group(0)!r} leads outside the plugin, which breaks once Claude Code copies "
+            "the plugin to its cache; keep files inside it, named as ${CLAUDE_PLUGIN_ROOT}/..."
+        )
+        found.append((match.start(), "relative-path", message, Severity.WARNING))
+    return found
 
 
 def _declared_references(pack: Pack, folded: _Folded) -> Iterable[Diagnostic]:
