@@ -5,19 +5,21 @@ their contracts, under new names), then measures, side by side in this one run:
 
 - markdown-it-py parsing alone of the same documents (a full CommonMark parse: the floor every
   checker must at least match), and
-- the whole check (`fixloop.checker.check.check_paths`: frontmatter, blocks, bash parsing,
+- the whole check (`fixloop.checker.check.check_paths`: the pack's validation, frontmatter,
+  blocks, bash parsing, the step library,
   events, path analysis for every contract, generic rules),
 
 and prints documents per second, the ratio whole-check / markdown-only (goal: at most 3), and the
 time per document at each size (goal: flat, i.e. time linear in pack size). The documents column
-counts what both sides read: the generated workflows plus the pack's six agents.
+counts what both sides read: the generated workflows plus the pack's own documents.
 
-The pack repeats four real workflows, so it is realistic per document but uniform: the checker's
-caches keyed by text (parsed command patterns) hit more than on a pack of distinct documents
-(parsing them afresh would add about 0.5 ms per document). No assertion: this is a measurement,
-run by hand:
+The generated pack repeats fixloop's real workflows, so it is realistic per document but uniform:
+the checker's caches keyed by text (parsed command patterns, the step library) hit more than on a
+pack of distinct documents. `--pack PATH` measures the same two sides on a pack (or any folder of
+Markdown) of distinct documents instead, such as a real public pack. No assertion: this is a
+measurement, run by hand:
 
-    .venv/bin/python bench/check_speed.py [--sizes 250,500,1000] [--repeat 3]
+    .venv/bin/python bench/check_speed.py [--sizes 250,500,1000] [--repeat 3] [--pack PATH]
 """
 
 from __future__ import annotations
@@ -42,7 +44,14 @@ def generate(target: Path, count: int) -> list[Path]:
     """`count` documents in target/workflows, cycling through the real workflows and sidecars."""
     folder = target / "workflows"
     folder.mkdir(parents=True)
-    shutil.copytree(ROOT / "agents", target / "agents")
+    # The rest of the pack as it is: agents, commands, manifests, the step library the workflows
+    # source, and the pack's own profile (the runner's semantics for its workflows).
+    for rest in ("agents", "commands", ".claude-plugin", "workflows/lib"):
+        shutil.copytree(ROOT / rest, target / rest)
+    for rest in ("plugin.json", "fixloop.toml"):
+        shutil.copy(ROOT / rest, target / rest)
+    for original in ROOT.glob("workflows/*.*"):  # what the agents and commands refer to
+        shutil.copy(original, folder / original.name)
     made = []
     for index in range(count):
         source = SOURCES[index % len(SOURCES)]
@@ -79,21 +88,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="250,500,1000")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--pack", type=Path, help="measure this pack (distinct documents) instead")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"{'documents':>9}  {'markdown-it s':>13}  {'check s':>8}  {'docs/s':>7}  "
           f"{'ratio':>6}  {'ms/doc':>7}")  # fmt: skip
+    if args.pack is not None:
+        measure(args.pack.resolve(), args.repeat)
+        return
     for size in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             generate(root, size)
-            # The same documents on both sides: the check also reads the pack's agents.
-            paths = sorted(root.glob("*/*.md"))
-            count = len(paths)
-            floor = best_of(args.repeat, partial(markdown_only, paths))
-            whole = best_of(args.repeat, partial(check_paths, [root], root))
-            print(f"{count:>9}  {floor:>13.3f}  {whole:>8.3f}  {count / whole:>7.0f}  "
-                  f"{whole / floor:>6.2f}  {1000 * whole / count:>7.2f}")  # fmt: skip
+            measure(root, args.repeat)
+
+
+def measure(root: Path, repeat: int) -> None:
+    """Both sides on the documents the check reads under `root`, best of `repeat` runs each."""
+    checked = check_paths([root], root)
+    paths = [d.source.path for d in checked.documents]
+    count = len(paths)
+    floor = best_of(repeat, partial(markdown_only, paths))
+    whole = best_of(repeat, partial(check_paths, [root], root))
+    print(f"{count:>9}  {floor:>13.3f}  {whole:>8.3f}  {count / whole:>7.0f}  "
+          f"{whole / floor:>6.2f}  {1000 * whole / count:>7.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":
