@@ -43,7 +43,9 @@ Operand = str | list[str]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Built on first use: a document without contracts (and a project without settings) never
+    # pays for pydantic's validators, a good part of `fixloop check`'s start.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 
 class ScopeSpec(_Strict):

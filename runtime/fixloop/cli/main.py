@@ -11,34 +11,34 @@ traceback for an unexpected one.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
-import traceback
-from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 
 from fixloop import __version__
-from fixloop.diagnostics import FixloopError
+
+# Not typing's TYPE_CHECKING: a hook runs `fixloop --version` only to see that fixloop is there,
+# and importing typing (or argparse, or collections) would be a good part of its start.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 # Command name → the module that registers it.
-COMMANDS: Mapping[str, str] = MappingProxyType(
-    {
-        "validate": "fixloop.cli.pack_commands",
-        "agents": "fixloop.cli.pack_commands",
-        "render": "fixloop.cli.pack_commands",
-        "schema": "fixloop.cli.pack_commands",
-        "step": "fixloop.cli.step_commands",
-        "recover": "fixloop.cli.step_commands",
-        "runs": "fixloop.cli.step_commands",
-        "fix-findings": "fixloop.cli.fix_findings_command",
-        "review-fix": "fixloop.cli.review_fix_command",
-        "check": "fixloop.cli.check_command",
-        "demo": "fixloop.cli.demo_command",
-        "browser": "fixloop.cli.browser_command",
-    }
-)
+COMMANDS: dict[str, str] = {
+    "validate": "fixloop.cli.pack_commands",
+    "agents": "fixloop.cli.pack_commands",
+    "render": "fixloop.cli.pack_commands",
+    "schema": "fixloop.cli.pack_commands",
+    "step": "fixloop.cli.step_commands",
+    "recover": "fixloop.cli.step_commands",
+    "runs": "fixloop.cli.step_commands",
+    "fix-findings": "fixloop.cli.fix_findings_command",
+    "review-fix": "fixloop.cli.review_fix_command",
+    "check": "fixloop.cli.check_command",
+    "demo": "fixloop.cli.demo_command",
+    "browser": "fixloop.cli.browser_command",
+}
 
 
 def _command_in(argv: Sequence[str]) -> str | None:
@@ -48,6 +48,8 @@ def _command_in(argv: Sequence[str]) -> str | None:
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser for `argv`: only the module of the command it names (all without argv)."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="fixloop",
         description=(
@@ -71,7 +73,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments == ["--version"]:  # what a hook runs to see fixloop is there: no parser needed
+        print(f"fixloop {__version__}")
+        return 0
     args = build_parser(arguments).parse_args(arguments)
+    from fixloop.diagnostics import FixloopError
+
     try:
         result: int = args.handler(args)
     except FixloopError as exc:
@@ -83,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:
         if os.environ.get("FIXLOOP_DEBUG"):
+            import traceback
+
             traceback.print_exc()
         print(
             f"fixloop: internal error: {type(exc).__name__}: {exc} "
