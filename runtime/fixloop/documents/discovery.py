@@ -1,8 +1,9 @@
 """Where a pack is, and which files are its documents, as Claude Code finds them.
 
 A pack is found the way a linter finds its project: from the current directory (or a path given)
-upwards, the first folder with `.claude-plugin/plugin.json`, `plugin.json`, or an `agents/` or
-`commands/` folder. The pack fixloop ships is used only when asked for (`--bundled`).
+upwards, the first folder with `.claude-plugin/plugin.json`, `plugin.json`, or an `agents/`,
+`commands/` or `skills/` folder (a plugin may hold skills alone). The pack fixloop ships is used
+only when asked for (`--bundled`).
 
 Inside a pack, Claude Code discovers: `agents/*.md`, `commands/**/*.md` (a nested `ns/x.md` is
 the command `pack:ns:x`), `skills/<name>/SKILL.md`, `hooks/hooks.json` and `.mcp.json`; a
@@ -36,6 +37,7 @@ def is_pack_root(folder: Path) -> bool:
         or (folder / MANIFEST).is_file()
         or (folder / "agents").is_dir()
         or (folder / "commands").is_dir()
+        or (folder / "skills").is_dir()
     )
 
 
@@ -60,7 +62,8 @@ def pack_root_or_fail(start: Path) -> Path:
                 1,
                 "pack",
                 "no pack here or above (a folder with .claude-plugin/plugin.json, plugin.json, "
-                "agents/ or commands/); name one, or use --bundled for the pack fixloop ships",
+                "agents/, commands/ or skills/); name one, or use --bundled for the pack fixloop "
+                "ships",
             )
         )
     return found
