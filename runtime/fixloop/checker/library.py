@@ -44,6 +44,7 @@ class StepLibrary:
     by_node: dict[str, dict[int, list[CommandEvent]]] = field(default_factory=dict)
     sets_arguments: dict[str, set[int]] = field(default_factory=dict)  # `local -n x=$1` → {1}
     sets_globals: dict[str, set[str]] = field(default_factory=dict)
+    calls: dict[str, list[str]] = field(default_factory=dict)  # helper → helpers it calls
 
     def called(self, commands: list[Command]) -> list[str]:
         """The helpers these commands call, and the helpers those call, in order of first call."""
@@ -53,8 +54,7 @@ class StepLibrary:
             name = pending.pop(0)
             if name in self.functions and name not in found:
                 found.append(name)
-                body = iter_commands(self.functions[name].body)
-                pending += [c.words[0].literal for c in body if c.words and c.words[0].literal]
+                pending += self.calls[name]
         return found
 
 
@@ -83,11 +83,14 @@ def load_library(path: Path, base: Path | None) -> StepLibrary | None:
     """The library at `path`, parsed once per version of the file; None when it is not there."""
     try:
         stat = path.stat()
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    except OSError:
         return None
-    key = (path.resolve(), stat.st_mtime_ns, stat.st_size)
+    key = (path, stat.st_mtime_ns, stat.st_size)
     if key not in _CACHE:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
         _CACHE[key] = _build(path, text, display_path(path, base))
     return _CACHE[key]
 
@@ -116,6 +119,9 @@ def _build(path: Path, text: str, display: str) -> StepLibrary:
             for word in command.words[1:]:
                 if command.words[0].literal in ("local", "declare", "typeset"):
                     local.add(word.shape)
+        library.calls[node.name] = [
+            c.words[0].literal for c in iter_commands(node.body) if c.words and c.words[0].literal
+        ]
         library.sets_globals[node.name] = {
             a.name
             for command in iter_commands(node.body)
