@@ -71,3 +71,14 @@ def test_contract_reasons_speak_of_the_product_not_of_their_history() -> None:
         if re.search(r"\bseed\b|\bGSD\b|#\d", c.spec.why, re.IGNORECASE)
     ]
     assert leaks == []
+
+
+def test_a_brief_that_does_not_load_is_not_a_second_problem(tmp_path: Path) -> None:
+    pack = copy_pack(tmp_path / "pack")
+    fixer = pack / "agents" / "fixer.md"
+    fixer.write_text(fixer.read_text().replace("model: opus", "model: [opus", 1))
+    result = check_paths([pack], base=pack)
+    errors = [d.format() for d in result.diagnostics if d.severity is Severity.ERROR]
+    assert len(errors) == 1 and errors[0].startswith("agents/fixer.md:"), errors
+    assert "not found" not in "".join(errors)
+    assert result.folded > 0  # the briefs contracts and references that need the fixer

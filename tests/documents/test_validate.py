@@ -175,3 +175,14 @@ def test_the_shipped_pack_is_valid() -> None:
     root = Path(__file__).resolve().parents[2]
     _, diagnostics = validate_pack(root, root, known_outputs=registry.is_known)
     assert [d.format() for d in diagnostics] == []
+
+
+def test_a_broken_agent_is_one_root_cause_not_a_cascade(mini_pack: PackBuilder) -> None:
+    _replace(mini_pack, "agents/fixer.md", "color: green", "color: [green")
+    pack, diagnostics = validate_pack(mini_pack.root, mini_pack.root)
+    errors = [d.format() for d in diagnostics if d.severity is Severity.ERROR]
+    assert errors == [
+        "agents/fixer.md:7:8: frontmatter: invalid YAML: did not find expected ',' or ']'"
+    ]
+    # The command and the workflow name the agent three times: folded, counted, not listed.
+    assert pack.folded == 3

@@ -72,17 +72,17 @@ def read_source(
         return None
     error = source.yaml_error
     if error is not None:
-        if profile is Profile.FIXLOOP:
+        if profile is Profile.FIXLOOP:  # the house rule: frontmatter parses as written
             diagnostics.append(error)
-        else:
-            keys = ", ".join(source.requoted)
-            message = (
-                f"{error.message}; Claude Code reads it only after quoting the value of {keys} "
-                "(quote it yourself to be sure what it reads)"
-            )
-            diagnostics.append(
-                Diagnostic(error.path, error.line, error.col, error.rule, message, Severity.WARNING)
-            )
+            return None
+        keys = ", ".join(source.requoted)
+        message = (
+            f"{error.message}; Claude Code reads it only after quoting the value of {keys} "
+            "(quote it yourself to be sure what it reads)"
+        )
+        diagnostics.append(
+            Diagnostic(error.path, error.line, error.col, error.rule, message, Severity.WARNING)
+        )
     return source
 
 
