@@ -40,3 +40,20 @@ def test_version_and_check_import_no_workflow_or_backend_module() -> None:
         loaded = done.stdout.split()
         assert not [m for m in loaded if m.startswith(("fixloop.workflows", "fixloop.agents"))]
         assert ("fixloop.cli.check_command" in loaded) == (argv[0] == "check"), argv
+
+
+def test_without_the_claude_extra_a_claude_backend_is_one_line_not_a_crash() -> None:
+    """The slim install (`pip install fixloop`) has no claude-agent-sdk."""
+    probe = (
+        "import sys\n"
+        "sys.modules['claude_agent_sdk'] = None  # as if it were not installed\n"
+        "from fixloop.cli.main import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    for argv in (["demo", "--backend", "claude"], ["review-fix", "R.md", "--backend", "claude"]):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 2, done.stderr
+        assert "needs claude-agent-sdk: pip install 'fixloop[claude]'" in done.stderr
+        assert "internal error" not in done.stderr

@@ -35,9 +35,9 @@ def load_backend(spec: str, *, script: Path | None = None, where: str = "backend
         # command (and `fixloop --help`) should not pay; and the slim install has none.
         try:
             from fixloop.agents.claude import ClaudeBackend
-        except ModuleNotFoundError as exc:
+        except ModuleNotFoundError:
             raise refuse(
-                f"--backend claude needs {exc.name}: pip install 'fixloop[claude]'"
+                "--backend claude needs claude-agent-sdk: pip install 'fixloop[claude]'"
             ) from None
 
         return ClaudeBackend()
