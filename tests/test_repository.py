@@ -78,8 +78,8 @@ def test_wheel_carries_the_pack(tmp_path: Path) -> None:
 # Lower layers never import higher ones (DESIGN.md: "imports point one way").
 LAYERS = (
     "diagnostics", "masking", "browser", "events", "gitrepo", "documents", "schemas",
-    "steps", "sandboxes", "runs", "agents", "reviews", "workflows", "api", "demo", "testing", "cli",
-    "__main__",
+    "steps", "sandboxes", "runs", "agents", "reviews", "workflows", "api", "efficacy", "demo",
+    "testing", "cli", "__main__",
 )  # fmt: skip
 # The checker is a sibling of the runtime on the same trunk, not a floor under it: it reads the
 # documents and knows the result schemas, and only the command line and the public API reach it.

@@ -25,6 +25,7 @@ class EventKind(StrEnum):
     RUN_END = "run-end"
     STEP = "step"  # a document step ran: data holds exit code, outputs, commands, timing
     AGENT = "agent"  # a role call ended: data holds status, reason, usage, denied writes
+    TOOL = "tool"  # a role called a tool its workflow lent it: data holds name, outcome, timing
     PHASE = "phase"  # the workflow entered a part of its document's order of work (`step`)
     ITEM = "item"  # an item (finding, task, checklist item) changed status
     NOTE = "note"  # something the user should read (recovery, cleanup, a question's answer)

@@ -175,6 +175,31 @@ def config_value(path: Path, name: str) -> str:
         ) from None
 
 
+def visible_files(tree: Path) -> list[str]:
+    """The files of `tree` as git sees them: tracked ones (on disk or not) and untracked ones
+    not ignored, sorted (`git ls-files --cached --others --exclude-standard`)."""
+    listing = git_repo(tree).git.ls_files("--cached", "--others", "--exclude-standard", "-z")
+    return sorted({path for path in listing.split("\0") if path})
+
+
+def files_at(tree: Path, commit: str) -> list[str]:
+    """Every file path of `commit`'s tree."""
+    listing = git_repo(tree).git.ls_tree("-r", "-z", "--name-only", commit)
+    return [path for path in listing.split("\0") if path]
+
+
+def patch_paths(tree: Path, patch: Path) -> list[str]:
+    """The paths a patch file touches, old and new (`git apply --numstat`: nothing applied)."""
+    listing = git_repo(tree).git.apply("--numstat", "-z", "--", str(patch))
+    paths: list[str] = []
+    for record in listing.split("\0"):
+        # "added<TAB>deleted<TAB>path"; a rename leaves the path empty and names both after it
+        name = record.split("\t", 2)[-1] if record.count("\t") >= 2 else record
+        if name and name not in paths:
+            paths.append(name)
+    return paths
+
+
 def unmerged_count(tree: Path, tip: str, base: str) -> int:
     """How many commits `tip` holds that `base` does not."""
     return sum(1 for _ in _repo(tree).iter_commits(f"{base}..{tip}"))
@@ -186,13 +211,16 @@ __all__ = [
     "changed_paths",
     "commits_between",
     "config_value",
+    "files_at",
     "git_repo",
     "head",
     "index_entries",
+    "patch_paths",
     "paths_between",
     "refs",
     "state_dir_of",
     "toplevel",
     "unmerged_count",
+    "visible_files",
     "worktrees",
 ]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from tests.helpers import fix_findings as findings_helpers
+from tests.helpers import fix_issue as issue_helpers
 from tests.helpers.gitrepo import UserRepo, make_user_repo
 from tests.helpers.reviews import (
     APP_FIX,
@@ -30,10 +31,11 @@ from fixloop.documents.order import Mention, order_of_work
 from fixloop.documents.pack import Pack
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.workflows.fix_findings import FixFindings, FixFindingsOptions
+from fixloop.workflows.fix_issue import FixIssue, FixIssueOptions, IssueStatus
 from fixloop.workflows.kernel.workflow import PROTOCOL, Context, Workflow, implemented_steps
 from fixloop.workflows.review_fix import ReviewFix, ReviewFixOptions
 
-WORKFLOWS: list[type[Workflow]] = [ReviewFix, FixFindings]
+WORKFLOWS: list[type[Workflow]] = [ReviewFix, FixFindings, FixIssue]
 
 
 def _steps(loaded: Pack, name: str) -> set[str]:
@@ -135,9 +137,34 @@ def _fix_findings_run(tmp_path: Path) -> list[Event]:
     return events
 
 
+def _fix_issue_run(tmp_path: Path) -> list[Event]:
+    repo = issue_helpers.make_issue_repo(tmp_path / "repo")
+    issue = issue_helpers.write_issue(tmp_path)
+    script = {
+        # The first attempt edits but leaves the tests failing; the second finishes the fix.
+        "issue-fixer/ISSUE/attempt-1": {
+            "tools": issue_helpers.fixing_tools(old="(len(values) + 1)", new="(len(values) + 2)"),
+            "output": issue_helpers.FIXED_OUTPUT,
+        },
+        "issue-fixer/ISSUE/attempt-2": {
+            "tools": issue_helpers.fixing_tools(old="(len(values) + 2)", new="len(values)"),
+            "output": issue_helpers.FIXED_OUTPUT,
+        },
+    }
+    events: list[Event] = []
+    context = Context(pack(), ScriptedBackend(script), EventStream(events.append))
+    options = FixIssueOptions(
+        issue, repo, tests=[issue_helpers.UNITTEST], open_sandbox=issue_helpers.recorder()
+    )
+    result = FixIssue(context, options).run()
+    assert result.status is IssueStatus.RESOLVED and len(result.attempts) == 2
+    return events
+
+
 RUNS: dict[str, Callable[[Path], list[Event]]] = {
     "review-fix": _review_fix_run,
     "fix-findings": _fix_findings_run,
+    "fix-issue": _fix_issue_run,
 }
 
 

@@ -16,6 +16,8 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
+from fixloop.agents.toolbox import Toolbox
+
 
 class OutcomeStatus(StrEnum):
     OK = "ok"
@@ -52,6 +54,8 @@ class AgentRequest:
     timeout_s: float | None = None
     # Identifies this call in a script or trace, e.g. "fixer/CR-01/round-1".
     key: str = ""
+    # Tools the workflow lends this call (`agents/toolbox.py`); None: the role's tools only.
+    toolbox: Toolbox | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ What a call gets, and why:
   anything that does not validate is inconclusive;
 - a PreToolUse hook enforcing the write scope (`scope.py`) and a permission callback that refuses
   whatever the role was not given: it runs headless, so nothing may wait for a human;
+- the tools a workflow lends the call (`toolbox.py`) as an in-process MCP server, and with them
+  the built-in tools they replace refused by that hook;
 - Bash in the CLI's sandbox where the machine has one (`claude_sandbox.py`): read-only outside the
   worktree;
 - a child environment without `CLAUDECODE` (a nested CLI refuses or hangs with it) and an output
@@ -69,7 +71,9 @@ from fixloop.agents.claude_sandbox import (
     sandbox_litter_removed,
     sandbox_settings,
 )
+from fixloop.agents.claude_tools import tool_server
 from fixloop.agents.scope import WRITE_TOOLS, WriteScope
+from fixloop.agents.toolbox import TOOL_SERVER
 from fixloop.documents.tools import parse_tool
 from fixloop.schemas.registry import json_schema, parse_output
 
@@ -108,6 +112,8 @@ class _Call:
     scope: WriteScope
     # Tools the role was given whole (`Edit`, not `Bash(git diff:*)`).
     granted: frozenset[str] = frozenset()
+    # Built-in tools the call's toolbox stands in for: refused, whatever the role lists.
+    replaced: frozenset[str] = frozenset()
     denied: list[DeniedWrite] = field(default_factory=list)
     result: ResultMessage | None = None
     last_text: str = ""
@@ -119,7 +125,11 @@ class _Call:
         del tool_use_id, context
         tool = str(hook_input.get("tool_name", ""))
         tool_input = hook_input.get("tool_input") or {}
-        denial = self.scope.check(tool, tool_input if isinstance(tool_input, dict) else {})
+        arguments = tool_input if isinstance(tool_input, dict) else {}
+        denial = self.scope.check(tool, arguments)
+        if tool in self.replaced:
+            reason = f"{tool} is not available in this call; use the mcp__{TOOL_SERVER}__ tools"
+            denial = DeniedWrite(tool, str(arguments.get(WRITE_TOOLS.get(tool, ""), "")), reason)
         if denial is None:
             return {}
         self.denied.append(denial)
@@ -336,13 +346,18 @@ class ClaudeBackend:
 
     def _options(self, request: AgentRequest, call: _Call) -> ClaudeAgentOptions:
         entries = [parse_tool(entry) for entry in request.tools]
-        base_tools = sorted({entry.name for entry in entries if entry is not None})
-        write_matcher = "|".join(WRITE_TOOLS)
+        # MCP tools come from their server, not from the CLI's list of built-in tools.
+        base_tools = sorted(
+            {e.name for e in entries if e is not None and not e.name.startswith("mcp__")}
+        )
+        write_matcher = "|".join(sorted({*WRITE_TOOLS, *call.replaced}))
+        toolbox = request.toolbox
         return ClaudeAgentOptions(
             system_prompt=request.system_prompt,
             tools=base_tools,
             allowed_tools=list(request.tools),
             permission_mode="default",
+            mcp_servers={TOOL_SERVER: tool_server(toolbox)} if toolbox is not None else {},
             can_use_tool=call.can_use_tool,
             hooks={"PreToolUse": [HookMatcher(matcher=write_matcher, hooks=[call.pre_tool_use])]},
             model=None if request.model == "inherit" else request.model,
@@ -367,7 +382,11 @@ class ClaudeBackend:
         if not request.cwd.is_dir():
             detail = f"the worktree {request.cwd} does not exist"
             return AgentOutcome.inconclusive(StopReason.BACKEND_ERROR, detail)
-        call = _Call(WriteScope.create(request.cwd, request.writable), _granted(request.tools))
+        call = _Call(
+            WriteScope.create(request.cwd, request.writable),
+            _granted(request.tools),
+            request.toolbox.replaces if request.toolbox is not None else frozenset(),
+        )
         started = time.monotonic()
         litter = sandbox_litter_removed(request.cwd) if self.sandbox_bash else nullcontext()
         try:

@@ -17,6 +17,7 @@ from typing import Any
 
 from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend
 from fixloop.agents.budget import BudgetedBackend, RunBudget
+from fixloop.agents.toolbox import Toolbox
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.inputs import InputError, coerce_inputs
 from fixloop.documents.pack import Pack
@@ -35,6 +36,7 @@ def build_request(
     key: str = "",
     timeout_s: float | None = None,
     max_cost_usd: float | None = None,
+    toolbox: Toolbox | None = None,
 ) -> AgentRequest:
     """The request for `role`; raises FixloopError (file:line) when the inputs do not fit it."""
     agent = pack.agent(role)
@@ -58,6 +60,7 @@ def build_request(
         max_cost_usd=max_cost_usd,
         timeout_s=timeout_s,
         key=key or spec.name,
+        toolbox=toolbox,
     )
 
 
@@ -84,10 +87,11 @@ class Dispatcher:
         *,
         writable: Sequence[str] | None = None,
         key: str = "",
+        toolbox: Toolbox | None = None,
     ) -> AgentOutcome:
         request = build_request(
             self.pack, role, inputs, task, cwd, writable=writable, key=key,
-            timeout_s=self.timeout_s,
+            timeout_s=self.timeout_s, toolbox=toolbox,
         )  # fmt: skip
         started = time.monotonic()
         outcome = self.backend.dispatch(request)

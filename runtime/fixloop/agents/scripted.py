@@ -23,6 +23,12 @@ key (`AgentRequest.key`, by convention `role/finding-id/phase`, e.g. `fixer/3/ro
       output: '{"schema_version": "v1", ...}'   # a string is decoded as JSON, like a real answer
     verifier/3/round-2:
       fail: crash          # crash | timeout | malformed (returns `raw`, or text that is not JSON)
+    issue-fixer/ISSUE/attempt-1:                # a call the workflow lent tools (`toolbox.py`)
+      tools:                                    # played first, in order, against those tools
+        - {name: read_file, input: {path: calc.py}}
+        - {name: edit_file, input: {path: calc.py, version: "@last", old: "<", new: "<="}}
+        - {name: run_tests, input: {}}
+      output: {id: ISSUE, status: done, filesModified: [calc.py], notes: "..."}
 
 Rules, all failing closed:
 - A call whose key is not in the script (or whose list is used up) is inconclusive (`missing`).
@@ -32,6 +38,10 @@ Rules, all failing closed:
   returned, because a real model's denied tool call does not end its turn either.
 - `old` that is not found exactly once makes the call inconclusive (`crash`): a real model's edit
   tool fails the same way.
+- `tools` play a model's calls of the tools its workflow lent it, before any `edits`: each answer
+  (an error too) goes back to the script's "model", as a real model reads a tool result; a
+  `version: "@last"` is the version the last answer about that path reported. A script with
+  `tools` for a call that was lent none is inconclusive (`crash`). Each tool call is a turn.
 - `bash` commands play a model's shell tool calls: each runs as `bash -c` in the worktree (stdin
   empty, output discarded), in order, after the edits; one running past 60 s times the call out.
   Like a real shell command they are NOT checked against `writable` and never recorded as
@@ -57,6 +67,7 @@ from fixloop.agents.backend import (
     StopReason,
     Usage,
 )
+from fixloop.agents.toolbox import latest_versions, with_version
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.located_yaml import load_located
 from fixloop.documents.spec_errors import spec_diagnostics
@@ -89,7 +100,13 @@ class ScriptedEdit(_Strict):
         return self
 
 
+class ScriptedToolCall(_Strict):
+    name: Annotated[str, Field(min_length=1)]
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
 class ScriptedReply(_Strict):
+    tools: list[ScriptedToolCall] = Field(default_factory=list)
     edits: list[ScriptedEdit] = Field(default_factory=list)
     bash: list[str] = Field(default_factory=list)
     output: Any = None
@@ -188,8 +205,12 @@ class ScriptedBackend:
                 StopReason.MISSING, f"{request.key or request.role}: no scripted reply"
             )
         reply = queue.pop(0)
-        usage = Usage(turns=1, cost_usd=reply.cost_usd)
+        usage = Usage(turns=1 + len(reply.tools), cost_usd=reply.cost_usd)
         denied: list[DeniedWrite] = []
+        if reply.tools and request.toolbox is None:
+            detail = f"{request.key or request.role}: the script calls tools, but none were lent"
+            return AgentOutcome.inconclusive(StopReason.CRASH, detail, usage)
+        _play_tools(reply, request)
         for edit in reply.edits:
             problem = _apply(edit, request, denied)
             if problem is not None:
@@ -218,6 +239,15 @@ class ScriptedBackend:
             )
             outcome = _validated(request, raw, usage)
         return _with_denied(outcome, denied)
+
+
+def _play_tools(reply: ScriptedReply, request: AgentRequest) -> None:
+    """Call the lent tools as the script says, reading versions from their answers."""
+    versions: dict[str, str] = {}
+    for call in reply.tools:
+        assert request.toolbox is not None
+        answer = request.toolbox.call(call.name, with_version(call.input, versions))
+        latest_versions([answer.text], versions)
 
 
 def _with_denied(outcome: AgentOutcome, denied: list[DeniedWrite]) -> AgentOutcome:

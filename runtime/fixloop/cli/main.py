@@ -38,6 +38,8 @@ COMMANDS: dict[str, str] = {
     "check": "fixloop.cli.check_command",
     "demo": "fixloop.cli.demo_command",
     "browser": "fixloop.cli.browser_command",
+    "fix-issue": "fixloop.cli.fix_issue_command",
+    "bench": "fixloop.cli.bench_command",
 }
 
 

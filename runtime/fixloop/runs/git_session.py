@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixloop import gitrepo
+from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack
 from fixloop.runs.recovery import RecoveryReport, recover
 from fixloop.runs.run import Run
@@ -38,8 +40,11 @@ class CleanupOutcome:
     branch: str
     kept_branch: str | None
     unmerged: str
+    moved: bool = True  # whether the run committed anything its branch could move to
 
     def describe(self) -> str:
+        if self.fast_forwarded and not self.moved:
+            return f"{self.branch} unchanged (the run committed nothing); worktree removed"
         if self.fast_forwarded:
             return f"{self.branch} fast-forwarded; worktree and temp branch removed"
         return (
@@ -123,6 +128,10 @@ class GitSession:
 
     def cleanup(self) -> CleanupOutcome:
         if self.outcome is None:
+            try:
+                moved = gitrepo.head(self.worktree) != self.base
+            except FixloopError:  # the worktree is already gone: the cleanup step says what is left
+                moved = True
             result = self.step("cleanup", {"RUN_ID": self.run.id}, cwd=self.run.repo)
             out = result.outputs
             self.outcome = CleanupOutcome(
@@ -130,6 +139,7 @@ class GitSession:
                 branch=out.get("BRANCH", self.branch),
                 kept_branch=out.get("KEPT_BRANCH") or None,
                 unmerged=out.get("UNMERGED", "0"),
+                moved=moved,
             )
         return self.outcome
 

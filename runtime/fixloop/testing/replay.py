@@ -1,8 +1,10 @@
 """Replaying a scripted-backend script through the real Claude Code CLI.
 
 A script written for `ScriptedBackend` (call key → edits and output) becomes the moves a model
-would make: read each file it edits, `Edit`/`Write` it (or `rm` it), then return the output
-through the StructuredOutput tool. The claude backend tags every model request with its call key
+would make: call the workflow's own tools its `tools:` name (`mcp__fixloop__<name>`, a
+`"@last"` version copied from the last tool result about that path, as a model copies it), read
+each file it edits, `Edit`/`Write` it (or `rm` it), then return the output through the
+StructuredOutput tool. The claude backend tags every model request with its call key
 (the `X-Fixloop-Call` header), so `ScriptReplay` answers each call by key, as the scripted backend
 does, however the workflow orders its calls. One script, both backends: a test can run a
 workflow on each and compare.
@@ -13,15 +15,18 @@ workflow on each and compare.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 from collections.abc import Mapping
 from typing import Any
 
 from fixloop.agents.scripted import ScriptedReply, parse_script
+from fixloop.agents.toolbox import latest_versions, qualified, with_version
 from fixloop.testing.responders import RecordedRequest
 from fixloop.testing.turns import (
     STRUCTURED_OUTPUT_TOOL,
+    ToolUseBlock,
     Turn,
     error,
     slow,
@@ -47,7 +52,8 @@ def wants_wrapper(request: RecordedRequest) -> bool:
 def reply_turns(reply: ScriptedReply, *, wrap: bool) -> list[Turn]:
     """The tool calls and final answer a model would make to play `reply`."""
     paths = list(dict.fromkeys(edit.path for edit in reply.edits if not edit.delete))
-    turns = [tool_use("Read", {"file_path": path}) for path in paths]
+    turns = [tool_use(qualified(call.name), call.input) for call in reply.tools]
+    turns += [tool_use("Read", {"file_path": path}) for path in paths]
     for edit in reply.edits:
         if edit.delete:
             turns.append(tool_use("Bash", {"command": f"rm -- {shlex.quote(edit.path)}"}))
@@ -66,6 +72,31 @@ def reply_turns(reply: ScriptedReply, *, wrap: bool) -> list[Turn]:
     if isinstance(output, str):
         output = json.loads(output)
     return [*turns, structured({"output": output} if wrap else output)]
+
+
+def _result_texts(request: RecordedRequest) -> list[str]:
+    texts: list[str] = []
+    for result in request.tool_results():
+        content = result.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts += [str(b.get("text", "")) for b in content if isinstance(b, dict)]
+    return texts
+
+
+def _versions_copied(turn: Turn, request: RecordedRequest) -> Turn:
+    """The turn with each `"@last"` version replaced by the one the tool results reported."""
+    if not any(isinstance(b, ToolUseBlock) and b.input.get("version") for b in turn.blocks):
+        return turn
+    versions = latest_versions(_result_texts(request))
+    blocks = tuple(
+        ToolUseBlock(b.name, with_version(b.input, versions), b.id)
+        if isinstance(b, ToolUseBlock)
+        else b
+        for b in turn.blocks
+    )
+    return dataclasses.replace(turn, blocks=blocks)
 
 
 class ScriptReplay:
@@ -87,7 +118,7 @@ class ScriptReplay:
         turns = reply_turns(replies[index], wrap=wants_wrapper(request))
         if answered >= len(turns):
             return error(500, "api_error", f"fixloop ScriptReplay: {key!r} has no turn left")
-        return turns[answered]
+        return _versions_copied(turns[answered], request)
 
     def unplayed(self) -> list[str]:
         """Keys with replies no call asked for (a finished run usually leaves none)."""

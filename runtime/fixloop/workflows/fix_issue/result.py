@@ -1,0 +1,136 @@
+"""What a fix-issue run produced: its status, its evidence, and `result.json`.
+
+`status` is one of three, decided by evidence, never by the model's word alone:
+
+- `resolved`: an attempt ended with the fixer saying `done` and every preset test passing at the
+  revision it left, and the patch was accepted on a clean checkout of the base commit;
+- `rejected`: such an attempt, but the patch did not apply or failed acceptance there;
+- `unresolved`: no attempt got that far (the fixer gave up, its answer was inconclusive, the
+  tests still failed, nothing changed, or the run budget was spent). A patch that was exported
+  anyway is still checked, and its acceptance reported, for whoever reads the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from fixloop.masking import dumps_masked
+from fixloop.workflows.fix_issue.acceptance import Acceptance
+from fixloop.workflows.fix_issue.state import AttemptRecord
+from fixloop.workflows.fix_issue.suite import CommandRun, summary
+from fixloop.workflows.kernel.items import ItemStatus
+
+
+class IssueStatus(StrEnum):
+    RESOLVED = "resolved"
+    REJECTED = "rejected"
+    UNRESOLVED = "unresolved"
+
+    @property
+    def item_status(self) -> ItemStatus:
+        return ItemStatus.RESOLVED if self is IssueStatus.RESOLVED else ItemStatus.FAILED
+
+
+@dataclass
+class FixIssueResult:
+    issue: str  # the issue file as the user named it
+    issue_id: str
+    run_id: str = ""
+    base: str = ""
+    status: IssueStatus = IssueStatus.UNRESOLVED
+    reason: str = ""
+    sandbox: str = ""
+    tests: list[str] = field(default_factory=list)
+    tests_before: list[CommandRun] = field(default_factory=list)
+    tests_after: list[CommandRun] = field(default_factory=list)
+    attempts: list[AttemptRecord] = field(default_factory=list)
+    acceptance: Acceptance | None = None
+    patch_path: str = ""
+    patch_files: int = 0
+    result_path: str = ""
+    trace_path: str = ""
+    changed_outside_tools: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.status is IssueStatus.RESOLVED else 1
+
+    @property
+    def cost_usd(self) -> float:
+        return round(sum(attempt.cost_usd for attempt in self.attempts), 6)
+
+    @property
+    def turns(self) -> int:
+        return sum(attempt.turns for attempt in self.attempts)
+
+    @property
+    def tool_calls(self) -> int:
+        return sum(attempt.tool_calls for attempt in self.attempts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "issue": self.issue,
+            "issue_id": self.issue_id,
+            "run_id": self.run_id,
+            "status": str(self.status),
+            "reason": self.reason,
+            "base": self.base,
+            "sandbox": self.sandbox,
+            "tests": {
+                "commands": self.tests,
+                "before": [run.to_json() for run in self.tests_before],
+                "after": [run.to_json() for run in self.tests_after],
+                "acceptance": self.acceptance.to_json() if self.acceptance else None,
+            },
+            "attempts": [attempt.model_dump() for attempt in self.attempts],
+            "patch": {"path": self.patch_path, "files": self.patch_files},
+            "cost_usd": self.cost_usd,
+            "turns": self.turns,
+            "tool_calls": self.tool_calls,
+            "wall_s": round(self.wall_s, 3),
+            "changed_outside_tools": self.changed_outside_tools,
+            "warnings": self.warnings,
+            "result_path": self.result_path,
+            "trace_path": self.trace_path,
+        }
+
+    def lines(self) -> list[str]:
+        """The summary a person reads at the end of a run."""
+        attempts = f"{len(self.attempts)} attempt(s)"
+        lines = [f"fix-issue run {self.run_id}: {self.status} after {attempts}: {self.reason}"]
+        accepted = "not run"
+        if self.acceptance is not None:
+            verdict = "accepted" if self.acceptance.accepted else "rejected"
+            accepted = f"{verdict} ({summary(self.acceptance.results)})"
+        lines.append(
+            f"  tests before: {summary(self.tests_before)}; after: {summary(self.tests_after)}; "
+            f"acceptance on a clean checkout of {self.base[:12]}: {accepted}"
+        )
+        if self.patch_files:
+            lines.append(f"  patch: {self.patch_path} ({self.patch_files} file(s)); git apply it")
+        lines.append(f"  result: {self.result_path}")
+        lines.append(f"  trace: {self.trace_path}")
+        lines.append(
+            f"  {self.turns} turn(s), {self.tool_calls} tool call(s), ${self.cost_usd:.4f}, "
+            f"{self.wall_s:.1f}s; {self.sandbox}"
+        )
+        lines += [f"Warning: {warning}" for warning in self.warnings]
+        return lines
+
+
+def write_result(path: Path, result: FixIssueResult) -> None:
+    """`result.json`, masked like every trace (test output and the fixer's notes can quote a
+    secret), written whole (a temporary file, then a rename)."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(
+        dumps_masked(result.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    temporary.replace(path)
+
+
+__all__ = ["FixIssueResult", "IssueStatus", "write_result"]

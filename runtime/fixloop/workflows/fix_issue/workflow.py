@@ -1,0 +1,230 @@
+"""Fix-issue: an issue in, a verified patch out, as `workflows/fix-issue.md` says.
+
+    result = run_fix_issue(FixIssueOptions(issue=Path("ISSUE.md"), repo=repo), context)
+
+`FixIssue.run` is the document's "Order of work", top to bottom. Bad input is a FixloopError
+(exit 2) before anything is created. The run's worktree sits on a temporary branch that never
+gets a commit: the output is `fix.patch` in the run's folder, so the git protocol's cleanup
+leaves the user's branch where it was.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from fixloop.agents.backend import StopReason
+from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.gitrepo import changed_paths
+from fixloop.runs.git_session import GitSession
+from fixloop.runs.state import digest, save_state
+from fixloop.sandboxes import Sandbox
+from fixloop.schemas.results import ImplResult
+from fixloop.workflows.fix_issue.acceptance import Acceptance, PatchCheck, verify_patch
+from fixloop.workflows.fix_issue.brief import ROLE, call_key, fixer_inputs, task_text
+from fixloop.workflows.fix_issue.plan import (
+    FixIssueOptions,
+    FixIssuePlan,
+    issue_id_of,
+    plan_fix_issue,
+)
+from fixloop.workflows.fix_issue.result import FixIssueResult, write_result
+from fixloop.workflows.fix_issue.state import AttemptRecord, FixIssueState
+from fixloop.workflows.fix_issue.suite import RunStatus, Suite, all_passed
+from fixloop.workflows.fix_issue.tools import IssueTools
+from fixloop.workflows.fix_issue.verdict import decide
+from fixloop.workflows.kernel.items import ItemStatus
+from fixloop.workflows.kernel.workflow import Context, Workflow, implements
+
+PATCH_NAME = "fix.patch"
+RESULT_NAME = "result.json"
+
+
+class FixIssue(Workflow):
+    name = "fix-issue"
+
+    def __init__(self, context: Context, options: FixIssueOptions) -> None:
+        super().__init__(context)
+        self.options = options
+        self.result = FixIssueResult(str(options.issue), issue_id_of(options))
+
+    def run(self) -> FixIssueResult:
+        started = time.monotonic()
+        plan = self.read_issue()
+        self.preflight_backend()
+        run = self.start_run(plan.repo)
+        result = self.result
+        result.run_id, result.tests = run.id, [test.shown for test in plan.tests]
+        result.result_path = str(run.dir / RESULT_NAME)
+        result.trace_path = str(run.events_path)
+        state = FixIssueState(
+            input_path=plan.issue_shown, input_digest=digest(plan.issue_bytes), base=plan.base
+        )
+        save_state(run.dir, state)
+        try:
+            with self.git_session() as git:
+                result.base = state.base = git.base
+                with self.sandbox(git.worktree, run.id) as sandbox:
+                    suite = Suite(plan.tests, sandbox, git.worktree, timeout_s=self.timeout_s)
+                    tools = IssueTools(git.worktree, suite, self.emit, plan.issue_id)
+                    self.tests_before(suite, state)
+                    self.fix_until_the_tests_pass(plan, tools, suite, state)
+                self.export_patch(git, tools)
+                if result.patch_files:
+                    result.acceptance = self.verify_patch(plan, Path(result.patch_path))
+                result.status, result.reason = decide(result)
+                result.wall_s = time.monotonic() - started
+                self.write_result()
+                state.done = True
+                save_state(run.dir, state)
+        except BaseException as exc:
+            result.reason = f"stopped: {exc}"
+            result.wall_s = time.monotonic() - started
+            write_result(Path(result.result_path), result)
+            run.finish("failed", error=str(exc), status=str(result.status))
+            raise
+        self.item(plan.issue_id, result.status.item_status, result.reason)
+        run.finish("finished", status=str(result.status), result=result.result_path)
+        return result
+
+    @property
+    def timeout_s(self) -> float:
+        return self.options.test_timeout_s
+
+    def warn(self, message: str, *, item: str = "") -> None:
+        """Warn now, and keep the warning for the result."""
+        if message not in self.result.warnings:
+            self.result.warnings.append(message)
+        super().warn(message, item=item)
+
+    @contextmanager
+    def sandbox(self, worktree: Path, run_id: str) -> Iterator[Sandbox]:
+        """The sandbox every test command of the run's worktree runs in; it says which."""
+        opened = self.options.open_sandbox(
+            self.options.sandbox, worktree=worktree, image=self.options.image, run_id=run_id
+        )
+        with opened as sandbox:
+            self.result.sandbox = str(sandbox.choice)
+            self.note(self.result.sandbox)
+            yield sandbox
+
+    def fix_until_the_tests_pass(
+        self, plan: FixIssuePlan, tools: IssueTools, suite: Suite, state: FixIssueState
+    ) -> None:
+        """Attempts, until one succeeds, the fixer finds nothing to do, or the budget is spent."""
+        for number in range(1, self.options.max_attempts + 1):
+            record = self.fix_attempt(plan, tools, number, list(state.attempts))
+            self.check_attempt(record, suite)
+            state.attempts.append(record)
+            self.result.attempts = list(state.attempts)
+            save_state(self.active_run.dir, state)
+            verdict = ItemStatus.PASSED if record.succeeded else ItemStatus.FAILED
+            tests = "passed" if all_passed(self.result.tests_after) else "failing"
+            said = record.fixer_status or record.reason
+            self.item(plan.issue_id, verdict, f"attempt {number}: fixer {said}; tests {tests}")
+            if record.succeeded or record.reason.startswith(StopReason.RUN_BUDGET):
+                return
+            if record.fixer_status == "no_task" and not tools.touched:
+                return
+
+    # -- the document's sections, in its order of work ------------------------------------
+
+    @implements("read-issue")
+    def read_issue(self) -> FixIssuePlan:
+        return plan_fix_issue(self.options)
+
+    @implements("tests-before")
+    def tests_before(self, suite: Suite, state: FixIssueState) -> None:
+        runs = suite.run()
+        self.result.tests_before = self.result.tests_after = runs
+        state.tests_before = [run.to_json() for run in runs]
+        save_state(self.active_run.dir, state)
+        missing = [run.command for run in runs if run.status is RunStatus.NOT_FOUND]
+        if missing:
+            problem = f"{missing[0]!r}: its program is not found in the sandbox"
+            raise FixloopError(Diagnostic("--test", 1, 1, "test-command", problem))
+
+    @implements("fix-attempt")
+    def fix_attempt(
+        self, plan: FixIssuePlan, tools: IssueTools, number: int, earlier: list[AttemptRecord]
+    ) -> AttemptRecord:
+        self.item(plan.issue_id, ItemStatus.RUNNING, title=f"attempt {number}")
+        calls = tools.calls
+        outcome = self.call(
+            ROLE,
+            fixer_inputs(plan, number, earlier),
+            task_text(plan, number, self.options.max_attempts),
+            tools.worktree,
+            key=call_key(plan, number),
+            toolbox=tools,
+        )
+        record = AttemptRecord(
+            number=number,
+            outcome=str(outcome.status),
+            turns=outcome.usage.turns,
+            cost_usd=outcome.usage.cost_usd,
+            tool_calls=tools.calls - calls,
+        )
+        if outcome.ok and isinstance(outcome.output, ImplResult):
+            record.fixer_status = outcome.output.status
+            record.notes = outcome.output.notes
+            record.files_reported = [str(path) for path in outcome.output.filesModified]
+        else:
+            record.reason = f"{outcome.reason}: {outcome.detail}"
+        return record
+
+    @implements("check-attempt")
+    def check_attempt(self, record: AttemptRecord, suite: Suite) -> None:
+        record.revision = suite.revision()
+        runs = suite.current()  # the fixer's own run at exactly this revision, or a fresh one
+        record.tests = [run.to_json() for run in runs]
+        record.succeeded = record.fixer_status == "done" and all_passed(runs)
+        self.result.tests_after = runs
+
+    @implements("export-patch")
+    def export_patch(self, git: GitSession, tools: IssueTools) -> None:
+        target = self.active_run.dir / PATCH_NAME
+        self.result.patch_path = str(target)
+        outside = sorted(set(changed_paths(git.worktree)) - tools.touched)
+        if outside:
+            self.result.changed_outside_tools = outside
+            self.warn(f"changed outside the fixer's tools, left out of the patch: {outside}")
+        if not tools.touched:
+            target.write_bytes(b"")
+            return
+        self.result.patch_files = git.export_patch(target, paths=sorted(tools.touched))
+
+    @implements("verify-patch")
+    def verify_patch(self, plan: FixIssuePlan, patch: Path) -> Acceptance:
+        hidden = self.options.hidden
+        check = PatchCheck(
+            repo=plan.repo,
+            base=self.result.base,
+            patch=patch,
+            commands=plan.tests + (hidden.commands if hidden else ()),
+            opener=self.options.open_sandbox,
+            sandbox=self.options.sandbox,
+            image=self.options.image,
+            hidden_files=hidden.files if hidden else None,
+            timeout_s=self.timeout_s,
+        )
+        return verify_patch(
+            check,
+            document=self.doc,
+            protocol=self.protocol,
+            run_id=self.active_run.id,
+            events=self.events,
+        )
+
+    @implements("write-result")
+    def write_result(self) -> None:
+        write_result(Path(self.result.result_path), self.result)
+
+
+def run_fix_issue(options: FixIssueOptions, context: Context) -> FixIssueResult:
+    return FixIssue(context, options).run()
+
+
+__all__ = ["FixIssue", "run_fix_issue"]

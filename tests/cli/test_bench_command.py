@@ -1,0 +1,52 @@
+"""`fixloop bench efficacy` through the real CLI: the table, the envelope, a corpus refused."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT
+
+CORPUS = REPO_ROOT / "bench" / "efficacy" / "corpus"
+
+
+def fixloop(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fixloop", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def test_two_tasks_with_the_scripted_answers(tmp_path: Path) -> None:
+    table = tmp_path / "efficacy.md"
+    done = fixloop(
+        "bench", "efficacy", str(CORPUS), "--task", "regex", "--task", "api-misuse",
+        "--markdown", str(table), "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert (out["command"], out["counts"]) == ("bench efficacy", {"resolved": 2})
+    assert [item["id"] for item in out["items"]] == ["regex", "api-misuse"]
+    assert out["result"]["totals"]["resolved_rate"] == 1.0
+    assert out["result"]["markdown"] == table.read_text()
+    assert "| regex | regex | resolved |" in table.read_text()
+    assert "efficacy regex: resolved" in done.stderr  # progress per task
+
+
+def test_a_corpus_changed_since_it_was_frozen_is_refused(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS, corpus, ignore=shutil.ignore_patterns("__pycache__"))
+    (corpus / "tasks/regex/issue.md").write_text("# a different issue\n")
+    done = fixloop("bench", "efficacy", str(corpus), cwd=tmp_path)
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith("corpus/corpus.yaml:1:1: corpus: the corpus is not frozen as it is")
+    frozen = fixloop("bench", "efficacy", str(corpus), "--freeze", cwd=tmp_path)
+    assert frozen.returncode == 0 and "digest sha256:" in frozen.stdout
+    again = fixloop("bench", "efficacy", str(corpus), "--task", "regex", "--patches",
+                    str(tmp_path), cwd=tmp_path)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert "| regex | regex | unresolved |" in again.stdout  # no regex.patch there

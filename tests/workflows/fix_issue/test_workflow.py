@@ -1,0 +1,71 @@
+"""Fix-issue end to end with the scripted model: real git, real worktrees, real test runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers.fix_issue import (
+    FIXED_LINE,
+    STATS,
+    UNITTEST,
+    fixing_script,
+    make_issue_repo,
+    recorder,
+    write_issue,
+)
+from tests.helpers.gitrepo import git
+
+from fixloop.agents.scripted import ScriptedBackend
+from fixloop.documents.pack import Pack
+from fixloop.events import Event, EventStream
+from fixloop.workflows.fix_issue import FixIssueOptions, IssueStatus, run_fix_issue
+from fixloop.workflows.kernel.workflow import Context
+
+
+def test_an_issue_becomes_an_accepted_patch(tmp_path: Path, pack: Pack) -> None:
+    repo = make_issue_repo(tmp_path / "repo")
+    issue = write_issue(tmp_path)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    opener = recorder()
+    events: list[Event] = []
+    backend = ScriptedBackend(fixing_script())
+    options = FixIssueOptions(issue=issue, repo=repo, tests=[UNITTEST], open_sandbox=opener)
+    result = run_fix_issue(options, Context(pack, backend, EventStream(events.append)))
+
+    assert result.status is IssueStatus.RESOLVED, result.reason
+    assert backend.unplayed() == []
+    assert [run.status for run in result.tests_before] == ["failed"]
+    assert [run.status for run in result.tests_after] == ["passed"]
+    assert result.acceptance is not None and result.acceptance.accepted
+    # The user's branch and tree did not move: the output is a patch.
+    assert git(repo, "rev-parse", "HEAD").strip() == base
+    assert git(repo, "status", "--porcelain") == ""
+    assert (repo / "calc/stats.py").read_text() == STATS
+    assert git(repo, "worktree", "list").count("\n") == 1
+    assert git(repo, "branch", "--list").strip() == "* main"
+    patch = Path(result.patch_path)
+    git(repo, "apply", "--check", str(patch))
+    assert "+" + FIXED_LINE.rstrip("\n") in patch.read_text()
+    # result.json and the trace sit next to the patch.
+    written = json.loads(Path(result.result_path).read_text())
+    assert written["status"] == "resolved"
+    assert written["tests"]["before"][0]["status"] == "failed"
+    assert written["attempts"][0]["tool_calls"] == 5
+    kinds = [json.loads(line)["event"] for line in Path(result.trace_path).read_text().splitlines()]
+    assert kinds.count("tool") == 5
+    # Every test command ran in a sandbox: the run's worktree, then the clean checkout.
+    assert [len(s.commands) for s in opener.opened] == [3, 1]
+    assert opener.opened[1].worktree.name.endswith("-verify")
+
+
+def test_the_public_api_runs_it_by_name(tmp_path: Path, pack: Pack) -> None:
+    import fixloop
+
+    repo = make_issue_repo(tmp_path / "repo")
+    context = fixloop.Context(pack, fixloop.ScriptedBackend(fixing_script()))
+    result = fixloop.run_workflow(
+        "fix-issue", context, issue=write_issue(tmp_path), repo=repo, tests=[UNITTEST]
+    )
+    assert result.status is IssueStatus.RESOLVED
+    assert result.sandbox.startswith("sandbox: ")  # the default: fixloop.sandboxes, auto
