@@ -115,6 +115,8 @@ class PackFiles:
     skills: list[tuple[str, Path]] = field(default_factory=list)  # (folder name, SKILL.md)
     workflows: list[Path] = field(default_factory=list)
     scripts: list[str] = field(default_factory=list)  # Claude Code workflows: workflows/*.js
+    hooks: list[Path] = field(default_factory=list)  # hooks/hooks.json and the manifest's
+    servers: list[Path] = field(default_factory=list)  # .mcp.json and the manifest's
     missing: list[tuple[str, str]] = field(default_factory=list)  # (manifest key, path)
 
     def markdown(self) -> list[Path]:
@@ -158,6 +160,17 @@ def pack_files(root: Path, manifest: dict[str, Any] | None = None) -> PackFiles:
                 places.append(place)
         for place in places:
             _collect(files, kind, place)
+    for key, default, found in (
+        ("hooks", root / "hooks" / "hooks.json", files.hooks),
+        ("mcpServers", root / ".mcp.json", files.servers),
+    ):
+        found.extend([default] if default.is_file() else [])
+        for relative in _declared(manifest, key) or []:
+            place = (root / relative).resolve()
+            if place.is_file():
+                found.append(place)
+            else:
+                files.missing.append((key, relative))
     files.workflows.extend(_markdown_under(root / "workflows", recursive=False))
     if (root / "workflows").is_dir():
         files.scripts.extend(sorted(p.stem for p in (root / "workflows").glob("*.js")))

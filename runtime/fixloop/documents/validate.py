@@ -24,8 +24,11 @@ from fixloop.documents.discovery import (
     CLAUDE_MANIFEST,
     MANIFEST,
     MARKETPLACE,
+    manifest_data,
+    manifest_path,
     orphan_diagnostic,
     orphan_sidecars,
+    pack_files,
 )
 from fixloop.documents.interface_rules import interface_diagnostics
 from fixloop.documents.pack import AgentDoc, Pack, load_pack
@@ -273,19 +276,28 @@ def _marketplace(pack: Pack, base: Path) -> Iterable[Diagnostic]:
             yield Diagnostic(shown, 1, 1, "manifest-drift", message, Severity.WARNING)
 
 
-def _hooks_and_servers(pack: Pack, base: Path) -> Iterable[Diagnostic]:
-    for relative, rule, judge in (
-        ("hooks/hooks.json", "hooks", hooks_findings),
-        (".mcp.json", "mcp", mcp_findings),
+def _hooks_and_servers(pack: Pack, base: Path, manifest: dict[str, Any]) -> Iterable[Diagnostic]:
+    """hooks/hooks.json, .mcp.json and the files or inline values the manifest declares."""
+    files = pack_files(pack.root, manifest)
+    for paths, rule, judge, key in (
+        (files.hooks, "hooks", hooks_findings, "hooks"),
+        (files.servers, "mcp", mcp_findings, "mcpServers"),
     ):
-        path = pack.root / relative
-        if not path.is_file():
+        for path in paths:
+            shown = display_path(path, base)
+            data, problems = _json(path, shown, rule)
+            yield from problems
+            if not problems:
+                yield from located(judge(data), pack.profile, shown, lambda *_: 1, rule)
+        inline = manifest.get(key)
+        if inline is None or isinstance(inline, str):
             continue
-        shown = display_path(path, base)
-        data, problems = _json(path, shown, rule)
-        yield from problems
-        if not problems:
-            yield from located(judge(data), pack.profile, shown, lambda *_: 1, rule)
+        if isinstance(inline, list) and all(isinstance(item, str) for item in inline):
+            continue
+        manifest_file = manifest_path(pack.root, pack.profile is Profile.FIXLOOP)
+        shown = display_path(manifest_file, base) if manifest_file else MANIFEST
+        wrapped = {key: inline} if key == "mcpServers" else {"hooks": inline}
+        yield from located(judge(wrapped), pack.profile, shown, lambda *_: 1, "manifest")
 
 
 def _orphans(pack: Pack, base: Path) -> Iterable[Diagnostic]:
@@ -308,7 +320,9 @@ def validate_pack(
     rendered = _rendered_by_fixloop(pack)
     diagnostics += _template_inputs(rendered, known_outputs)
     diagnostics += _raw_readable(rendered)
-    diagnostics += _hooks_and_servers(pack, base)
+    diagnostics += _hooks_and_servers(
+        pack, base, manifest_data(root, pack.profile is Profile.FIXLOOP)
+    )
     diagnostics += _marketplace(pack, base)
     diagnostics += _orphans(pack, base)
     if pack.profile is Profile.FIXLOOP:
