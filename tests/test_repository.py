@@ -72,6 +72,7 @@ def test_wheel_carries_the_pack(tmp_path: Path) -> None:
         expected = {f"fixloop/pack/{folder}/{p.name}" for p in (REPO_ROOT / folder).glob("*.md")}
         assert expected <= names, folder
     assert "fixloop/pack/plugin.json" in names
+    assert "fixloop/pack/fixloop.toml" in names  # the installed pack keeps its own profile
     assert "fixloop/cli/main.py" in names
 
 
