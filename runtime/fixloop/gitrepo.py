@@ -120,10 +120,18 @@ class CommitInfo:
 
 
 def commits_between(tree: Path, base: str, tip: str) -> list[CommitInfo]:
-    """The commits in `base..tip`, oldest first, with their subjects and the paths they changed."""
+    """The commits in `base..tip`, oldest first, with their subjects and the paths they changed
+    (a FixloopError when either end does not exist, say a branch already deleted)."""
+    import git
+
     repo = git_repo(tree)
     found = []
-    for commit in reversed(list(repo.iter_commits(f"{base}..{tip}"))):
+    try:
+        listed = list(repo.iter_commits(f"{base}..{tip}"))
+    except (git.GitCommandError, git.BadName, ValueError) as exc:
+        problem = f"cannot list {base}..{tip}: {str(exc).strip().splitlines()[-1]}"
+        raise FixloopError(Diagnostic(str(tree), 1, 1, "repository", problem)) from None
+    for commit in reversed(listed):
         message = commit.message if isinstance(commit.message, str) else commit.message.decode()
         parent = commit.parents[0] if commit.parents else None
         diffs = parent.diff(commit) if parent is not None else commit.diff(None)
@@ -175,6 +183,17 @@ def config_value(path: Path, name: str) -> str:
         ) from None
 
 
+def is_ancestor(tree: Path, commit: str, tip: str = "HEAD") -> bool:
+    """True when `commit` exists and `tip` contains it (False for an unknown commit)."""
+    import git
+
+    repo = _repo(tree)
+    try:
+        return bool(repo.is_ancestor(repo.commit(commit), repo.commit(tip)))
+    except (git.GitCommandError, git.BadName, ValueError):
+        return False
+
+
 def visible_files(tree: Path) -> list[str]:
     """The files of `tree` as git sees them: tracked ones (on disk or not) and untracked ones
     not ignored, sorted (`git ls-files --cached --others --exclude-standard`)."""
@@ -215,6 +234,7 @@ __all__ = [
     "git_repo",
     "head",
     "index_entries",
+    "is_ancestor",
     "patch_paths",
     "paths_between",
     "refs",

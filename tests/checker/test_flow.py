@@ -176,3 +176,12 @@ def test_a_finally_block_by_its_fence_word_or_its_label_words(check_text: CheckT
     assert rules(check_text(body + tail, contract)) == [("removed", 9)]
     assert check_text(body + tail.replace("```bash", "```bash finally", 1), contract) == []
     assert check_text(body + "**Clean-up, always:**\n\n" + tail, contract) == []
+
+
+def test_a_function_that_fails_under_set_e_ends_the_step(check_text: CheckText) -> None:
+    contract = "contracts:\n  - {id: g, guarded: git branch -D $b, by: ok_to_delete}\n"
+    env = "checker:\n  env: [b]\n"
+    script = 'ok_to_delete() { [ -n "$1" ] || return 1; }\nok_to_delete "$b"\ngit branch -D "$b"\n'
+    assert check_text(workflow({"cleanup": script}, env), contract) == []
+    unguarded = script.replace('ok_to_delete "$b"\n', 'ok_to_delete "$b" || true\n')
+    assert rules(check_text(workflow({"cleanup": unguarded}, env), contract)) == [("g", 15)]

@@ -104,4 +104,4 @@ def test_a_typo_in_any_output_the_pack_writes_is_reported(tmp_path: Path) -> Non
             assert name is not None
             assert found == [(index + 1, col + 1, name.group())], f"{path.name}:{index + 1}"
             tried += 1
-    assert tried >= 60, tried  # the pack writes 60-odd literal names (printf, fixloop_output)
+    assert tried >= 50, tried  # the pack writes 50-odd literal names (printf, fixloop_output)

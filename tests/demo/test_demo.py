@@ -30,14 +30,24 @@ def test_demo_commits_one_fix_per_fixed_finding_and_reports_match(tmp_path: Path
     repo = directory / "shelf"
     report_rel = REVIEW_PATH.replace("REVIEW.md", "REVIEW-FIX.md")
     meta = parse_document((repo / report_rel).read_text(), repo / report_rel).metadata
-    subjects = git(repo, "log", "--reverse", "--format=%s", "HEAD~4..HEAD").splitlines()
+    subjects = git(repo, "log", "--reverse", "--format=%s", "HEAD~5..HEAD~1").splitlines()
     fixes = [s for s in subjects if s.startswith("fix(01): ")]
     assert len(fixes) == meta["fixed"] == 3
     assert meta["skipped"] == 2 and meta["findings_in_scope"] == 5
     assert meta["status"] == "partial"
     assert f"fix(01): WR-02 {HOSTILE_TITLE}" in fixes  # the title is data, never shell
     assert subjects[-1] == "docs(01): add code review fix report"
-    assert git(repo, "rev-list", "--count", "HEAD").strip() == "5"
+    # fix-engine: RR-1 passed on its second attempt (one commit), RR-2 failed three (its report).
+    assert (
+        "fix-engine    1 item(s) done, 1 failed, 5 attempt(s), 1 commit(s); section escalated"
+        in out
+    )
+    last = git(repo, "log", "-1", "--format=%s").strip()
+    assert last.startswith("restock-report: RR-1 ")
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["shelf/report.py"]
+    report = repo / ".git" / "fixloop" / "sections" / "restock-report" / "error_report.yaml"
+    assert "check_id: RR-2" in report.read_text()
+    assert git(repo, "rev-list", "--count", "HEAD").strip() == "6"
 
     # fix-findings staged (never committed) its resolved fix.
     assert "shelf/labels.py" in git(repo, "diff", "--staged", "--name-only").split()

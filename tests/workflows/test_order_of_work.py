@@ -25,17 +25,19 @@ from tests.helpers.reviews import (
     review_text,
     write_review,
 )
+from tests.workflows.fix_engine import scenario as fix_engine_scenario
 
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.order import Mention, order_of_work
 from fixloop.documents.pack import Pack
 from fixloop.events import Event, EventKind, EventStream
+from fixloop.workflows.fix_engine import FixEngine
 from fixloop.workflows.fix_findings import FixFindings, FixFindingsOptions
 from fixloop.workflows.fix_issue import FixIssue, FixIssueOptions, IssueStatus
 from fixloop.workflows.kernel.workflow import PROTOCOL, Context, Workflow, implemented_steps
 from fixloop.workflows.review_fix import ReviewFix, ReviewFixOptions
 
-WORKFLOWS: list[type[Workflow]] = [ReviewFix, FixFindings, FixIssue]
+WORKFLOWS: list[type[Workflow]] = [ReviewFix, FixFindings, FixEngine, FixIssue]
 
 
 def _steps(loaded: Pack, name: str) -> set[str]:
@@ -137,6 +139,15 @@ def _fix_findings_run(tmp_path: Path) -> list[Event]:
     return events
 
 
+def _fix_engine_run(tmp_path: Path) -> list[Event]:
+    # One item passes on its second attempt, the other fails three times: escalated.
+    repo = fix_engine_scenario.make_section_repo(tmp_path / "repo")
+    events: list[Event] = []
+    result, _ = fix_engine_scenario.run(repo.path, fix_engine_scenario.script(), events=events)
+    assert result.status == "escalated" and len(result.done) == 1
+    return events
+
+
 def _fix_issue_run(tmp_path: Path) -> list[Event]:
     repo = issue_helpers.make_issue_repo(tmp_path / "repo")
     issue = issue_helpers.write_issue(tmp_path)
@@ -164,6 +175,7 @@ def _fix_issue_run(tmp_path: Path) -> list[Event]:
 RUNS: dict[str, Callable[[Path], list[Event]]] = {
     "review-fix": _review_fix_run,
     "fix-findings": _fix_findings_run,
+    "fix-engine": _fix_engine_run,
     "fix-issue": _fix_issue_run,
 }
 

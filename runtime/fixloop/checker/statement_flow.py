@@ -77,7 +77,9 @@ class StatementFlow:
         # no watched command is replaced by its summary (how it can end), computed once.
         self.helpers: frozenset[str] = frozenset()
         self._reach: dict[str, frozenset[int]] = {}
-        self._summaries: dict[tuple[int, bool], tuple[frozenset[Status], frozenset[Status]]] = {}
+        self._summaries: dict[
+            tuple[int, bool, bool], tuple[frozenset[Status], frozenset[Status]]
+        ] = {}
 
     # -- statements ---------------------------------------------------------------------------
 
@@ -290,7 +292,10 @@ class StatementFlow:
             out = self.node(self.functions[name].body, worlds, cond)
             self.depth -= 1
             back = out.normal | out.returns
-            return Outcome(normal=self._mark(command, back), exits=out.exits)
+            # A call that returns non-zero is a failed command: under `set -e` the shell ends.
+            called = self._errexit(self._mark(command, back), cond)
+            called.exits |= out.exits
+            return called
         if command.assigns and name in ("local", "export", "declare", "readonly", "typeset"):
             # `local rc=$?` reads the status of the command before it; the builtin itself then
             # succeeds, masking any `$(…)` in its values, as bash does.
@@ -319,7 +324,7 @@ class StatementFlow:
     def _summarized(self, command: Command, name: str, worlds: set[World], cond: bool) -> Outcome:
         result = Outcome()
         for errexit in {w.errexit for w in worlds}:
-            key = (id(self.functions[name]), errexit)
+            key = (id(self.functions[name]), errexit, cond)
             if key not in self._summaries:
                 probe = StatementFlow({}, FlowResult())
                 probe.functions, probe.flag_names = self.functions, set()
@@ -329,7 +334,9 @@ class StatementFlow:
                 self._summaries[key] = (ended, frozenset(w.status for w in out.exits))
             ended, exits = self._summaries[key]
             mine = {w for w in worlds if w.errexit == errexit}
-            result.normal |= {w.at(s) for w in mine for s in ended}
+            result.absorb(
+                self._errexit(self._mark(command, {w.at(s) for w in mine for s in ended}), cond)
+            )
             if exits:
                 result.exits |= {w.at(s) for w in mine for s in exits}
         return result

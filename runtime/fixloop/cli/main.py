@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "browser": "fixloop.cli.browser_command",
     "fix-issue": "fixloop.cli.fix_issue_command",
     "bench": "fixloop.cli.bench_command",
+    "fix-engine": "fixloop.cli.fix_engine_command",
 }
 
 

@@ -1,4 +1,5 @@
-"""`fixloop demo`: build the example repository, run review-fix and fix-findings on it, report.
+"""`fixloop demo`: build the example repository, run review-fix, fix-findings and fix-engine on
+it, report.
 
 Everything is real except the model: the workflows, their document steps, git, worktrees, bash and
 the example's own tests (run before and after with `python -m unittest`). The model is the
@@ -21,6 +22,7 @@ from rich.console import Console
 
 from fixloop.agents.backend import Backend
 from fixloop.agents.scripted import ScriptedBackend
+from fixloop.demo import fix_engine as fix_engine_case
 from fixloop.demo.example import REVIEW_PATH, build_example
 from fixloop.demo.model import FINDINGS, FIX_FINDINGS_SCRIPT, REVIEW_FIX_SCRIPT
 from fixloop.demo.progress import Display, display_for
@@ -29,6 +31,7 @@ from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.reviews.model import FixScope
 from fixloop.schemas.results import FixVerifyLoopOutput
+from fixloop.workflows.fix_engine import FixEngineResult
 from fixloop.workflows.fix_findings import FixFindingsOptions, run_fix_findings
 from fixloop.workflows.kernel.workflow import Context
 from fixloop.workflows.review_fix import ReviewFixOptions, ReviewFixResult, run_review_fix
@@ -75,6 +78,7 @@ class DemoResult:
     review_fix: ReviewFixResult | None = None
     fix_findings: FixVerifyLoopOutput | None = None
     fix_findings_output: Path | None = None
+    fix_engine: FixEngineResult | None = None
     commits: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     backend: str = "scripted"  # who played the roles: "scripted", or a real model's backend
@@ -139,6 +143,7 @@ def run_demo(
     review_script = _write_json(directory / "model" / "review-fix.json", REVIEW_FIX_SCRIPT)
     findings_script = _write_json(directory / "model" / "fix-findings.json", FIX_FINDINGS_SCRIPT)
     findings = _write_json(directory / "findings.json", FINDINGS)
+    _write_json(directory / "model" / "fix-engine.json", fix_engine_case.SCRIPT)
     with display_for(console) as display:
         display.stage("building the example repository")
         build_example(repo)
@@ -162,11 +167,15 @@ def run_demo(
         result.fix_findings_output = _write_json(
             directory / "fix-findings-output.json", result.fix_findings.model_dump(mode="json")
         )
+        display.stage("fix-engine: a mini-PRD's criteria, each built and verified, <= 3 tries")
+        result.fix_engine = fix_engine_case.run_case(repo, pack, backend, events)
         display.stage("running the example's tests (after)")
         result.tests_after = run_unit_tests(repo)
         display.note(f"tests after: {result.tests_after.describe()}")
     result.commits = _git(repo, "log", "--reverse", "--format=%h %s", f"{base}..HEAD").splitlines()
-    result.problems = self_check(result)
+    scripted = result.backend == "scripted"
+    engine = fix_engine_case.self_check(result.fix_engine, repo, scripted=scripted)
+    result.problems = self_check(result) + engine
     return result
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
+from fixloop.demo.fix_engine import summary_lines as fix_engine_summary
 from fixloop.demo.run import DemoResult
 from fixloop.workflows.kernel.items import ItemStatus
 
@@ -40,6 +41,8 @@ def summary_lines(result: DemoResult) -> list[str]:
             f"                finding {item.id}: escalated after {len(item.attempts)} attempt(s)"
             for item in findings.escalated
         ]
+    if result.fix_engine is not None:
+        lines += fix_engine_summary(result.fix_engine)
     after = result.tests_after.describe() if result.tests_after else "not run"
     lines += [
         f"tests         before: {result.tests_before.describe()}    after: {after}",

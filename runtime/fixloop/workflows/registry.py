@@ -26,6 +26,7 @@ class Entry:
 WORKFLOWS: dict[str, Entry] = {
     "review-fix": Entry("fixloop.workflows.review_fix", "ReviewFix", "ReviewFixOptions"),
     "fix-findings": Entry("fixloop.workflows.fix_findings", "FixFindings", "FixFindingsOptions"),
+    "fix-engine": Entry("fixloop.workflows.fix_engine", "FixEngine", "FixEngineOptions"),
     "fix-issue": Entry("fixloop.workflows.fix_issue", "FixIssue", "FixIssueOptions"),
 }
 

@@ -1,0 +1,224 @@
+"""Fix-engine, one checklist item: executor attempts, each judged by the verifier, then a commit
+or a rollback. The document's "Fix one item" section, as methods of the workflow.
+
+Each attempt: the executor works in the run's worktree; git, not its report, says what changed.
+A changed path no attempt of the item reported is put back (per file, `rollback-files`); a
+missing or malformed result, a `failed` one, or a reported path outside the repository fails the
+attempt before any verdict. The verifier's ReviewOutput is saved for `record-verdict`, which
+decides passed or failed from it (a missing or invalid verdict is a failed attempt) and records
+it in meta.yaml. A passed item is committed (exactly its changed files, `commit-paths`), then
+recorded; an item whose third attempt failed is rolled back file by file.
+
+An executor that commits on its own has its commit undone by the protocol's steps (rollback to
+the last checkpoint, then a commit recording the undo; history is never rewritten).
+
+A run budget that refuses a call stops the item where it is: nothing is recorded for the
+attempt, the item stays pending, and `--resume` continues it later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from fixloop import gitrepo
+from fixloop.agents.backend import AgentOutcome, StopReason
+from fixloop.masking import dumps_masked, mask_text
+from fixloop.runs.git_session import GitSession
+from fixloop.schemas.findings import ReviewOutput
+from fixloop.schemas.results import ImplResult
+from fixloop.steps.paths import check_path, path_problem
+from fixloop.workflows.fix_engine.briefs import (
+    commit_message,
+    executor_brief,
+    executor_key,
+    undo_message,
+    verifier_brief,
+    verifier_key,
+)
+from fixloop.workflows.fix_engine.section import ItemRecord, Section, read_item
+from fixloop.workflows.kernel.errors import SkipItem
+from fixloop.workflows.kernel.items import ItemStatus
+from fixloop.workflows.kernel.workflow import Workflow, implements
+
+LAST_ITEM = "last-item"  # the run's tag at its last item commit: where an undo goes back to
+
+
+class ItemLoop(Workflow):
+    """The per-item part of fix-engine; `FixEngine` sets `section` and `git` before using it."""
+
+    section: Section
+    git: GitSession
+    expected_head = ""  # the commit the worktree should be at: the run's last commit
+    checkpoint = "baseline"  # the run's tag at `expected_head`
+    stopped = ""  # why no new role call may start (a spent run budget)
+
+    @implements("fix-item")
+    def fix_item(self, item: ItemRecord, where: Mapping[str, int]) -> ItemRecord:
+        """One item to done or failed; left as it is when the run budget is spent."""
+        self.item(item.id, ItemStatus.RUNNING, title=item.text, data=where)
+        while item.status == "pending" and not self.stopped:
+            item = self.attempt(item, item.next_attempt)
+        if item.status == "passed":
+            item = self.commit_item(item)
+        elif item.status == "failed":
+            self.roll_back_item(item)
+        status, message = outcome_of(item, self.stopped)
+        data = {**where, "commit": item.commit[:7], "attempts": len(item.attempts)}
+        self.item(item.id, status, message, title=item.text, data=data)
+        return item
+
+    def attempt(self, item: ItemRecord, number: int) -> ItemRecord:
+        folder = self.section.state / "attempts" / item.id / str(number)
+        folder.mkdir(parents=True, exist_ok=True)
+        impl, verdict = folder / "impl-result.json", folder / "verdict.json"
+        for stale in (impl, verdict):  # an interrupted run's, for this same attempt number
+            stale.unlink(missing_ok=True)
+        reason = ""
+        try:
+            changed = self.implement_item(item, number, impl)
+            if changed is not None:
+                self.verify_item(item, number, changed, verdict)
+        except SkipItem as failed:  # this attempt cannot be judged: it failed, as the reason says
+            reason = f"{failed.reason}: {failed.detail}" if failed.detail else failed.reason
+        if self.stopped:
+            return item  # nothing recorded: the attempt is made again when the run resumes
+        recorded = self.record_verdict(item, number, impl, verdict, reason)
+        last = recorded.last
+        if last is not None:
+            said = "passed" if last.passed else "not passed"
+            verdict_word = last.verdict or "no verdict"
+            self.note(f"{item.id} attempt {number}: {said} ({verdict_word}): {last.evidence}")
+        return recorded
+
+    @implements("implement-item")
+    def implement_item(
+        self, item: ItemRecord, number: int, result_path: Path
+    ) -> dict[str, str] | None:
+        """The executor's attempt; the item's changed paths (path → git status), None when the
+        run budget refused the call."""
+        worktree = self.git.worktree
+        inputs, task = executor_brief(self.section, item, number, worktree, result_path)
+        outcome = self.call("executor", inputs, task, worktree, key=executor_key(item, number))
+        if self._refused(outcome):
+            return None
+        head = gitrepo.head(worktree)
+        if head != self.expected_head:
+            self.undo_executor_commit(item, head)
+            raise SkipItem("the executor committed on its own; its commit was undone")
+        result = outcome.output if outcome.ok else None
+        if not isinstance(result, ImplResult):
+            raise SkipItem(f"executor result inconclusive ({outcome.reason})", outcome.detail)
+        _write_json(result_path, result.model_dump(mode="json"))
+        reported = [str(path) for path in result.filesModified]
+        unsafe = [problem for path in reported if (problem := path_problem(worktree, path))]
+        if unsafe:
+            raise SkipItem("the executor reported a path outside the repository", "; ".join(unsafe))
+        if result.status == "failed":
+            raise SkipItem("the executor could not implement it", result.notes)
+        files = {*item.files, *(check_path(worktree, path) for path in reported)}
+        changed = gitrepo.changed_paths(worktree)
+        stray = sorted(set(changed) - files)
+        if stray:
+            self.git.rollback(stray)
+            self.warn(f"{item.id}: put back {', '.join(stray)}: changed, but not reported")
+            changed = {path: code for path, code in changed.items() if path not in stray}
+        return changed
+
+    @implements("verify-item")
+    def verify_item(
+        self, item: ItemRecord, number: int, changed: Mapping[str, str], verdict_path: Path
+    ) -> None:
+        """The verifier's verdict on this one item, saved for `record-verdict` to judge."""
+        worktree = self.git.worktree
+        inputs, task = verifier_brief(self.section, item, changed, worktree)
+        key = verifier_key(item, number)
+        outcome = self.call("verifier", inputs, task, worktree, writable=[], key=key)
+        if self._refused(outcome):
+            return
+        if not (outcome.ok and isinstance(outcome.output, ReviewOutput)):
+            raise SkipItem(f"verifier result inconclusive ({outcome.reason})", outcome.detail)
+        _write_json(verdict_path, outcome.output.model_dump(mode="json"))
+
+    @implements("record-verdict")
+    def record_verdict(
+        self, item: ItemRecord, number: int, impl: Path, verdict: Path, reason: str
+    ) -> ItemRecord:
+        recorded = self.step(
+            "record-verdict", self.section.repo, STATE=str(self.section.state), ITEM=item.id,
+            ATTEMPT=str(number), IMPL_RESULT=str(impl), VERDICT_FILE=str(verdict),
+            REASON=mask_text(reason),
+            RUN_ID=self.active_run.id,
+        )  # fmt: skip
+        return read_item(recorded)
+
+    def commit_item(self, item: ItemRecord) -> ItemRecord:
+        """Exactly the item's changed files, one commit; then meta.yaml records it."""
+        changed = sorted(gitrepo.changed_paths(self.git.worktree))
+        commit = self.commit_paths(item, changed) if changed else ""
+        recorded = self.record_commit(item, commit)
+        if commit:
+            self.tag_last_item(commit)
+        return recorded
+
+    @implements("commit-paths")
+    def commit_paths(self, item: ItemRecord, paths: list[str]) -> str:
+        return self.git.commit(paths, commit_message(self.section, item, paths)) or ""
+
+    @implements("record-commit")
+    def record_commit(self, item: ItemRecord, commit: str) -> ItemRecord:
+        recorded = self.step(
+            "record-commit", self.section.repo, STATE=str(self.section.state), ITEM=item.id,
+            COMMIT=commit,
+        )  # fmt: skip
+        return read_item(recorded)
+
+    @implements("tag")
+    def tag_last_item(self, commit: str) -> None:
+        self.expected_head = commit
+        self.git.tag(LAST_ITEM)
+        self.checkpoint = LAST_ITEM
+
+    @implements("rollback-files")
+    def roll_back_item(self, item: ItemRecord) -> None:
+        """Every path the failed item changed, back to the last commit, file by file."""
+        changed = sorted(gitrepo.changed_paths(self.git.worktree))
+        if changed:
+            self.git.rollback(changed)
+            self.note(f"{item.id}: rolled back {', '.join(changed)}")
+
+    @implements("undo-executor-commit")
+    def undo_executor_commit(self, item: ItemRecord, head: str) -> None:
+        worktree = self.git.worktree
+        committed = gitrepo.paths_between(worktree, self.expected_head, head)
+        paths = sorted({*committed, *gitrepo.changed_paths(worktree)})
+        self.git.rollback(paths, self.checkpoint)
+        commit = self.git.commit(paths, undo_message(self.section, item))
+        self.warn(f"{item.id}: the executor committed on its own; its commit was undone")
+        self.tag_last_item(commit or gitrepo.head(worktree))
+
+    def _refused(self, outcome: AgentOutcome) -> bool:
+        if outcome.reason is StopReason.RUN_BUDGET:
+            self.stopped = outcome.detail or "the run budget is spent"
+        return bool(self.stopped)
+
+
+def outcome_of(item: ItemRecord, stopped: str) -> tuple[ItemStatus, str]:
+    """The item's status for events and reports, and one line saying how it ended."""
+    attempts = f"{len(item.attempts)} attempt(s)"
+    last = item.last
+    if item.status == "done":
+        return ItemStatus.DONE, f"done after {attempts}"
+    if item.status == "failed":
+        verdict = (last.verdict if last else None) or "none (inconclusive)"
+        return ItemStatus.FAILED, f"failed after {attempts}; last verdict: {verdict}"
+    return ItemStatus.PENDING, f"not finished ({stopped or 'the run stopped'})"
+
+
+def _write_json(path: Path, data: Any) -> None:
+    """A role's answer on disk (meta.yaml and the error report quote it): secrets masked."""
+    path.write_text(dumps_masked(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+__all__ = ["LAST_ITEM", "ItemLoop", "outcome_of"]
