@@ -72,15 +72,21 @@ def test_wheel_carries_the_pack(tmp_path: Path) -> None:
         expected = {f"fixloop/pack/{folder}/{p.name}" for p in (REPO_ROOT / folder).glob("*.md")}
         assert expected <= names, folder
     assert "fixloop/pack/plugin.json" in names
+    assert "fixloop/pack/fixloop.toml" in names  # the installed pack keeps its own profile
     assert "fixloop/cli/main.py" in names
 
 
 # Lower layers never import higher ones (DESIGN.md: "imports point one way").
 LAYERS = (
-    "diagnostics", "masking", "browser", "events", "gitrepo", "documents", "schemas", "contracts",
+    "diagnostics", "masking", "browser", "events", "gitrepo", "documents", "schemas",
     "steps", "sandboxes", "runs", "agents", "reviews", "workflows", "api", "efficacy", "demo",
     "testing", "cli", "__main__",
 )  # fmt: skip
+# The checker is a sibling of the runtime on the same trunk, not a floor under it: it reads the
+# documents and knows the result schemas, and only the command line and the public API reach it.
+CHECKER = "checker"
+CHECKER_IMPORTS = frozenset({"diagnostics", "documents", "schemas"})
+CHECKER_IMPORTED_BY = frozenset({"api", "cli", "__main__"})
 
 
 def _imported_packages(path: Path) -> set[str]:
@@ -95,6 +101,15 @@ def _imported_packages(path: Path) -> set[str]:
     return found
 
 
+def _layer_problems(layer: str, targets: set[str]) -> list[str]:
+    if layer == CHECKER:
+        return sorted(targets - CHECKER_IMPORTS)
+    upward = [t for t in targets if t != CHECKER and LAYERS.index(t) > LAYERS.index(layer)]
+    if CHECKER in targets and layer not in CHECKER_IMPORTED_BY:
+        upward.append(CHECKER)
+    return sorted(upward)
+
+
 def test_imports_flow_one_way() -> None:
     package_root = REPO_ROOT / "runtime/fixloop"
     upward: list[str] = []
@@ -103,8 +118,15 @@ def test_imports_flow_one_way() -> None:
         layer = relative.parts[0] if len(relative.parts) > 1 else relative.stem
         if layer == "__init__":
             continue
-        assert layer in LAYERS, f"{relative}: add its package to LAYERS"
-        for target in _imported_packages(path) - {layer}:
-            if LAYERS.index(target) > LAYERS.index(layer):
-                upward.append(f"{relative} imports fixloop.{target}")
+        assert layer in (*LAYERS, CHECKER), f"{relative}: add its package to LAYERS"
+        for target in _layer_problems(layer, _imported_packages(path) - {layer}):
+            upward.append(f"{relative} imports fixloop.{target}")
     assert upward == []
+
+
+def test_the_layer_rule_catches_a_runtime_import_of_the_checker() -> None:
+    """The control: the rule above does refuse what it is there to refuse."""
+    assert _layer_problems("steps", {"checker", "documents"}) == ["checker"]
+    assert _layer_problems("checker", {"steps", "documents"}) == ["steps"]
+    assert _layer_problems("documents", {"runs"}) == ["runs"]
+    assert _layer_problems("cli", {"checker", "workflows"}) == []
