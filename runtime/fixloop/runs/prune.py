@@ -30,12 +30,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from fixloop import gitrepo
 from fixloop.gitrepo import state_dir_of
 from fixloop.runs.recovery import leftover_run_ids
 from fixloop.runs.run import RUN_ID_PATTERN, is_live, read_run
@@ -124,18 +124,9 @@ def saved_content(run_dir: Path) -> list[str]:
     return sorted(found)
 
 
-def _git_refs(repo: Path, prefix: str) -> list[str]:
-    done = subprocess.run(
-        ["git", "for-each-ref", "--format=%(refname)", prefix],
-        cwd=repo, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    found = done.stdout.splitlines() if done.returncode == 0 else []
-    return [ref.removeprefix("refs/heads/") for ref in found]
-
-
 def _prestaged_refs(repo: Path) -> dict[str, list[str]]:
     refs: dict[str, list[str]] = {}
-    for ref in _git_refs(repo, PRESTAGED_REFS):
+    for ref in gitrepo.refs(repo, PRESTAGED_REFS):
         refs.setdefault(ref.removeprefix(PRESTAGED_REFS).split("/", 1)[0], []).append(ref)
     return refs
 
@@ -242,7 +233,7 @@ def _decide(
     repo: Path, state_dir: Path, report: PruneReport, include_saved: bool, now: datetime
 ) -> None:
     leftovers = leftover_run_ids(repo, state_dir)
-    branches = set(_git_refs(repo, "refs/heads/"))
+    branches = {ref.removeprefix("refs/heads/") for ref in gitrepo.refs(repo, "refs/heads/")}
     refs = _prestaged_refs(repo)
     finished: list[tuple[dict[str, Any], Decision]] = []
     for run_dir in sorted((state_dir / "runs").iterdir()):
