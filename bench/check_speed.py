@@ -90,8 +90,10 @@ def main() -> None:
     parser.add_argument("--pack", type=Path, help="measure this pack (distinct documents) instead")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(f"{'documents':>9}  {'markdown-it s':>13}  {'check s':>8}  {'docs/s':>7}  "
-          f"{'ratio':>6}  {'cpu ratio':>9}  {'ms/doc':>7}")  # fmt: skip
+    print(
+        f"{'documents':>9}  {'markdown-it s':>13}  {'check s':>8}  {'docs/s':>7}  "
+        f"{'ratio':>6}  {'cpu ratio':>9}  {'ms/doc':>7}"
+    )
     if args.pack is not None:
         measure(args.pack.resolve(), args.repeat)
         return
@@ -115,9 +117,11 @@ def measure(root: Path, repeat: int) -> None:
         floor, floor_cpu = min(floor, wall), min(floor_cpu, cpu)
         wall, cpu = timed(partial(check_paths, [root], root))
         whole, whole_cpu = min(whole, wall), min(whole_cpu, cpu)
-    print(f"{count:>9}  {floor:>13.3f}  {whole:>8.3f}  {count / whole:>7.0f}  "
-          f"{whole / floor:>6.2f}  {whole_cpu / floor_cpu:>9.2f}  "
-          f"{1000 * whole / count:>7.2f}")  # fmt: skip
+    print(
+        f"{count:>9}  {floor:>13.3f}  {whole:>8.3f}  {count / whole:>7.0f}  "
+        f"{whole / floor:>6.2f}  {whole_cpu / floor_cpu:>9.2f}  "
+        f"{1000 * whole / count:>7.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -20,9 +20,18 @@ MAX_MODULE_LINES = 450
 
 def test_layout() -> None:
     for relative in (
-        "agents", "workflows", "commands", "runtime/fixloop", "tests", "pyproject.toml",
-        "plugin.json", "README.md", ".ci/run", "LICENSE", ".claude-plugin/icon.png",
-    ):  # fmt: skip
+        "agents",
+        "workflows",
+        "commands",
+        "runtime/fixloop",
+        "tests",
+        "pyproject.toml",
+        "plugin.json",
+        "README.md",
+        ".ci/run",
+        "LICENSE",
+        ".claude-plugin/icon.png",
+    ):
         assert (REPO_ROOT / relative).exists(), relative
 
 
@@ -61,10 +70,23 @@ def test_modules_stay_small() -> None:
 @pytest.mark.slow
 def test_wheel_carries_the_pack(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp_path), str(REPO_ROOT)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(REPO_ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     (wheel,) = tmp_path.glob("fixloop-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -78,10 +100,26 @@ def test_wheel_carries_the_pack(tmp_path: Path) -> None:
 
 # Lower layers never import higher ones (DESIGN.md: "imports point one way").
 LAYERS = (
-    "diagnostics", "masking", "browser", "events", "gitrepo", "documents", "schemas",
-    "steps", "sandboxes", "runs", "agents", "reviews", "workflows", "api", "efficacy", "demo",
-    "testing", "cli", "__main__",
-)  # fmt: skip
+    "diagnostics",
+    "masking",
+    "browser",
+    "events",
+    "gitrepo",
+    "documents",
+    "schemas",
+    "steps",
+    "sandboxes",
+    "runs",
+    "agents",
+    "reviews",
+    "workflows",
+    "api",
+    "efficacy",
+    "demo",
+    "testing",
+    "cli",
+    "__main__",
+)
 # The checker is a sibling of the runtime on the same trunk, not a floor under it: it reads the
 # documents and knows the result schemas, and only the command line and the public API reach it.
 CHECKER = "checker"

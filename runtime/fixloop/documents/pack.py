@@ -116,10 +116,13 @@ def _lookup(documents: dict[str, DocT], key: str, asked: str, folder: Path, kind
         known = ", ".join(sorted(documents)) or "none"
         raise FixloopError(
             Diagnostic(
-                display_path(folder), 1, 1, f"unknown-{kind}",
+                display_path(folder),
+                1,
+                1,
+                f"unknown-{kind}",
                 f"no {kind} named {asked!r} in this pack ({kind}s: {known})",
             )
-        )  # fmt: skip
+        )
     return documents[key]
 
 

@@ -100,13 +100,20 @@ class PruneReport:
         def item(decision: Decision) -> dict[str, Any]:
             data = asdict(decision)
             del data["run_id"], data["removed"]
-            return {"id": decision.run_id, **data, "saved": list(decision.saved),
-                    "refs": list(decision.refs)}  # fmt: skip
+            return {
+                "id": decision.run_id,
+                **data,
+                "saved": list(decision.saved),
+                "refs": list(decision.refs),
+            }
 
         return {
-            "dry_run": self.dry_run, "keep": self.keep, "older_than_days": self.older_than_days,
-            "removed": [item(d) for d in self.removed], "kept": [item(d) for d in self.kept],
-        }  # fmt: skip
+            "dry_run": self.dry_run,
+            "keep": self.keep,
+            "older_than_days": self.older_than_days,
+            "removed": [item(d) for d in self.removed],
+            "kept": [item(d) for d in self.kept],
+        }
 
 
 def saved_content(run_dir: Path) -> list[str]:
@@ -243,10 +250,15 @@ def _decide(
         info = read_run(run_dir)
         ended = info.get("ended_at")
         decision = Decision(
-            run_id=run_id, workflow=info.get("workflow"), state=str(info.get("state")),
-            ended_at=ended if isinstance(ended, str) else None, removed=False, reason="",
-            saved=tuple(saved_content(run_dir)), refs=tuple(refs.get(run_id, ())),
-        )  # fmt: skip
+            run_id=run_id,
+            workflow=info.get("workflow"),
+            state=str(info.get("state")),
+            ended_at=ended if isinstance(ended, str) else None,
+            removed=False,
+            reason="",
+            saved=tuple(saved_content(run_dir)),
+            refs=tuple(refs.get(run_id, ())),
+        )
         why = _protected(info, run_id, leftovers, branches)
         if why is not None:
             report.decisions.append(_keep(decision, why))

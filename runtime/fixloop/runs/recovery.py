@@ -158,9 +158,13 @@ def recover(
             continue
         had_sentinel = (state_dir / "sentinels" / run_id).is_file()
         result = run_step(
-            protocol, "recover-run", cwd=repo, inputs={"RUN_ID": run_id}, run=run,
+            protocol,
+            "recover-run",
+            cwd=repo,
+            inputs={"RUN_ID": run_id},
+            run=run,
             timeout_s=timeout_s,
-        )  # fmt: skip
+        )
         out = result.outputs
         unmerged = out.get("UNMERGED", "0")
         item = Recovered(
