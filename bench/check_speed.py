@@ -5,19 +5,22 @@ their contracts, under new names), then measures, side by side in this one run:
 
 - markdown-it-py parsing alone of the same documents (a full CommonMark parse: the floor every
   checker must at least match), and
-- the whole check (`fixloop.contracts.check.check_paths`: frontmatter, blocks, bash parsing,
+- the whole check (`fixloop.checker.check.check_paths`: the pack's validation, frontmatter,
+  blocks, bash parsing, the step library,
   events, path analysis for every contract, generic rules),
 
-and prints documents per second, the ratio whole-check / markdown-only (goal: at most 3), and the
-time per document at each size (goal: flat, i.e. time linear in pack size). The documents column
-counts what both sides read: the generated workflows plus the pack's six agents.
+and prints documents per second, the ratio whole-check / markdown-only in wall time and in CPU
+time (goal: at most 3; on a shared machine the CPU ratio is the steadier one), and the time per
+document at each size (goal: flat, i.e. time linear in pack size). The documents column
+counts what both sides read: the generated workflows plus the pack's own documents.
 
-The pack repeats four real workflows, so it is realistic per document but uniform: the checker's
-caches keyed by text (parsed command patterns) hit more than on a pack of distinct documents
-(parsing them afresh would add about 0.5 ms per document). No assertion: this is a measurement,
-run by hand:
+The generated pack repeats fixloop's real workflows, so it is realistic per document but uniform:
+the checker's caches keyed by text (parsed command patterns, the step library) hit more than on a
+pack of distinct documents. `--pack PATH` measures the same two sides on a pack (or any folder of
+Markdown) of distinct documents instead, such as a real public pack. No assertion: this is a
+measurement, run by hand:
 
-    .venv/bin/python bench/check_speed.py [--sizes 250,500,1000] [--repeat 3]
+    .venv/bin/python bench/check_speed.py [--sizes 250,500,1000] [--repeat 3] [--pack PATH]
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from fixloop.contracts.check import check_paths
+from fixloop.checker.check import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "workflows").glob("*.md"))
@@ -42,7 +45,14 @@ def generate(target: Path, count: int) -> list[Path]:
     """`count` documents in target/workflows, cycling through the real workflows and sidecars."""
     folder = target / "workflows"
     folder.mkdir(parents=True)
-    shutil.copytree(ROOT / "agents", target / "agents")
+    # The rest of the pack as it is: agents, commands, manifests, the step library the workflows
+    # source, and the pack's own profile (the runner's semantics for its workflows).
+    for rest in ("agents", "commands", ".claude-plugin", "workflows/lib"):
+        shutil.copytree(ROOT / rest, target / rest)
+    for rest in ("plugin.json", "fixloop.toml"):
+        shutil.copy(ROOT / rest, target / rest)
+    for original in ROOT.glob("workflows/*.*"):  # what the agents and commands refer to
+        shutil.copy(original, folder / original.name)
     made = []
     for index in range(count):
         source = SOURCES[index % len(SOURCES)]
@@ -58,13 +68,11 @@ def generate(target: Path, count: int) -> list[Path]:
     return made
 
 
-def best_of(repeat: int, work: Callable[[], object]) -> float:
-    timings = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        work()
-        timings.append(time.perf_counter() - start)
-    return min(timings)
+def timed(work: Callable[[], object]) -> tuple[float, float]:
+    """Wall time and CPU time of one run of `work`."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    work()
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def markdown_only(paths: list[Path]) -> None:
@@ -79,21 +87,41 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="250,500,1000")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--pack", type=Path, help="measure this pack (distinct documents) instead")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(f"{'documents':>9}  {'markdown-it s':>13}  {'check s':>8}  {'docs/s':>7}  "
-          f"{'ratio':>6}  {'ms/doc':>7}")  # fmt: skip
+    print(
+        f"{'documents':>9}  {'markdown-it s':>13}  {'check s':>8}  {'docs/s':>7}  "
+        f"{'ratio':>6}  {'cpu ratio':>9}  {'ms/doc':>7}"
+    )
+    if args.pack is not None:
+        measure(args.pack.resolve(), args.repeat)
+        return
     for size in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             generate(root, size)
-            # The same documents on both sides: the check also reads the pack's agents.
-            paths = sorted(root.glob("*/*.md"))
-            count = len(paths)
-            floor = best_of(args.repeat, partial(markdown_only, paths))
-            whole = best_of(args.repeat, partial(check_paths, [root], root))
-            print(f"{count:>9}  {floor:>13.3f}  {whole:>8.3f}  {count / whole:>7.0f}  "
-                  f"{whole / floor:>6.2f}  {1000 * whole / count:>7.2f}")  # fmt: skip
+            measure(root, args.repeat)
+
+
+def measure(root: Path, repeat: int) -> None:
+    """Both sides on the documents the check reads under `root`, best of `repeat` runs each."""
+    checked = check_paths([root], root)
+    paths = [d.source.path for d in checked.documents]
+    count = len(paths)
+    # Interleaved, best of each: on a shared machine a busy moment slows one run, not one side.
+    # CPU time too: other processes on the machine change it far less than the wall time.
+    floor, whole, floor_cpu, whole_cpu = (float("inf"),) * 4
+    for _ in range(repeat):
+        wall, cpu = timed(partial(markdown_only, paths))
+        floor, floor_cpu = min(floor, wall), min(floor_cpu, cpu)
+        wall, cpu = timed(partial(check_paths, [root], root))
+        whole, whole_cpu = min(whole, wall), min(whole_cpu, cpu)
+    print(
+        f"{count:>9}  {floor:>13.3f}  {whole:>8.3f}  {count / whole:>7.0f}  "
+        f"{whole / floor:>6.2f}  {whole_cpu / floor_cpu:>9.2f}  "
+        f"{1000 * whole / count:>7.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -75,10 +75,13 @@ def main() -> None:
                 f"{statistics.median(times):>13.2f}s"
             )
         fixer = build_request(
-            pack, "fixer",
-            json.loads((VARS / "fixer.vars.json").read_text()), "Fix it.", tree,
+            pack,
+            "fixer",
+            json.loads((VARS / "fixer.vars.json").read_text()),
+            "Fix it.",
+            tree,
             writable=["calc.py"],
-        )  # fmt: skip
+        )
         calc = str(tree / "calc.py")
         script = [
             tool_use("Read", {"file_path": calc}),
@@ -90,8 +93,10 @@ def main() -> None:
             started = time.perf_counter()
             outcome = ClaudeBackend(env=server.env()).dispatch(fixer)
             elapsed = time.perf_counter() - started
-        print(f"\nfour-turn fixer call (read, edit, git diff, result): {elapsed:.2f}s, "
-              f"ok={outcome.ok}, turns={outcome.usage.turns}")  # fmt: skip
+        print(
+            f"\nfour-turn fixer call (read, edit, git diff, result): {elapsed:.2f}s, "
+            f"ok={outcome.ok}, turns={outcome.usage.turns}"
+        )
 
 
 if __name__ == "__main__":

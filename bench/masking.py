@@ -34,35 +34,67 @@ from typing import Any
 
 from fixloop.masking import dumps_masked, mask_json
 
-_STDERR = "\n".join(
-    f"  File \"/work/repo/src/module_{i}.py\", line {i * 7}, in handler_{i}\n    value = compute(x)"
-    for i in range(12)
-) + "\nZeroDivisionError: division by zero\n"  # fmt: skip
+_STDERR = (
+    "\n".join(
+        f'  File "/work/repo/src/module_{i}.py", line {i * 7}, in handler_{i}\n'
+        "    value = compute(x)"
+        for i in range(12)
+    )
+    + "\nZeroDivisionError: division by zero\n"
+)
 
 EVENTS: list[dict[str, Any]] = [
     {
-        "time": "2026-01-01T00:00:00.000Z", "run": "20260101T000000Z-1234-abcdef",
-        "event": "step", "workflow": "git-protocol", "step": "commit-paths",
-        "started_at": "2026-01-01T00:00:00.000Z", "ended_at": "2026-01-01T00:00:00.120Z",
-        "duration_s": 0.12, "exit_code": 0, "timed_out": False, "ok": True,
-        "outputs": {"COMMIT": "0123456789abcdef0123456789abcdef01234567"}, "commands": 7,
+        "time": "2026-01-01T00:00:00.000Z",
+        "run": "20260101T000000Z-1234-abcdef",
+        "event": "step",
+        "workflow": "git-protocol",
+        "step": "commit-paths",
+        "started_at": "2026-01-01T00:00:00.000Z",
+        "ended_at": "2026-01-01T00:00:00.120Z",
+        "duration_s": 0.12,
+        "exit_code": 0,
+        "timed_out": False,
+        "ok": True,
+        "outputs": {"COMMIT": "0123456789abcdef0123456789abcdef01234567"},
+        "commands": 7,
     },
     {
-        "time": "2026-01-01T00:00:01.000Z", "run": "20260101T000000Z-1234-abcdef",
-        "event": "step", "workflow": "review-fix", "step": "verify-syntax",
-        "started_at": "2026-01-01T00:00:00.500Z", "ended_at": "2026-01-01T00:00:01.000Z",
-        "duration_s": 0.5, "exit_code": 1, "timed_out": False, "ok": False, "outputs": {},
-        "commands": 3, "last_command": "python3 -m py_compile \"$FILE\"",
-        "last_command_at": "workflows/review-fix.md:120", "error": None, "stderr_tail": _STDERR,
+        "time": "2026-01-01T00:00:01.000Z",
+        "run": "20260101T000000Z-1234-abcdef",
+        "event": "step",
+        "workflow": "review-fix",
+        "step": "verify-syntax",
+        "started_at": "2026-01-01T00:00:00.500Z",
+        "ended_at": "2026-01-01T00:00:01.000Z",
+        "duration_s": 0.5,
+        "exit_code": 1,
+        "timed_out": False,
+        "ok": False,
+        "outputs": {},
+        "commands": 3,
+        "last_command": 'python3 -m py_compile "$FILE"',
+        "last_command_at": "workflows/review-fix.md:120",
+        "error": None,
+        "stderr_tail": _STDERR,
     },
     {
-        "event": "agent", "at": "2026-01-01T00:00:02+00:00", "key": "fixer/CR-01/iteration-1",
-        "role": "fixer", "model": "sonnet", "status": "ok", "reason": "none",
+        "event": "agent",
+        "at": "2026-01-01T00:00:02+00:00",
+        "key": "fixer/CR-01/iteration-1",
+        "role": "fixer",
+        "model": "sonnet",
+        "status": "ok",
+        "reason": "none",
         "detail": "fixed: the handler now checks for an empty list before dividing; tests pass",
-        "turns": 6, "cost_usd": 0.0123, "input_tokens": 5120, "output_tokens": 812,
-        "elapsed_s": 12.5, "denied": [{"tool": "Write", "path": "../x", "reason": "'..'"}],
+        "turns": 6,
+        "cost_usd": 0.0123,
+        "input_tokens": 5120,
+        "output_tokens": 812,
+        "elapsed_s": 12.5,
+        "denied": [{"tool": "Write", "path": "../x", "reason": "'..'"}],
     },
-]  # fmt: skip
+]
 
 _SECRETS = {
     "BENCH_ANTHROPIC_API_KEY": "sk-ant-api03-" + "a1B2c3D4" * 6,

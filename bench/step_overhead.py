@@ -68,10 +68,13 @@ def time_floor(script: str, repo: Path, findings: int, scratch: Path) -> float:
     paths_dir = scratch / f"paths-{run_id}"
     paths_dir.mkdir()
     env = {
-        **os.environ, "RUN_ID": run_id, "FINDINGS": str(findings), "PATHS_DIR": str(paths_dir),
+        **os.environ,
+        "RUN_ID": run_id,
+        "FINDINGS": str(findings),
+        "PATHS_DIR": str(paths_dir),
         "WORKTREE": str(repo / ".git" / "fixloop" / "worktrees" / run_id),
         "FIXLOOP_LIB": str(REPO_ROOT / "workflows" / "lib"),  # the step library the steps source
-    }  # fmt: skip
+    }
     start = time.perf_counter()
     subprocess.run(["bash", "--noprofile", "--norc", "-c", script], cwd=repo, env=env, check=True)
     return time.perf_counter() - start
@@ -123,13 +126,19 @@ def main() -> int:
                 shutil.rmtree(repo)
     median_runtime, median_floor = statistics.median(runtime), statistics.median(floor)
     print(f"findings: {args.findings}, rounds: {args.rounds} (alternating; same machine, same run)")
-    print(f"runtime (git_session, traced steps): median {median_runtime * 1000:8.1f} ms, "
-          f"best {min(runtime) * 1000:8.1f} ms")  # fmt: skip
-    print(f"floor   (plain bash, same commands):  median {median_floor * 1000:8.1f} ms, "
-          f"best {min(floor) * 1000:8.1f} ms")  # fmt: skip
+    print(
+        f"runtime (git_session, traced steps): median {median_runtime * 1000:8.1f} ms, "
+        f"best {min(runtime) * 1000:8.1f} ms"
+    )
+    print(
+        f"floor   (plain bash, same commands):  median {median_floor * 1000:8.1f} ms, "
+        f"best {min(floor) * 1000:8.1f} ms"
+    )
     # On a shared machine the best of each side is the least disturbed measurement.
-    print(f"ratio runtime / floor: median {median_runtime / median_floor:.2f}x, "
-          f"best {min(runtime) / min(floor):.2f}x (goal <= 1.5x)")  # fmt: skip
+    print(
+        f"ratio runtime / floor: median {median_runtime / median_floor:.2f}x, "
+        f"best {min(runtime) / min(floor):.2f}x (goal <= 1.5x)"
+    )
     return 0
 
 

@@ -20,9 +20,18 @@ MAX_MODULE_LINES = 450
 
 def test_layout() -> None:
     for relative in (
-        "agents", "workflows", "commands", "runtime/fixloop", "tests", "pyproject.toml",
-        "plugin.json", "README.md", ".ci/run", "LICENSE", ".claude-plugin/icon.png",
-    ):  # fmt: skip
+        "agents",
+        "workflows",
+        "commands",
+        "runtime/fixloop",
+        "tests",
+        "pyproject.toml",
+        "plugin.json",
+        "README.md",
+        ".ci/run",
+        "LICENSE",
+        ".claude-plugin/icon.png",
+    ):
         assert (REPO_ROOT / relative).exists(), relative
 
 
@@ -61,10 +70,23 @@ def test_modules_stay_small() -> None:
 @pytest.mark.slow
 def test_wheel_carries_the_pack(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp_path), str(REPO_ROOT)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(REPO_ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     (wheel,) = tmp_path.glob("fixloop-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -72,15 +94,37 @@ def test_wheel_carries_the_pack(tmp_path: Path) -> None:
         expected = {f"fixloop/pack/{folder}/{p.name}" for p in (REPO_ROOT / folder).glob("*.md")}
         assert expected <= names, folder
     assert "fixloop/pack/plugin.json" in names
+    assert "fixloop/pack/fixloop.toml" in names  # the installed pack keeps its own profile
     assert "fixloop/cli/main.py" in names
 
 
 # Lower layers never import higher ones (DESIGN.md: "imports point one way").
 LAYERS = (
-    "diagnostics", "masking", "browser", "events", "gitrepo", "documents", "schemas", "contracts",
-    "steps", "sandboxes", "runs", "agents", "reviews", "workflows", "api", "efficacy", "demo",
-    "testing", "cli", "__main__",
-)  # fmt: skip
+    "diagnostics",
+    "masking",
+    "browser",
+    "events",
+    "gitrepo",
+    "documents",
+    "schemas",
+    "steps",
+    "sandboxes",
+    "runs",
+    "agents",
+    "reviews",
+    "workflows",
+    "api",
+    "efficacy",
+    "demo",
+    "testing",
+    "cli",
+    "__main__",
+)
+# The checker is a sibling of the runtime on the same trunk, not a floor under it: it reads the
+# documents and knows the result schemas, and only the command line and the public API reach it.
+CHECKER = "checker"
+CHECKER_IMPORTS = frozenset({"diagnostics", "documents", "schemas"})
+CHECKER_IMPORTED_BY = frozenset({"api", "cli", "__main__"})
 
 
 def _imported_packages(path: Path) -> set[str]:
@@ -95,6 +139,15 @@ def _imported_packages(path: Path) -> set[str]:
     return found
 
 
+def _layer_problems(layer: str, targets: set[str]) -> list[str]:
+    if layer == CHECKER:
+        return sorted(targets - CHECKER_IMPORTS)
+    upward = [t for t in targets if t != CHECKER and LAYERS.index(t) > LAYERS.index(layer)]
+    if CHECKER in targets and layer not in CHECKER_IMPORTED_BY:
+        upward.append(CHECKER)
+    return sorted(upward)
+
+
 def test_imports_flow_one_way() -> None:
     package_root = REPO_ROOT / "runtime/fixloop"
     upward: list[str] = []
@@ -103,8 +156,15 @@ def test_imports_flow_one_way() -> None:
         layer = relative.parts[0] if len(relative.parts) > 1 else relative.stem
         if layer == "__init__":
             continue
-        assert layer in LAYERS, f"{relative}: add its package to LAYERS"
-        for target in _imported_packages(path) - {layer}:
-            if LAYERS.index(target) > LAYERS.index(layer):
-                upward.append(f"{relative} imports fixloop.{target}")
+        assert layer in (*LAYERS, CHECKER), f"{relative}: add its package to LAYERS"
+        for target in _layer_problems(layer, _imported_packages(path) - {layer}):
+            upward.append(f"{relative} imports fixloop.{target}")
     assert upward == []
+
+
+def test_the_layer_rule_catches_a_runtime_import_of_the_checker() -> None:
+    """The control: the rule above does refuse what it is there to refuse."""
+    assert _layer_problems("steps", {"checker", "documents"}) == ["checker"]
+    assert _layer_problems("checker", {"steps", "documents"}) == ["steps"]
+    assert _layer_problems("documents", {"runs"}) == ["runs"]
+    assert _layer_problems("cli", {"checker", "workflows"}) == []

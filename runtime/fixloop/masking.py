@@ -31,9 +31,24 @@ MIN_SECRET_LENGTH = 8
 
 # Values an environment variable with a secret-looking name often holds that are no secret.
 _COMMON_VALUES = frozenset(
-    {"true", "false", "yes", "no", "on", "off", "none", "null", "undefined", "enabled",
-     "disabled", "changeme", "password", "********", "xxxxxxxx"}
-)  # fmt: skip
+    {
+        "true",
+        "false",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "none",
+        "null",
+        "undefined",
+        "enabled",
+        "disabled",
+        "changeme",
+        "password",
+        "********",
+        "xxxxxxxx",
+    }
+)
 # Anywhere in a name: `GH_TOKEN`, `CLIENT_SECRET`, `PGPASSWORD`, `GOOGLE_CREDENTIALS`, `APIKEY`.
 _NAME_PARTS = ("SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "TOKEN", "CREDENTIAL", "APIKEY")
 # Whole words of a name only: `OPENAI_API_KEY`, `NPM_AUTH`, `DB_PASS` (but not `XAUTHORITY`,
@@ -50,7 +65,8 @@ _SHAPES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
     (kind, hint, re.compile(pattern, re.DOTALL))
     for kind, hint, pattern in (
         (
-            "private-key", "-----BEGIN",
+            "private-key",
+            "-----BEGIN",
             r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
             r"(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|.*\Z)",  # cut short: to the end
         ),
@@ -68,7 +84,7 @@ _SHAPES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("npm-token", "npm_", r"npm_(?<![A-Za-z0-9]npm_)[A-Za-z0-9]{36}"),
         ("huggingface-token", "hf_", r"hf_(?<![A-Za-z0-9]hf_)[A-Za-z0-9]{30,}"),
     )
-)  # fmt: skip
+)
 # The same literals found by three scans instead of one per literal: each pattern starts with one
 # character, which `re` looks for as fast as `in` does, and checks the rest only there.
 _SHAPE_HINTS = (

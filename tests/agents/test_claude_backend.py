@@ -397,9 +397,15 @@ def test_user_and_project_settings_do_not_leak_in(
 
 def structured_result(output: object, text_answer: str = "") -> ResultMessage:
     return ResultMessage(
-        subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=1,
-        session_id="s", result=text_answer, structured_output=output,
-    )  # fmt: skip
+        subtype="success",
+        duration_ms=1,
+        duration_api_ms=1,
+        is_error=False,
+        num_turns=1,
+        session_id="s",
+        result=text_answer,
+        structured_output=output,
+    )
 
 
 @pytest.mark.parametrize(
@@ -492,9 +498,15 @@ def test_a_worktree_under_a_claude_folder_is_still_editable_within_scope(
     tree = repo / ".claude" / "worktrees" / "rf-01"
     git(repo, "worktree", "add", "-q", "-b", "fixloop/rf-01", str(tree))
     request = AgentRequest(
-        role="fixer", system_prompt="You fix.", task="fix", tools=("Read", "Edit"),
-        model="sonnet", output_schema="FixerResult", cwd=tree, writable=("calc.py",),
-    )  # fmt: skip
+        role="fixer",
+        system_prompt="You fix.",
+        task="fix",
+        tools=("Read", "Edit"),
+        model="sonnet",
+        output_schema="FixerResult",
+        cwd=tree,
+        writable=("calc.py",),
+    )
     script = [
         tool_use("Read", {"file_path": "calc.py"}),
         tool_use("Read", {"file_path": "other.py"}),
@@ -525,19 +537,24 @@ def stand_in_cli(tmp_path: Path, body: str, mode: int = 0o755) -> Path:
     [
         pytest.param(
             "read line\necho 'panic: out of cheese' >&2\nexit 3\n",
-            StopReason.CRASH, "Claude Code exited with 3 (stderr: panic: out of cheese)",
+            StopReason.CRASH,
+            "Claude Code exited with 3 (stderr: panic: out of cheese)",
             id="process error",
         ),
         pytest.param(
-            "", StopReason.BACKEND_ERROR, "Permission denied", id="not executable",
+            "",
+            StopReason.BACKEND_ERROR,
+            "Permission denied",
+            id="not executable",
         ),
         pytest.param(
-            "echo '{\"type\": \"system\", \"subtype\": \"init\"'\nsleep 1\n",
-            StopReason.CRASH, "unreadable output from Claude Code",
+            'echo \'{"type": "system", "subtype": "init"\'\nsleep 1\n',
+            StopReason.CRASH,
+            "unreadable output from Claude Code",
             id="JSON decode error",
         ),
     ],
-)  # fmt: skip
+)
 def test_a_failing_cli_is_an_inconclusive_outcome_not_a_traceback(
     pack: Pack, worktree: Path, body: str, reason: StopReason, detail: str
 ) -> None:
@@ -600,10 +617,16 @@ def test_parallel_calls_from_threads_each_get_their_own_answer(tmp_path: Path) -
 
     def execute(tree: Path) -> Any:
         request = AgentRequest(
-            role="executor", system_prompt="You implement one task.", task=f"Do {tree.name}.",
-            tools=("Read", "Edit"), model="sonnet", output_schema="ImplResult", cwd=tree,
-            writable=("app.py",), key=f"executor/{tree.name}",
-        )  # fmt: skip
+            role="executor",
+            system_prompt="You implement one task.",
+            task=f"Do {tree.name}.",
+            tools=("Read", "Edit"),
+            model="sonnet",
+            output_schema="ImplResult",
+            cwd=tree,
+            writable=("app.py",),
+            key=f"executor/{tree.name}",
+        )
         return backend.dispatch(request)
 
     with MessagesServer(script) as server:

@@ -42,9 +42,14 @@ def fixer_inputs(worktree: Path) -> dict[str, object]:
 
 def test_the_request_comes_from_the_role_document(pack: Pack, tmp_path: Path) -> None:
     request = build_request(
-        pack, "fixer", fixer_inputs(tmp_path), "Fix finding 7.", tmp_path,
-        writable=["stats.py"], key="fixer/7/round-1",
-    )  # fmt: skip
+        pack,
+        "fixer",
+        fixer_inputs(tmp_path),
+        "Fix finding 7.",
+        tmp_path,
+        writable=["stats.py"],
+        key="fixer/7/round-1",
+    )
     spec = pack.agent("fixer").spec
     assert request.role == "fixer"
     assert request.tools == tuple(spec.tools)

@@ -165,11 +165,11 @@ def test_a_replacement_that_does_not_match_once_is_a_crash(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("script", "message"),
     [
-        ({"fixer/1/round-1": {"edits": []}}, "fixer/1/round-1: (reply): a reply needs"),
-        ({"k": {"output": REPORT, "fail": "crash"}}, "k: (reply): a reply has either"),
-        ({"k": {"fail": "explode"}}, "k: fail: Input should be"),
-        ({"k": {"output": REPORT, "edits": [{"path": "a"}]}}, "k: edits.0: an edit has exactly"),
-        ({"k": {"output": REPORT, "surprise": 1}}, "k: surprise: Extra inputs"),
+        ({"fixer/1/round-1": {"edits": []}}, "fixer/1/round-1: a reply needs"),
+        ({"k": {"output": REPORT, "fail": "crash"}}, "k: a reply has either"),
+        ({"k": {"fail": "explode"}}, "k.fail: unknown value 'explode'"),
+        ({"k": {"output": REPORT, "edits": [{"path": "a"}]}}, "k.edits[0]: an edit has exactly"),
+        ({"k": {"output": REPORT, "surprise": 1}}, "k: unknown key 'surprise'"),
     ],
 )
 def test_a_bad_script_names_the_call_key(script: dict[str, object], message: str) -> None:

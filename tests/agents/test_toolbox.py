@@ -76,10 +76,16 @@ SCRIPT = {
 
 def request(cwd: Path, toolbox: Notebook | None, tools: tuple[str, ...] = ()) -> AgentRequest:
     return AgentRequest(
-        role="notes", system_prompt="You keep notes.", task="stamp and write", tools=tools,
-        model="sonnet", output_schema="ImplResult", cwd=cwd, key="notes/N/attempt-1",
+        role="notes",
+        system_prompt="You keep notes.",
+        task="stamp and write",
+        tools=tools,
+        model="sonnet",
+        output_schema="ImplResult",
+        cwd=cwd,
+        key="notes/N/attempt-1",
         toolbox=toolbox,
-    )  # fmt: skip
+    )
 
 
 def test_the_last_version_a_result_reported_is_the_one_copied() -> None:

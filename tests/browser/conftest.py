@@ -67,8 +67,10 @@ def slow_page() -> Iterator[str]:
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, str(SERVERS / "slow_page.py"), str(port)],
-        stdout=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     assert process.stdout is not None and process.stdout.readline().strip() == "ready"
     yield f"http://127.0.0.1:{port}/"
     process.kill()

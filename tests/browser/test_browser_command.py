@@ -27,8 +27,12 @@ def fixloop(
         env["PATH"] = path
     return subprocess.run(
         [sys.executable, "-m", "fixloop", *args],
-        capture_output=True, text=True, timeout=120, check=False, env=env,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
 
 
 @pytest.mark.parametrize(
@@ -57,9 +61,15 @@ def test_screenshot_writes_the_png_and_says_so(
 ) -> None:
     out = tmp_path / "shots" / "home.png"
     done = fixloop(
-        "browser", "screenshot", served.url, "--out", str(out), "--viewport", "500x300",
+        "browser",
+        "screenshot",
+        served.url,
+        "--out",
+        str(out),
+        "--viewport",
+        "500x300",
         tmp_path=tmp_path,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"{out}: 500x300 screenshot of {served.url} (")
     image = read_png(out)
@@ -92,9 +102,14 @@ def test_no_browser_installed_is_one_line_and_exit_two(tmp_path: Path) -> None:
     empty = tmp_path / "bin"
     empty.mkdir()
     done = fixloop(
-        "browser", "screenshot", "http://127.0.0.1:9/", "--out", str(tmp_path / "x.png"),
-        tmp_path=tmp_path, path=str(empty),
-    )  # fmt: skip
+        "browser",
+        "screenshot",
+        "http://127.0.0.1:9/",
+        "--out",
+        str(tmp_path / "x.png"),
+        tmp_path=tmp_path,
+        path=str(empty),
+    )
     assert done.returncode == 2
     assert done.stderr == (
         "chromium:1:1: browser: chromium is not installed (not found on PATH); "

@@ -131,10 +131,18 @@ def test_cleanup_stops_stale_fixloop_browsers_and_no_other(
 ) -> None:
     # The user's own browser: same binary, same page, a profile without fixloop's marker.
     foreign = subprocess.Popen(
-        [chromium, *FLAGS, "--no-sandbox", f"--user-data-dir={tmp_path / 'mine'}",
-         "--screenshot=/dev/null", slow_page],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+        [
+            chromium,
+            *FLAGS,
+            "--no-sandbox",
+            f"--user-data-dir={tmp_path / 'mine'}",
+            "--screenshot=/dev/null",
+            slow_page,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     errors: list[FixloopError] = []
 
     def take() -> None:

@@ -156,8 +156,10 @@ def test_the_server_of_a_killed_run_is_stopped_by_stop_leftovers(
     quiet = SERVE_STATIC + " 2>/dev/null"
     holder = subprocess.Popen(
         [sys.executable, str(SERVERS / "hold_dev_server.py"), str(folder), str(site), quiet],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, **PYTHON},
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **PYTHON},
+    )
     try:
         assert holder.stdout is not None
         url = holder.stdout.readline().strip()

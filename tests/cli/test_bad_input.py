@@ -23,9 +23,15 @@ def fixloop(
     *args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "fixloop", *args], cwd=cwd, capture_output=True, text=True,
-        timeout=TIMEOUT_S, check=False, env=env, input=stdin,
-    )  # fmt: skip
+        [sys.executable, "-m", "fixloop", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+        env=env,
+        input=stdin,
+    )
 
 
 def _script(tmp_path: Path, data: object) -> str:
@@ -111,8 +117,12 @@ def test_output_piped_into_a_closed_reader_is_no_internal_error(user_repo: UserR
     reader = subprocess.run(
         f'"{sys.executable}" -m fixloop agents list --json | head -c 1 >/dev/null; '
         f'"{sys.executable}" -m fixloop schema ReviewOutput | head -c 1',
-        shell=True, cwd=user_repo.path, capture_output=True, text=True, timeout=TIMEOUT_S,
-    )  # fmt: skip
+        shell=True,
+        cwd=user_repo.path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
     assert "internal error" not in reader.stderr and "Traceback" not in reader.stderr, reader.stderr
     assert "BrokenPipe" not in reader.stderr
 
@@ -134,8 +144,9 @@ def test_a_repository_review_fix_cannot_work_in_is_exit_2(
         review.parent.mkdir(parents=True)
         review.write_text(review_text(finding("CR-01", "add subtracts", "src/app.py")))
     script = _script(tmp_path, {"fixer/CR-01/iteration-1": {"fail": "crash"}})
-    done = fixloop("review-fix", str(repo / REVIEW_REL), "--repo", str(repo), "--script", script,
-                   cwd=tmp_path)  # fmt: skip
+    done = fixloop(
+        "review-fix", str(repo / REVIEW_REL), "--repo", str(repo), "--script", script, cwd=tmp_path
+    )
     assert done.returncode == 2, done.stderr
     line = _one_line(done)
     why = {
@@ -161,8 +172,9 @@ def test_no_login_or_key_stops_before_any_worktree_or_commit(
 ) -> None:
     write_review(user_repo.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
     tip = user_repo.head()
-    done = fixloop("review-fix", REVIEW_REL, *backend, cwd=user_repo.path,
-                   env=_no_claude_login(tmp_path))  # fmt: skip
+    done = fixloop(
+        "review-fix", REVIEW_REL, *backend, cwd=user_repo.path, env=_no_claude_login(tmp_path)
+    )
     assert done.returncode == 2
     assert _one_line(done) == (
         "backend:1:1: backend: claude: not logged in and no ANTHROPIC_API_KEY; "
@@ -176,11 +188,25 @@ def test_fix_findings_without_login_or_key_changes_nothing(
     user_repo: UserRepo, tmp_path: Path
 ) -> None:
     findings = tmp_path / "findings.json"
-    findings.write_text(json.dumps([{
-        "id": 1, "severity": "P0", "title": "t", "body": "b", "file": "src/app.py",
-        "line_start": 2, "line_end": 2, "confidence": 0.9, "criterion": "c",
-        "verdict": "confirmed", "evidence": "traced",
-    }]))  # fmt: skip
+    findings.write_text(
+        json.dumps(
+            [
+                {
+                    "id": 1,
+                    "severity": "P0",
+                    "title": "t",
+                    "body": "b",
+                    "file": "src/app.py",
+                    "line_start": 2,
+                    "line_end": 2,
+                    "confidence": 0.9,
+                    "criterion": "c",
+                    "verdict": "confirmed",
+                    "evidence": "traced",
+                }
+            ]
+        )
+    )
     before, tip = user_repo.user_work(), user_repo.head()
     done = fixloop(
         "fix-findings", str(findings), cwd=user_repo.path, env=_no_claude_login(tmp_path)

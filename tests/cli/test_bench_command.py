@@ -16,16 +16,29 @@ CORPUS = REPO_ROOT / "bench" / "efficacy" / "corpus"
 def fixloop(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "fixloop", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def test_two_tasks_with_the_scripted_answers(tmp_path: Path) -> None:
     table = tmp_path / "efficacy.md"
     done = fixloop(
-        "bench", "efficacy", str(CORPUS), "--task", "regex", "--task", "api-misuse",
-        "--markdown", str(table), "--json", cwd=tmp_path,
-    )  # fmt: skip
+        "bench",
+        "efficacy",
+        str(CORPUS),
+        "--task",
+        "regex",
+        "--task",
+        "api-misuse",
+        "--markdown",
+        str(table),
+        "--json",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert (out["command"], out["counts"]) == ("bench efficacy", {"resolved": 2})
@@ -46,7 +59,15 @@ def test_a_corpus_changed_since_it_was_frozen_is_refused(tmp_path: Path) -> None
     assert line.startswith("corpus/corpus.yaml:1:1: corpus: the corpus is not frozen as it is")
     frozen = fixloop("bench", "efficacy", str(corpus), "--freeze", cwd=tmp_path)
     assert frozen.returncode == 0 and "digest sha256:" in frozen.stdout
-    again = fixloop("bench", "efficacy", str(corpus), "--task", "regex", "--patches",
-                    str(tmp_path), cwd=tmp_path)  # fmt: skip
+    again = fixloop(
+        "bench",
+        "efficacy",
+        str(corpus),
+        "--task",
+        "regex",
+        "--patches",
+        str(tmp_path),
+        cwd=tmp_path,
+    )
     assert again.returncode == 0, again.stderr
     assert "| regex | regex | unresolved |" in again.stdout  # no regex.patch there

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import jsonschema
+from tests.checker.conftest import FIXTURES, copy_pack
+from tests.checker.test_report import SARIF_SUBSET
 from tests.conftest import REPO_ROOT
-from tests.contracts.conftest import FIXTURES, copy_pack
-from tests.contracts.test_report import SARIF_SUBSET
 
 
 def fixloop(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
@@ -70,3 +70,57 @@ def test_events_show_what_the_checker_sees() -> None:
     events = json.loads(result.stdout)
     merge = next(e for e in events if e["argv"][:4] == ["git", "-C", '"$main_repo"', "merge"])
     assert merge["step"] == "finish" and merge["context"] == ["finally", "if-condition"]
+
+
+def _command(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fixloop", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_with_no_path_the_pack_of_the_current_directory_is_checked(tmp_path: Path) -> None:
+    team = tmp_path / "team"
+    (team / ".claude-plugin").mkdir(parents=True)
+    (team / ".claude-plugin" / "plugin.json").write_text('{"name": "team"}\n')
+    (team / "agents").mkdir()
+    (team / "agents" / "fixer.md").write_text(
+        "---\nname: fixer\ndescription: Fixes.\n---\n\n```bash\nif true; then\n```\n"
+    )
+    (team / "agents" / "broken.md").write_text("---\nname: x\ndescription: d\n  - y: [\n---\n")
+    for command in ("check", "validate"):
+        inside = _command(command, cwd=team / "agents")
+        assert inside.returncode == 1, (command, inside.stdout, inside.stderr)
+    checked = _command("check", cwd=team)
+    assert "agents/fixer.md:7:14: bash-syntax: bash cannot parse this block" in checked.stdout
+    assert "agents/broken.md:4:6: frontmatter: invalid YAML" in checked.stdout
+    bundled = _command("check", "--bundled", cwd=tmp_path)
+    assert bundled.returncode == 0, bundled.stdout + bundled.stderr
+    nowhere = _command("check", cwd=tmp_path)
+    assert nowhere.returncode == 2
+    assert "no pack here or above" in nowhere.stderr and "Traceback" not in nowhere.stderr
+
+
+def test_a_renamed_sidecar_is_an_error_naming_it(tmp_path: Path) -> None:
+    pack = copy_pack(tmp_path / "pack")
+    sidecar = pack / "workflows" / "fix-findings.contracts.yaml"
+    sidecar.rename(sidecar.with_name("fix-finding.contracts.yaml"))
+    for command in ("check", "validate"):
+        result = _command(command, cwd=pack)
+        assert result.returncode == 1
+        output = result.stdout + result.stderr
+        assert "workflows/fix-finding.contracts.yaml:1:1: orphan-sidecar:" in output
+        assert "fix-finding.md, which is not next to it" in output
+
+
+def test_one_format_flag_and_its_json_alias(tmp_path: Path) -> None:
+    for command in ("check", "validate"):
+        spelled = json.loads(_command(command, "--format", "json", cwd=REPO_ROOT).stdout)
+        alias = json.loads(_command(command, "--json", cwd=REPO_ROOT).stdout)
+        assert spelled == alias and spelled["ok"] is True
+        sarif = json.loads(_command(command, "--format", "sarif", cwd=REPO_ROOT).stdout)
+        jsonschema.validate(sarif, SARIF_SUBSET)

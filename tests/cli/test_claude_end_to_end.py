@@ -48,8 +48,13 @@ def run_fixloop(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Comple
     child.update(env)
     return subprocess.run(
         [sys.executable, "-m", "fixloop", *args],
-        cwd=cwd, env=child, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        cwd=cwd,
+        env=child,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def frontmatter(path: Path) -> dict[str, Any]:
@@ -68,9 +73,16 @@ def test_review_fix_on_the_demo_repository_with_the_claude_backend(tmp_path: Pat
 
     with MessagesServer(script) as server:
         done = run_fixloop(
-            "review-fix", REVIEW_PATH, "--repo", str(repo), "--backend", "claude", "--json",
-            env=server.env(), cwd=repo,
-        )  # fmt: skip
+            "review-fix",
+            REVIEW_PATH,
+            "--repo",
+            str(repo),
+            "--backend",
+            "claude",
+            "--json",
+            env=server.env(),
+            cwd=repo,
+        )
 
     assert done.returncode == 1, done.stderr  # two findings skipped: partial
     result = json.loads(done.stdout)
@@ -129,9 +141,16 @@ def test_an_out_of_scope_edit_is_denied_and_becomes_a_scope_request(tmp_path: Pa
 
     with MessagesServer(script) as server:
         done = run_fixloop(
-            "review-fix", REVIEW_PATH, "--repo", str(repo), "--backend", "claude", "--json",
-            env=server.env(), cwd=repo,
-        )  # fmt: skip
+            "review-fix",
+            REVIEW_PATH,
+            "--repo",
+            str(repo),
+            "--backend",
+            "claude",
+            "--json",
+            env=server.env(),
+            cwd=repo,
+        )
 
     result = json.loads(done.stdout)
     wr03 = next(o for o in result["items"] if o["id"] == "WR-03")
@@ -170,9 +189,16 @@ def test_review_fix_a_fixer_ignoring_its_denial_is_skipped_naming_the_file(
 
     with MessagesServer(script) as server:
         done = run_fixloop(
-            "review-fix", REVIEW_PATH, "--repo", str(repo), "--backend", "claude", "--json",
-            env=server.env(), cwd=repo,
-        )  # fmt: skip
+            "review-fix",
+            REVIEW_PATH,
+            "--repo",
+            str(repo),
+            "--backend",
+            "claude",
+            "--json",
+            env=server.env(),
+            cwd=repo,
+        )
 
     result = json.loads(done.stdout)
     cr01 = next(o for o in result["items"] if o["id"] == "CR-01")
@@ -198,9 +224,16 @@ def test_malformed_structured_output_is_inconclusive_and_skipped(tmp_path: Path)
 
     with MessagesServer(script) as server:
         done = run_fixloop(
-            "review-fix", REVIEW_PATH, "--repo", str(repo), "--backend", "claude", "--json",
-            env=server.env(), cwd=repo,
-        )  # fmt: skip
+            "review-fix",
+            REVIEW_PATH,
+            "--repo",
+            str(repo),
+            "--backend",
+            "claude",
+            "--json",
+            env=server.env(),
+            cwd=repo,
+        )
 
     result = json.loads(done.stdout)
     cr01 = next(o for o in result["items"] if o["id"] == "CR-01")
@@ -224,13 +257,20 @@ def findings_repo(tmp_path: Path) -> tuple[Path, Path]:
     git(repo, "commit", "-q", "-m", "initial")
     findings = [
         {
-            "id": number, "severity": "P1", "title": title, "body": "calc.py:2 has no guard.",
-            "file": "calc.py", "line_start": 2, "line_end": 2, "confidence": 0.9,
-            "criterion": "no crash on empty input", "verdict": "confirmed",
+            "id": number,
+            "severity": "P1",
+            "title": title,
+            "body": "calc.py:2 has no guard.",
+            "file": "calc.py",
+            "line_start": 2,
+            "line_end": 2,
+            "confidence": 0.9,
+            "criterion": "no crash on empty input",
+            "verdict": "confirmed",
             "evidence": "Verifier: traced mean([]) to ZeroDivisionError.",
         }
         for number, title in ((1, "mean() divides by zero"), (2, "mean() of None crashes"))
-    ]  # fmt: skip
+    ]
     path = tmp_path / "findings.json"
     path.write_text(json.dumps(findings))
     return repo, path
@@ -261,9 +301,18 @@ def test_fix_findings_scope_expansion_from_a_denied_edit_is_escalated(tmp_path: 
 
     with MessagesServer(script) as server:
         done = run_fixloop(
-            "fix-findings", str(findings), "--repo", str(repo), "--backend", "claude",
-            "--on-scope-expansion", "defer", "--json", env=server.env(), cwd=repo,
-        )  # fmt: skip
+            "fix-findings",
+            str(findings),
+            "--repo",
+            str(repo),
+            "--backend",
+            "claude",
+            "--on-scope-expansion",
+            "defer",
+            "--json",
+            env=server.env(),
+            cwd=repo,
+        )
 
     assert done.returncode == 1, done.stderr
     output = json.loads(done.stdout)["result"]["buckets"]
@@ -311,9 +360,18 @@ def test_fix_findings_a_fixer_ignoring_its_denial_is_asked_about_and_given_the_f
 
     with MessagesServer(script) as server:
         done = run_fixloop(
-            "fix-findings", str(findings), "--repo", str(repo), "--backend", "claude",
-            "--on-scope-expansion", "approve", "--json", env=server.env(), cwd=repo,
-        )  # fmt: skip
+            "fix-findings",
+            str(findings),
+            "--repo",
+            str(repo),
+            "--backend",
+            "claude",
+            "--on-scope-expansion",
+            "approve",
+            "--json",
+            env=server.env(),
+            cwd=repo,
+        )
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["result"]["buckets"]["resolved"] == [1]
@@ -337,9 +395,18 @@ def test_fix_findings_budget_stop_escalates_and_starts_nothing_more(tmp_path: Pa
 
     with MessagesServer(script) as server:
         done = run_fixloop(
-            "fix-findings", str(findings), "--repo", str(repo), "--backend", "claude",
-            "--max-cost-usd", "0.05", "--json", env=server.env(), cwd=repo,
-        )  # fmt: skip
+            "fix-findings",
+            str(findings),
+            "--repo",
+            str(repo),
+            "--backend",
+            "claude",
+            "--max-cost-usd",
+            "0.05",
+            "--json",
+            env=server.env(),
+            cwd=repo,
+        )
 
     assert done.returncode == 1, done.stderr
     output = json.loads(done.stdout)["result"]["buckets"]
@@ -362,9 +429,14 @@ def test_the_whole_demo_with_the_claude_backend(tmp_path: Path) -> None:
 
     with MessagesServer(replay) as server:
         done = run_fixloop(
-            "demo", "--backend", "claude", "--dir", str(directory),
-            env=server.env(), cwd=tmp_path,
-        )  # fmt: skip
+            "demo",
+            "--backend",
+            "claude",
+            "--dir",
+            str(directory),
+            env=server.env(),
+            cwd=tmp_path,
+        )
 
     assert done.returncode == 0, done.stdout + done.stderr  # the demo's own self-check passed
     assert replay.unplayed() == [] and server.unscripted == 0
@@ -388,9 +460,18 @@ def test_review_fix_run_budget_stops_new_fixer_calls(tmp_path: Path) -> None:
 
     with MessagesServer(costly) as server:
         done = run_fixloop(
-            "review-fix", REVIEW_PATH, "--repo", str(repo), "--backend", "claude", "--json",
-            "--max-cost-usd", "0.5", env=server.env(), cwd=repo,
-        )  # fmt: skip
+            "review-fix",
+            REVIEW_PATH,
+            "--repo",
+            str(repo),
+            "--backend",
+            "claude",
+            "--json",
+            "--max-cost-usd",
+            "0.5",
+            env=server.env(),
+            cwd=repo,
+        )
 
     result = json.loads(done.stdout)
     statuses = [finding["label"] for finding in result["items"]]

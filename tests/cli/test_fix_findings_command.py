@@ -38,10 +38,18 @@ def repo(tmp_path: Path) -> Path:
 
 def finding(number: int | str = 1, **changes: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "id": number, "severity": "P0", "title": "mean() divides by zero", "body": "b",
-        "file": "calc.py", "line_start": 2, "line_end": 2, "confidence": 0.9,
-        "criterion": "no crash", "verdict": "confirmed", "evidence": "traced",
-    }  # fmt: skip
+        "id": number,
+        "severity": "P0",
+        "title": "mean() divides by zero",
+        "body": "b",
+        "file": "calc.py",
+        "line_start": 2,
+        "line_end": 2,
+        "confidence": 0.9,
+        "criterion": "no crash",
+        "verdict": "confirmed",
+        "evidence": "traced",
+    }
     return base | changes
 
 
@@ -86,10 +94,14 @@ def test_json_prints_the_envelope_and_stages_the_fix(
     repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = finding()
-    findings, script = write(tmp_path, {"schema_version": "v1", "findings": [target],
-                                        "checks_run": []}, resolved_script(target))  # fmt: skip
-    code = main(["fix-findings", str(findings), "--repo", str(repo), "--json", "--script",
-                 str(script)])  # fmt: skip
+    findings, script = write(
+        tmp_path,
+        {"schema_version": "v1", "findings": [target], "checks_run": []},
+        resolved_script(target),
+    )
+    code = main(
+        ["fix-findings", str(findings), "--repo", str(repo), "--json", "--script", str(script)]
+    )
     out = capsys.readouterr()
     assert code == 0, out.err
     data = json.loads(out.out)
@@ -134,9 +146,12 @@ def test_an_escalated_finding_exits_1_with_the_escalation_summary(
     ],
 )
 def test_bad_findings_are_one_line_exit_2_and_change_nothing(
-    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], findings: object,
+    repo: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    findings: object,
     message: str,
-) -> None:  # fmt: skip
+) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "x.py").write_text("secret\n", encoding="utf-8")
@@ -179,8 +194,9 @@ def test_finding_text_and_paths_are_data_never_code(
     script = {"verifier/1/pre-gate": {"output": review(target, "confirmed")}}
     script |= resolved_script(target, nasty)
     findings, script_path = write(tmp_path, [target], script)
-    code = main(["fix-findings", str(findings), "--repo", str(repo), "--json", "--script",
-                 str(script_path)])  # fmt: skip
+    code = main(
+        ["fix-findings", str(findings), "--repo", str(repo), "--json", "--script", str(script_path)]
+    )
     assert code == 0, capsys.readouterr().err
     assert not list(repo.rglob("PWNED*")) and not list(Path.cwd().glob("PWNED*"))
     # Only the named file is staged: `*.py` was not read as a pattern.
@@ -191,13 +207,24 @@ def test_a_killed_run_resumes_without_replaying_done_work(repo: Path, tmp_path: 
     first, second = finding(1), finding(2, title="second")
     script = resolved_script(first)
     script |= {
-        "fixer/2/round-1": {"output": {"files_changed": [], "summary": "skipped: already fixed",
-                                       "concerns": None}},
+        "fixer/2/round-1": {
+            "output": {"files_changed": [], "summary": "skipped: already fixed", "concerns": None}
+        },
         "verifier/2/round-1": {"output": review(second, "rejected")},
-    }  # fmt: skip
+    }
     findings, script_path = write(tmp_path, [first, second], script)
-    command = [sys.executable, "-m", "fixloop", "fix-findings", str(findings), "--repo",
-               str(repo), "--json", "--script", str(script_path)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "fixloop",
+        "fix-findings",
+        str(findings),
+        "--repo",
+        str(repo),
+        "--json",
+        "--script",
+        str(script_path),
+    ]
     env = os.environ | {"FIXLOOP_CRASH_AT": "fix-findings/staged-diff:1"}
     killed = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     assert killed.returncode == -9, killed.stderr
@@ -218,8 +245,9 @@ def test_resume_refuses_a_different_findings_file(
     repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     findings, script = write(tmp_path, [finding()], {})
-    code = main(["fix-findings", str(findings), "--repo", str(repo), "--script", str(script),
-                 "--resume"])  # fmt: skip
+    code = main(
+        ["fix-findings", str(findings), "--repo", str(repo), "--script", str(script), "--resume"]
+    )
     assert code == 2
     assert "no stopped fix-findings run of this findings file" in capsys.readouterr().err
 
@@ -248,8 +276,9 @@ def test_a_fixer_claiming_a_file_that_does_not_exist_is_a_failed_attempt(
     report = {"files_changed": ["new.py"], "summary": "fixed: created it", "concerns": None}
     script = {"fixer/1/round-1": {"output": report}, "fixer/1/round-2": {"output": report}}
     findings, script_path = write(tmp_path, [target], script)
-    code = main(["fix-findings", str(findings), "--repo", str(repo), "--json", "--script",
-                 str(script_path)])  # fmt: skip
+    code = main(
+        ["fix-findings", str(findings), "--repo", str(repo), "--json", "--script", str(script_path)]
+    )
     assert code == 1
     escalated = buckets(capsys.readouterr().out).escalated
     assert "exists neither on disk nor in the index" in escalated[0].attempts[0]
@@ -262,8 +291,19 @@ def test_a_spent_run_budget_starts_no_new_agent_call(
     script = resolved_script(target)
     script["fixer/1/round-1"]["cost_usd"] = 1.0
     findings, script_path = write(tmp_path, [target], script)
-    code = main(["fix-findings", str(findings), "--repo", str(repo), "--json", "--script",
-                 str(script_path), "--max-cost-usd", "0.5"])  # fmt: skip
+    code = main(
+        [
+            "fix-findings",
+            str(findings),
+            "--repo",
+            str(repo),
+            "--json",
+            "--script",
+            str(script_path),
+            "--max-cost-usd",
+            "0.5",
+        ]
+    )
     assert code == 1  # spent budget: the verifier never ran, so nothing counts as resolved
     capsys.readouterr()
     [run_dir] = (repo / ".git/fixloop/runs").iterdir()
@@ -312,8 +352,9 @@ def test_a_dry_run_changes_nothing_not_even_in_git(
     git(repo, "add", "--", "calc.py")  # a hunk of the user's, staged in the finding's file
     findings, script = write(tmp_path, [target], resolved_script(target))
     before = _bytes(repo)
-    code = main(["fix-findings", str(findings), "--repo", str(repo), "--script", str(script),
-                 "--dry-run"])  # fmt: skip
+    code = main(
+        ["fix-findings", str(findings), "--repo", str(repo), "--script", str(script), "--dry-run"]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert _bytes(repo) == before  # the tree and .git, byte for byte; no run folder

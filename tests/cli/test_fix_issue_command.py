@@ -29,8 +29,13 @@ def fixloop(
     child.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "fixloop", *args],
-        cwd=cwd, env=child, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        cwd=cwd,
+        env=child,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def script_file(tmp_path: Path, data: dict[str, Any]) -> str:
@@ -67,9 +72,18 @@ def test_an_unresolved_issue_exits_one_and_says_why(repo: Path, tmp_path: Path) 
     gave_up = {"output": {"id": "ISSUE", "status": "failed", "notes": "no idea"}}
     script = script_file(tmp_path, {"issue-fixer/ISSUE/attempt-1": gave_up})
     done = fixloop(
-        "fix-issue", str(issue), "--repo", str(repo), "--test", UNITTEST, "--script", script,
-        "--max-attempts", "1", cwd=tmp_path,
-    )  # fmt: skip
+        "fix-issue",
+        str(issue),
+        "--repo",
+        str(repo),
+        "--test",
+        UNITTEST,
+        "--script",
+        script,
+        "--max-attempts",
+        "1",
+        cwd=tmp_path,
+    )
     assert done.returncode == 1, done.stderr
     assert "unresolved after 1 attempt(s): the fixer could not fix it: no idea" in done.stdout
     assert "tests before: 1 failed; after: 1 failed" in done.stdout
@@ -118,9 +132,17 @@ def test_bad_input_is_one_line_exit_two_and_nothing_changes(
     script = script_file(tmp_path, fixing_script())
     no_daemon = {"DOCKER_HOST": f"unix://{tmp_path}/no-daemon.sock"}
     done = fixloop(
-        "fix-issue", *arguments, "--repo", str(repo), "--test", UNITTEST, "--script", script,
-        cwd=tmp_path, env=no_daemon,
-    )  # fmt: skip
+        "fix-issue",
+        *arguments,
+        "--repo",
+        str(repo),
+        "--test",
+        UNITTEST,
+        "--script",
+        script,
+        cwd=tmp_path,
+        env=no_daemon,
+    )
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith(expected), done.stderr
     assert done.stdout == ""
@@ -139,9 +161,16 @@ def test_a_repository_with_uncommitted_changes_is_refused_and_left_alone(
     issue = write_issue(tmp_path)
     script = script_file(tmp_path, fixing_script())
     done = fixloop(
-        "fix-issue", str(issue), "--repo", str(repo), "--test", UNITTEST, "--script", script,
+        "fix-issue",
+        str(issue),
+        "--repo",
+        str(repo),
+        "--test",
+        UNITTEST,
+        "--script",
+        script,
         cwd=tmp_path,
-    )  # fmt: skip
+    )
     assert done.returncode == 2
     [line] = done.stderr.splitlines()
     assert line.startswith("repo:1:1: uncommitted-changes: the repository has uncommitted changes")
@@ -158,10 +187,20 @@ def test_through_the_real_claude_code_cli_the_model_calls_the_fixloop_tools(
     replay = ScriptReplay(fixing_script())
     with MessagesServer(replay) as server:
         done = fixloop(
-            "fix-issue", str(issue), "--repo", str(repo), "--test", UNITTEST,
-            "--backend", "claude", "--max-cost-usd", "5", "--json",
-            cwd=tmp_path, env=server.env(),
-        )  # fmt: skip
+            "fix-issue",
+            str(issue),
+            "--repo",
+            str(repo),
+            "--test",
+            UNITTEST,
+            "--backend",
+            "claude",
+            "--max-cost-usd",
+            "5",
+            "--json",
+            cwd=tmp_path,
+            env=server.env(),
+        )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)["result"]
     assert result["status"] == "resolved" and result["tool_calls"] == 5

@@ -104,7 +104,7 @@ def test_schema_prints_json_schema() -> None:
 BAD_INPUTS = [
     ("broken YAML", "color: green", "color: [green", "agents/fixer.md:7:8: frontmatter:"),
     ("unknown colour", "color: green", "color: teal", "agents/fixer.md:6:1: frontmatter: color:"),
-    ("missing description", "description: Fixes one finding.\n", "", "description: required"),
+    ("missing description", "description: Fixes one finding.\n", "", "no description"),
     ("unknown tool", "tools: Read", "tools: Reed", "agents/fixer.md:4:1: frontmatter: tools:"),
 ]
 

@@ -21,8 +21,12 @@ from tests.helpers.reviews import (
 def fixloop(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "fixloop", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def _script(tmp_path: Path, data: dict[str, object]) -> str:
@@ -88,9 +92,15 @@ def test_a_spent_budget_starts_no_new_fix(user_repo: UserRepo, tmp_path: Path) -
         tmp_path, {"fixer/CR-01/iteration-1": costly, "fixer/CR-02/iteration-1": UTIL_FIX}
     )
     done = fixloop(
-        "review-fix", REVIEW_REL, "--script", script, "--max-cost-usd", "0.5", "--json",
+        "review-fix",
+        REVIEW_REL,
+        "--script",
+        script,
+        "--max-cost-usd",
+        "0.5",
+        "--json",
         cwd=user_repo.path,
-    )  # fmt: skip
+    )
     result = json.loads(done.stdout)
     statuses = [(item["status"], item["reason"]) for item in result["items"]]
     assert statuses[0] == ("fixed", "")  # the call that overspent had already started
@@ -131,8 +141,9 @@ def test_a_dry_run_says_what_would_be_done_and_changes_nothing(
         "roll back",
         "would commit .planning/02-REVIEW-FIX.md once, then fast-forward main",
     ]
-    as_json = fixloop("review-fix", REVIEW_REL, "--script", script, "--dry-run", "--json",
-                      cwd=user_repo.path)  # fmt: skip
+    as_json = fixloop(
+        "review-fix", REVIEW_REL, "--script", script, "--dry-run", "--json", cwd=user_repo.path
+    )
     data = json.loads(as_json.stdout)
     assert data["ok"] and data["counts"] == {"pending": 1} and data["result"]["dry_run"]
     assert _bytes(user_repo.path) == before

@@ -214,8 +214,10 @@ def test_runs_prune_says_what_it_removed_and_kept(user_repo: UserRepo, capsys: C
     assert main([*argv, "--dry-run"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[:2] for line in lines[:3]] == [
-        ["would", "remove"], ["would", "remove"], ["kept", lines[2].split()[1]],
-    ]  # fmt: skip
+        ["would", "remove"],
+        ["would", "remove"],
+        ["kept", lines[2].split()[1]],
+    ]
     assert lines[2].endswith("finished, ended " + lines[2].split("ended ")[1])
     assert "one of the newest 1 finished runs" in lines[2]
     assert lines[-1] == "would remove 2 run folder(s), kept 1"

@@ -20,8 +20,11 @@ def test_demo_commits_one_fix_per_fixed_finding_and_reports_match(tmp_path: Path
     directory = tmp_path / "demo"
     done = subprocess.run(
         [sys.executable, "-m", "fixloop", "demo", "--dir", str(directory)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "SCRIPTED" in out and "No network, no API key" in out
@@ -63,8 +66,11 @@ def test_demo_refuses_a_directory_that_is_not_empty(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("mine")
     done = subprocess.run(
         [sys.executable, "-m", "fixloop", "demo", "--dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 2
     assert done.stderr.strip().endswith("usage: --dir must be a new or empty directory")
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]

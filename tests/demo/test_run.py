@@ -29,9 +29,15 @@ def _result(tmp_path: Path, commits: list[str], report: str) -> DemoResult:
     review_fix = ReviewFixResult("R.md", "issues_found", outcomes=[fixed], report_path="F.md")
     (tmp_path / "F.md").write_text(report)
     return DemoResult(
-        tmp_path, tmp_path, "base", SuiteTally(8, 5), SuiteTally(8, 1), review_fix, None,
+        tmp_path,
+        tmp_path,
+        "base",
+        SuiteTally(8, 5),
+        SuiteTally(8, 1),
+        review_fix,
+        None,
         commits=commits,
-    )  # fmt: skip
+    )
 
 
 def test_self_check_accepts_a_run_that_kept_its_promises(tmp_path: Path) -> None:

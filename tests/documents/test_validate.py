@@ -35,12 +35,12 @@ def _replace(builder: PackBuilder, relative: str, old: str, new: str) -> None:
         (
             "tools: Read, Edit",
             "tools: Read, Frobnicate",
-            "agents/fixer.md:4:1: frontmatter: tools: unknown tool 'Frobnicate'",
+            "agents/fixer.md:4:1: frontmatter: tools: 'Frobnicate': no such tool in Claude Code",
         ),
         (
             "description: Fixes one finding.\n",
             "",
-            "agents/fixer.md:1:1: frontmatter: description: required key is missing",
+            "agents/fixer.md:1:1: frontmatter: no description: it tells Claude Code when to use",
         ),
         ("name: fixer", "name: mini:fixer", "agents/fixer.md:2:1: frontmatter: name: must not"),
         (
@@ -71,7 +71,7 @@ def _replace(builder: PackBuilder, relative: str, old: str, new: str) -> None:
         (
             "  output: FixerResult",
             "  outptu: FixerResult",
-            "agents/fixer.md:11:1: frontmatter: fixloop.outptu: unknown key",
+            "agents/fixer.md:11:1: frontmatter: fixloop: unknown key 'outptu' (did you mean 'outp",
         ),
         (
             "Fix the finding.",
@@ -142,14 +142,18 @@ def test_manifest_drift_and_marketplace(mini_pack: PackBuilder) -> None:
         ".claude-plugin/plugin.json:1:1: manifest-drift: differs from plugin.json "
         "(the source of truth)" in errors
     )
-    assert any("plugins[mini].version differs" in e for e in errors)
+    _, everything = validate_pack(mini_pack.root, mini_pack.root)
+    drift = [d for d in everything if "plugins[mini].version differs" in d.message]
+    assert [d.severity for d in drift] == [Severity.WARNING]
 
 
 def test_manifest_errors(mini_pack: PackBuilder) -> None:
     mini_pack.write("plugin.json", '{"name": "Bad Name",\n "version": 1}')
     errors = _errors(mini_pack)
-    assert any(e.startswith("plugin.json:1:1: manifest: name: must be kebab-case") for e in errors)
-    assert any("manifest: description: required key is missing" in e for e in errors)
+    assert any(
+        e.startswith("plugin.json:1:1: manifest: name: must not contain whitespace") for e in errors
+    )
+    assert any("manifest: required key 'description' is missing" in e for e in errors)
     mini_pack.write("plugin.json", '{"name": ')
     assert any(e.startswith("plugin.json:1:10: manifest: invalid JSON") for e in _errors(mini_pack))
 
@@ -171,3 +175,14 @@ def test_the_shipped_pack_is_valid() -> None:
     root = Path(__file__).resolve().parents[2]
     _, diagnostics = validate_pack(root, root, known_outputs=registry.is_known)
     assert [d.format() for d in diagnostics] == []
+
+
+def test_a_broken_agent_is_one_root_cause_not_a_cascade(mini_pack: PackBuilder) -> None:
+    _replace(mini_pack, "agents/fixer.md", "color: green", "color: [green")
+    pack, diagnostics = validate_pack(mini_pack.root, mini_pack.root)
+    errors = [d.format() for d in diagnostics if d.severity is Severity.ERROR]
+    assert errors == [
+        "agents/fixer.md:7:8: frontmatter: invalid YAML: did not find expected ',' or ']'"
+    ]
+    # The command and the workflow name the agent three times: folded, counted, not listed.
+    assert pack.folded == 3

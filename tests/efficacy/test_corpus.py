@@ -12,9 +12,15 @@ from fixloop.efficacy.corpus import freeze, load_corpus
 from fixloop.efficacy.materialize import materialize
 
 KINDS = {
-    "off-by-one", "wrong condition", "missing None check", "wrong exception",
-    "string formatting", "state leak", "regex", "API misuse",
-}  # fmt: skip
+    "off-by-one",
+    "wrong condition",
+    "missing None check",
+    "wrong exception",
+    "string formatting",
+    "state leak",
+    "regex",
+    "API misuse",
+}
 
 
 def test_the_shipped_corpus_is_frozen_and_covers_eight_kinds_of_bug() -> None:

@@ -43,10 +43,12 @@ def _wrong_answers(tmp_path: Path) -> Path:
     weaken = {
         "name": "edit_file",
         "input": {
-            "path": "tests/test_slugs.py", "version": "@last",
-            "old": 'self.assertFalse(is_valid_slug("Hello"))', "new": "pass",
+            "path": "tests/test_slugs.py",
+            "version": "@last",
+            "old": 'self.assertFalse(is_valid_slug("Hello"))',
+            "new": "pass",
         },
-    }  # fmt: skip
+    }
     script: dict[str, Any] = {
         # Makes the public tests pass by weakening one: the restored test catches it.
         "regex": {
@@ -71,9 +73,12 @@ def _wrong_answers(tmp_path: Path) -> Path:
 
 def test_failures_are_measured_not_hidden(tmp_path: Path, pack: Pack) -> None:
     options = BenchOptions(
-        corpus=CORPUS, open_sandbox=recorder(), script=_wrong_answers(tmp_path),
-        tasks=("regex", "off-by-one", "state-leak"), out=tmp_path / "out",
-    )  # fmt: skip
+        corpus=CORPUS,
+        open_sandbox=recorder(),
+        script=_wrong_answers(tmp_path),
+        tasks=("regex", "off-by-one", "state-leak"),
+        out=tmp_path / "out",
+    )
     result = run_bench(options, pack)
     outcomes = {o.id: o for o in result.outcomes}
     assert outcomes["regex"].status == "rejected"
@@ -116,9 +121,11 @@ def test_another_agents_patches_go_through_the_same_acceptance(tmp_path: Path, p
         )
     )
     options = BenchOptions(
-        corpus=CORPUS, open_sandbox=recorder(), patches=patches,
+        corpus=CORPUS,
+        open_sandbox=recorder(),
+        patches=patches,
         tasks=("regex", "string-formatting", "api-misuse"),
-    )  # fmt: skip
+    )
     result = run_bench(options, pack)
     statuses = {o.id: (o.status, o.accepted) for o in result.outcomes}
     assert statuses == {
@@ -131,9 +138,11 @@ def test_another_agents_patches_go_through_the_same_acceptance(tmp_path: Path, p
 
 def test_a_spent_budget_starts_no_task(pack: Pack) -> None:
     options = BenchOptions(
-        corpus=CORPUS, open_sandbox=recorder(), budget=RunBudget(max_cost_usd=0.0),
+        corpus=CORPUS,
+        open_sandbox=recorder(),
+        budget=RunBudget(max_cost_usd=0.0),
         tasks=("regex", "api-misuse"),
-    )  # fmt: skip
+    )
     result = run_bench(options, pack)
     assert [o.status for o in result.outcomes] == ["not-run", "not-run"]
     assert result.outcomes[0].reason.startswith("run cost budget spent")

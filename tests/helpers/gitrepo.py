@@ -57,10 +57,12 @@ class UserRepo:
         blobs = {
             line.split("\t", 1)[1]: subprocess.run(
                 ["git", "cat-file", "blob", line.split()[1]],
-                cwd=self.path, capture_output=True, check=True,
+                cwd=self.path,
+                capture_output=True,
+                check=True,
             ).stdout
             for line in entries.splitlines()
-        }  # fmt: skip
+        }
         files: dict[str, bytes | None] = {}
         modes: dict[str, int | None] = {}
         for name in USER_FILES:

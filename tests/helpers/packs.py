@@ -83,6 +83,7 @@ class PackBuilder:
 def mini_pack(tmp_path: Path) -> PackBuilder:
     builder = PackBuilder(tmp_path / "pack")
     builder.manifest(MANIFEST)
+    builder.write("fixloop.toml", 'profile = "fixloop"\n')  # a fixloop-style pack: house rules
     builder.write("agents/fixer.md", AGENT.format(name="fixer"))
     builder.write("commands/fix.md", COMMAND)
     builder.write("workflows/fix.md", WORKFLOW)

@@ -62,14 +62,18 @@ def main() -> int:
             (args.repo / "src" / "util.py").write_text("the user's own commit\n", encoding="utf-8")
             subprocess.run(
                 ["git", "commit", "--quiet", "-m", "user: meanwhile", "--", "src/util.py"],
-                cwd=args.repo, check=True,
-            )  # fmt: skip
+                cwd=args.repo,
+                check=True,
+            )
     outcome = git.outcome
     assert outcome is not None
     state = "finished" if outcome.fast_forwarded else "kept-branch"
     run.finish(state, kept_branch=outcome.kept_branch)
-    print(json.dumps({"run": run.id, "commits": commits, "state": state,
-                      "kept_branch": outcome.kept_branch}))  # fmt: skip
+    print(
+        json.dumps(
+            {"run": run.id, "commits": commits, "state": state, "kept_branch": outcome.kept_branch}
+        )
+    )
     return 0
 
 

@@ -44,9 +44,19 @@ REPOSITORY = "fixloop-test-python"
 SITE_PACKAGES = PurePosixPath("/opt/fixloop-tests/site-packages")
 TEST_TOOLS = ("pytest",)
 _SKIPPED_STDLIB = frozenset(
-    {"test", "tests", "idle_test", "idlelib", "tkinter", "turtledemo", "ensurepip",
-     "site-packages", "dist-packages", "__phello__"}
-)  # fmt: skip
+    {
+        "test",
+        "tests",
+        "idle_test",
+        "idlelib",
+        "tkinter",
+        "turtledemo",
+        "ensurepip",
+        "site-packages",
+        "dist-packages",
+        "__phello__",
+    }
+)
 _ETC = {
     "etc/passwd": "root:x:0:0:root:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/tmp:/bin/sh\n",
     "etc/group": "root:x:0:\nnogroup:x:65534:\n",
@@ -88,9 +98,11 @@ def python_image(client: Any) -> str:
                 _write_archive(archive, entries)
                 repository, version = tag.split(":")
                 client.api.import_image_from_file(
-                    str(archive), repository=repository, tag=version,
+                    str(archive),
+                    repository=repository,
+                    tag=version,
                     changes=[f"ENV PYTHONPATH={SITE_PACKAGES}", "ENV PYTHONDONTWRITEBYTECODE=1"],
-                )  # fmt: skip
+                )
     return tag
 
 

@@ -28,20 +28,49 @@ def _random(length: int, alphabet: str = _ALNUM) -> str:
 
 @pytest.mark.parametrize(
     "name",
-    ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN", "CLIENT_SECRET",
-     "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "DB_PASSWORD", "PGPASSWORD", "MYSQL_PWD_PASS",
-     "AUTH", "NPM_AUTH", "GOOGLE_CREDENTIALS", "APIKEY", "slack_bot_token", "SSH_PASSPHRASE",
-     "CLAUDE_CODE_OAUTH_TOKEN", "SESSION_COOKIE"],
-)  # fmt: skip
+    [
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "CLIENT_SECRET",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_ACCESS_KEY_ID",
+        "DB_PASSWORD",
+        "PGPASSWORD",
+        "MYSQL_PWD_PASS",
+        "AUTH",
+        "NPM_AUTH",
+        "GOOGLE_CREDENTIALS",
+        "APIKEY",
+        "slack_bot_token",
+        "SSH_PASSPHRASE",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "SESSION_COOKIE",
+    ],
+)
 def test_secret_looking_names(name: str) -> None:
     assert is_secret_name(name)
 
 
 @pytest.mark.parametrize(
     "name",
-    ["PATH", "HOME", "PWD", "OLDPWD", "GIT_AUTHOR_NAME", "XAUTHORITY", "KEYBOARD_LAYOUT",
-     "SSH_AUTH_SOCK", "GOOGLE_CREDENTIALS_FILE", "AUTH_DIR", "LANG", "TERM", "FIXLOOP_RUN_ID"],
-)  # fmt: skip
+    [
+        "PATH",
+        "HOME",
+        "PWD",
+        "OLDPWD",
+        "GIT_AUTHOR_NAME",
+        "XAUTHORITY",
+        "KEYBOARD_LAYOUT",
+        "SSH_AUTH_SOCK",
+        "GOOGLE_CREDENTIALS_FILE",
+        "AUTH_DIR",
+        "LANG",
+        "TERM",
+        "FIXLOOP_RUN_ID",
+    ],
+)
 def test_names_that_hold_no_secret(name: str) -> None:
     assert not is_secret_name(name)
 
@@ -55,8 +84,15 @@ def test_values_too_short_or_common_to_be_secrets(value: str) -> None:
 
 def test_environment_values_become_their_variable_name() -> None:
     token, password = _random(40), "correct horse battery"
-    masker = Masker({"DEPLOY_TOKEN": token, "DB_PASSWORD": password, "USER": "somebody-long",
-                     "FEATURE_TOKEN": "true", "PATH": "/usr/bin:/bin"})  # fmt: skip
+    masker = Masker(
+        {
+            "DEPLOY_TOKEN": token,
+            "DB_PASSWORD": password,
+            "USER": "somebody-long",
+            "FEATURE_TOKEN": "true",
+            "PATH": "/usr/bin:/bin",
+        }
+    )
     assert masker.variable_names == ["DB_PASSWORD", "DEPLOY_TOKEN"]
     text = f"token={token}; pw '{password}' by somebody-long; flag true in /usr/bin"
     assert masker.mask_text(text) == (
@@ -148,13 +184,17 @@ def test_credentials_known_by_where_they_stand() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "the bearer of basic token expiration news", f"commit {'0123456789abcdef' * 2}01234567",
-        "branch fixloop/task-implement-the-login-form-page", "20260101T000000Z-1234-abcdef",
-        "run ./tools/run.sh with GIT_AUTHOR_NAME", "https://example.com/a:b/path",
-        "through the night, high and right", "SSH_AUTH_SOCK=/tmp/ssh-XXXX/agent.1",
+        "the bearer of basic token expiration news",
+        f"commit {'0123456789abcdef' * 2}01234567",
+        "branch fixloop/task-implement-the-login-form-page",
+        "20260101T000000Z-1234-abcdef",
+        "run ./tools/run.sh with GIT_AUTHOR_NAME",
+        "https://example.com/a:b/path",
+        "through the night, high and right",
+        "SSH_AUTH_SOCK=/tmp/ssh-XXXX/agent.1",
         "uuid 123e4567-e89b-12d3-a456-426614174000",
     ],
-)  # fmt: skip
+)
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert Masker({}).mask_text(text) == text
 

@@ -47,10 +47,15 @@ AWS_SECRET = _random(36) + "/+Zq"
 PEM_BODY = _random(64)
 PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
 CANARIES = {
-    "environment": ENV_CANARY, "anthropic": ANTHROPIC, "github": GITHUB,
-    "github in step output": GITHUB_IN_STEP, "aws id": AWS_ID, "aws secret": AWS_SECRET,
-    "private key": PEM_BODY, "bearer token": BEARER,
-}  # fmt: skip
+    "environment": ENV_CANARY,
+    "anthropic": ANTHROPIC,
+    "github": GITHUB,
+    "github in step output": GITHUB_IN_STEP,
+    "aws id": AWS_ID,
+    "aws secret": AWS_SECRET,
+    "private key": PEM_BODY,
+    "bearer token": BEARER,
+}
 SETTINGS = (
     f'ANTHROPIC = "{ANTHROPIC}"\nGITHUB = "{GITHUB}"\n'
     f'aws_access_key_id = "{AWS_ID}"\naws_secret_access_key = "{AWS_SECRET}"\n'
@@ -67,8 +72,13 @@ def _fixloop(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, ENV_NAME: ENV_CANARY}
     return subprocess.run(
         [sys.executable, "-m", "fixloop", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=180, check=False,
-    )  # fmt: skip
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
 
 
 def _commit_settings(repo: Path) -> None:
@@ -117,7 +127,8 @@ def test_review_fix_writes_no_canary(user_repo: UserRepo, tmp_path: Path) -> Non
         "fixer/CR-01/iteration-1": {
             "edits": [{"path": "src/app.py", "old": "a - b", "new": "a + b"}],
             "output": {
-                "files_changed": ["src/app.py"], "summary": f"fixed: add adds. Also: {QUOTE}",
+                "files_changed": ["src/app.py"],
+                "summary": f"fixed: add adds. Also: {QUOTE}",
                 "concerns": [f"private key in settings.py: {PEM}"],
             },
         },
@@ -129,7 +140,7 @@ def test_review_fix_writes_no_canary(user_repo: UserRepo, tmp_path: Path) -> Non
         },
         # A model answer that is not the result JSON: its text lands in the trace as detail.
         "fixer/WR-01/iteration-1": {"fail": "malformed", "raw": f"I found:\n{PEM}\n{QUOTE}"},
-    }  # fmt: skip
+    }
     script_path = tmp_path / "script.json"
     script_path.write_text(json.dumps(script), encoding="utf-8")
     done = _fixloop("review-fix", REVIEW_REL, "--script", str(script_path), "--json", cwd=repo)
@@ -140,9 +151,13 @@ def test_review_fix_writes_no_canary(user_repo: UserRepo, tmp_path: Path) -> Non
     written = [*_state_files(repo), repo / REPORT_REL]
     assert _leaks(written) == {}
     assert _placeholders(written) >= {
-        "anthropic-key", "github-token", "aws-access-key-id", "aws-secret-access-key",
-        "private-key", ENV_NAME,
-    }  # fmt: skip
+        "anthropic-key",
+        "github-token",
+        "aws-access-key-id",
+        "aws-secret-access-key",
+        "private-key",
+        ENV_NAME,
+    }
     report = (repo / REPORT_REL).read_text(encoding="utf-8")
     assert "«masked:github-token»" in report  # the syntax error of CR-02, in its skip reason
     assert "«masked:anthropic-key»" in report  # CR-01's summary, the applied fix
@@ -164,18 +179,28 @@ def test_fix_findings_writes_no_canary(tmp_path: Path) -> None:
     script_path = tmp_path / "script.json"
     script_path.write_text(json.dumps(script), encoding="utf-8")
     done = _fixloop(
-        "fix-findings", str(findings_path), "--repo", str(repo), "--script", str(script_path),
-        "--json", cwd=repo,
-    )  # fmt: skip
+        "fix-findings",
+        str(findings_path),
+        "--repo",
+        str(repo),
+        "--script",
+        str(script_path),
+        "--json",
+        cwd=repo,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["result"]["buckets"]["resolved"] == [1]
 
     written = _state_files(repo)
     assert _leaks(written) == {}
     assert _placeholders(written) >= {
-        "anthropic-key", "github-token", "aws-access-key-id", "aws-secret-access-key",
-        "private-key", ENV_NAME,
-    }  # fmt: skip
+        "anthropic-key",
+        "github-token",
+        "aws-access-key-id",
+        "aws-secret-access-key",
+        "private-key",
+        ENV_NAME,
+    }
 
 
 def test_a_failing_steps_stderr_is_masked_in_the_trace(

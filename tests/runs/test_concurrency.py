@@ -25,8 +25,10 @@ DRIVER = Path(__file__).resolve().parent.parent / "helpers" / "protocol_run.py"
 def _start(repo: Path, prefix: str, go: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, str(DRIVER), str(repo), "--prefix", prefix, "--go", str(go)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.parametrize("attempt", range(3))

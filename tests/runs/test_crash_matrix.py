@@ -47,9 +47,16 @@ RECOVER = (
 )
 # Every run of a git step the driver makes: (step, N) for the N-th run of that step.
 RUN_STEPS = (
-    ("preflight", 1), ("setup-worktree", 1), ("tag", 1), ("commit-paths", 1), ("tag", 2),
-    ("rollback-files", 1), ("commit-paths", 2), ("export-patch", 1), ("cleanup", 1),
-)  # fmt: skip
+    ("preflight", 1),
+    ("setup-worktree", 1),
+    ("tag", 1),
+    ("commit-paths", 1),
+    ("tag", 2),
+    ("rollback-files", 1),
+    ("commit-paths", 2),
+    ("export-patch", 1),
+    ("cleanup", 1),
+)
 
 
 def _driver(repo: Path, crash_at: str | None, *options: str) -> subprocess.CompletedProcess[str]:
@@ -57,9 +64,12 @@ def _driver(repo: Path, crash_at: str | None, *options: str) -> subprocess.Compl
     if crash_at is not None:
         env["FIXLOOP_CRASH_AT"] = crash_at
     return subprocess.run(
-        [sys.executable, str(DRIVER), str(repo), *options], env=env, capture_output=True,
-        text=True, timeout=120,
-    )  # fmt: skip
+        [sys.executable, str(DRIVER), str(repo), *options],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _step_commands(events: Path) -> dict[tuple[str, int], int]:
@@ -222,9 +232,11 @@ def test_kill_after_every_command_of_a_cleanup_that_cannot_fast_forward(
 
 
 def test_kill_recovery_after_every_command(
-    template: Path, step_commands: dict[tuple[str, int], int], protocol: WorkflowDoc,
+    template: Path,
+    step_commands: dict[tuple[str, int], int],
+    protocol: WorkflowDoc,
     tmp_path: Path,
-) -> None:  # fmt: skip
+) -> None:
     # The state with the most to recover: killed once the first fix commit is made.
     crash = f"commit-paths#1:{step_commands['commit-paths', 1]}"
     probe = copy_repo(template, tmp_path / "probe")
@@ -247,8 +259,11 @@ def test_kill_recovery_after_every_command(
         env = {**os.environ, "FIXLOOP_CRASH_AT": f"recover-run:{k}"}
         killed = subprocess.run(
             [sys.executable, "-c", RECOVER, str(repo.path)],
-            env=env, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         if killed.returncode != -9:
             violations.append(f"recover-run:{k}: recovery was not killed: {killed.stderr}")
             continue
@@ -272,10 +287,22 @@ def _review_fix(repo: Path, script: Path, crash_at: str | None) -> subprocess.Co
     if crash_at is not None:
         env["FIXLOOP_CRASH_AT"] = crash_at
     return subprocess.run(
-        [sys.executable, "-m", "fixloop", "review-fix", str(repo / REVIEW_REL), "--repo",
-         str(repo), "--script", str(script)],
-        env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "fixloop",
+            "review-fix",
+            str(repo / REVIEW_REL),
+            "--repo",
+            str(repo),
+            "--script",
+            str(script),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize(

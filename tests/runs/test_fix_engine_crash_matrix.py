@@ -58,9 +58,13 @@ EXPECTED_SUBJECTS = {"complete": 2, "escalated": 1}
 # The steps whose every run each scenario kills; `escalated` adds only what `complete` lacks.
 STEPS = {
     "complete": None,  # all of them
-    "escalated": {("record-verdict", 4), ("record-verdict", 5), ("rollback-files", 1),
-                  ("error-report", 1)},
-}  # fmt: skip
+    "escalated": {
+        ("record-verdict", 4),
+        ("record-verdict", 5),
+        ("rollback-files", 1),
+        ("error-report", 1),
+    },
+}
 
 
 def _cli(
@@ -70,10 +74,26 @@ def _cli(
     if crash is not None:
         env["FIXLOOP_CRASH_AT"] = crash
     return subprocess.run(
-        [sys.executable, "-m", "fixloop", "fix-engine", MINI_PRD, "--repo", str(repo),
-         "--script", str(replies), "--json", *extra],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "fixloop",
+            "fix-engine",
+            MINI_PRD,
+            "--repo",
+            str(repo),
+            "--script",
+            str(replies),
+            "--json",
+            *extra,
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def _events(repo: Path, run_id: str) -> list[dict[str, Any]]:
@@ -251,11 +271,22 @@ def _all_points() -> list[tuple[str, str, int]]:
     """(scenario, step, N) for every step run the matrix kills: known once a run has counted;
     listed here by hand so that pytest can name each test (the `points` fixture checks them)."""
     complete = [
-        ("make-checklist", 1), ("preflight", 1), ("setup-worktree", 1), ("tag", 1),
-        ("record-verdict", 1), ("record-verdict", 2), ("commit-paths", 1), ("record-commit", 1),
-        ("tag", 2), ("record-verdict", 3), ("commit-paths", 2), ("record-commit", 2), ("tag", 3),
-        ("cleanup", 1), ("complete", 1),
-    ]  # fmt: skip
+        ("make-checklist", 1),
+        ("preflight", 1),
+        ("setup-worktree", 1),
+        ("tag", 1),
+        ("record-verdict", 1),
+        ("record-verdict", 2),
+        ("commit-paths", 1),
+        ("record-commit", 1),
+        ("tag", 2),
+        ("record-verdict", 3),
+        ("commit-paths", 2),
+        ("record-commit", 2),
+        ("tag", 3),
+        ("cleanup", 1),
+        ("complete", 1),
+    ]
     escalated = sorted(STEPS["escalated"] or ())
     return [("complete", s, n) for s, n in complete] + [("escalated", s, n) for s, n in escalated]
 

@@ -59,9 +59,13 @@ def _driver(repo: Path, *options: str, crash_at: str | None = None) -> str:
         env["FIXLOOP_CRASH_AT"] = crash_at
     before = _names(_runs(repo))
     done = subprocess.run(
-        [sys.executable, str(DRIVER), str(repo), *options], env=env, capture_output=True,
-        text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [sys.executable, str(DRIVER), str(repo), *options],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert (done.returncode != 0) == bool(crash_at), done.stderr
     [made] = _names(_runs(repo)) - before
     # A crash SIGKILLs the runtime and its step's process group; the group's last process may
@@ -279,5 +283,12 @@ def test_json_report(user_repo: UserRepo, capsys: pytest.CaptureFixture[str]) ->
         (made[1], "kept"),
     ]
     assert set(data["items"][0]) == {
-        "id", "status", "workflow", "state", "ended_at", "reason", "saved", "refs",
-    }  # fmt: skip
+        "id",
+        "status",
+        "workflow",
+        "state",
+        "ended_at",
+        "reason",
+        "saved",
+        "refs",
+    }

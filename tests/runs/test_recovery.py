@@ -198,8 +198,10 @@ def test_a_step_that_outlives_its_runtime_keeps_the_run_live(
 ) -> None:
     process = subprocess.Popen(
         [sys.executable, "-c", RUNTIME_DIES_ALONE, str(user_repo.path), str(tmp_path / "pack")],
-        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2],
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert process.stdout is not None
     run_id = process.stdout.readline().strip()
     started = user_repo.path / ".git" / "fixloop" / "started"

@@ -101,9 +101,11 @@ def test_commit_records_new_deleted_binary_and_mode_changes(user_repo: UserRepo)
         commit = session.commit(paths, message)
         assert commit is not None
         assert _changed(wt, commit) == [
-            "A\tnew dir/$(touch pwned) 'q'.txt", "D\told.txt", "M\tassets/logo.bin",
+            "A\tnew dir/$(touch pwned) 'q'.txt",
+            "D\told.txt",
+            "M\tassets/logo.bin",
             "M\ttools/run.sh",
-        ]  # fmt: skip
+        ]
         assert git(wt, "log", "-1", "--format=%B", commit).rstrip("\n") == message
         assert session.commit(paths, "nothing changed since") is None
     assert not list(user_repo.path.rglob("pwned"))
@@ -181,9 +183,11 @@ def test_unsafe_paths_are_refused_by_python_and_by_the_document(
         raw.write_bytes(b"src/app.py\0" + bad.encode() + b"\0")
         for step in ("commit-paths", "rollback-files"):
             inputs = {
-                "RUN_ID": run.id, "WORKTREE": str(session.worktree),
-                "PATHS_FILE": str(raw), "MESSAGE": "m",
-            }  # fmt: skip
+                "RUN_ID": run.id,
+                "WORKTREE": str(session.worktree),
+                "PATHS_FILE": str(raw),
+                "MESSAGE": "m",
+            }
             del inputs["RUN_ID" if step == "commit-paths" else "MESSAGE"]  # what each takes
             result = run_step(session.protocol, step, cwd=session.worktree, inputs=inputs)
             assert result.exit_code == 1, step
@@ -313,8 +317,12 @@ def test_a_step_that_does_not_report_its_result_fails_closed(
 ) -> None:
     silent = write_workflow(tmp_path / "pack", SILENT_PROTOCOL, name="git-protocol")
     run = Run.start(user_repo.path, "demo")
-    setup = {"BRANCH": "main", "BASE": user_repo.head(), "WORKTREE": str(user_repo.path),
-             "TEMP_BRANCH": "none"}  # fmt: skip
+    setup = {
+        "BRANCH": "main",
+        "BASE": user_repo.head(),
+        "WORKTREE": str(user_repo.path),
+        "TEMP_BRANCH": "none",
+    }
     session = GitSession(silent, run, setup, timeout_s=30)
     with pytest.raises(StepFailed, match="commit-paths: reported nothing for COMMITTED"):
         session.commit(["src/app.py"], "fix")

@@ -62,8 +62,14 @@ def test_a_review_fix_run_per_finding_and_in_total(
         result.outcomes[0].commit,
     )
     assert "+    return a + b" in first["diff"]
-    assert first["usage"] == {"calls": 1, "attempts": 1, "turns": 1, "input_tokens": 0,
-                              "output_tokens": 0, "cost_usd": 0.5}  # fmt: skip
+    assert first["usage"] == {
+        "calls": 1,
+        "attempts": 1,
+        "turns": 1,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cost_usd": 0.5,
+    }
     commit_step = next(s for s in first["steps"] if s["step"] == "commit-paths")
     sites = [at for at, _ in commit_step["ran"] if at]
     assert sites and all(re.search(r"\.(md|sh):\d+$", at) for at in sites), sites

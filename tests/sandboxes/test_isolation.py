@@ -177,10 +177,10 @@ def _hold_then_sigkill(
     up, SIGKILL the fixloop process; returns it and the probe's network namespace."""
     ready = worktree / "ready"
     holder = subprocess.Popen(
-        [sys.executable, str(HOLDER), kind, str(worktree), python_in(kind), token, "ready",
-         *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        [sys.executable, str(HOLDER), kind, str(worktree), python_in(kind), token, "ready", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         up = wait_until(lambda: ready.is_file() and ready.read_text().endswith("\n"), 60)
         assert up, _output_of(holder) if holder.poll() is not None else "not ready"

@@ -47,11 +47,15 @@ def make_tree(path: Path) -> Path:
 def request(tree: Path, key: str) -> AgentRequest:
     role = key.split("/", maxsplit=1)[0]
     return AgentRequest(
-        role=role, system_prompt=f"You are the {role}.", task=f"Do {key}.",
-        tools=("Read", "Edit", "Write", "Bash"), model="sonnet",
+        role=role,
+        system_prompt=f"You are the {role}.",
+        task=f"Do {key}.",
+        tools=("Read", "Edit", "Write", "Bash"),
+        model="sonnet",
         output_schema="FixerResult" if role == "fixer" else "ReviewOutput",
-        cwd=tree, key=key,
-    )  # fmt: skip
+        cwd=tree,
+        key=key,
+    )
 
 
 CALLS = [

@@ -32,8 +32,13 @@ def load_backend(spec: str, *, script: Path | None = None, where: str = "backend
         raise refuse(f"--script is for --backend scripted; --backend {spec} does not read it")
     if spec == "claude":
         # Imported here: claude-agent-sdk takes about half a second to import, which every other
-        # command (and `fixloop --help`) should not pay.
-        from fixloop.agents.claude import ClaudeBackend
+        # command (and `fixloop --help`) should not pay; and the slim install has none.
+        try:
+            from fixloop.agents.claude import ClaudeBackend
+        except ModuleNotFoundError:
+            raise refuse(
+                "--backend claude needs claude-agent-sdk: pip install 'fixloop[claude]'"
+            ) from None
 
         return ClaudeBackend()
     module_name, colon, class_name = spec.partition(":")

@@ -59,7 +59,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from fixloop.agents.backend import (
@@ -72,6 +71,8 @@ from fixloop.agents.backend import (
 )
 from fixloop.agents.toolbox import latest_versions, with_version
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.documents.located_yaml import load_located
+from fixloop.documents.spec_errors import spec_diagnostics
 from fixloop.sandboxes.launcher import working_tree_of
 from fixloop.schemas.registry import parse_output
 from fixloop.steps.paths import unsafe_reason
@@ -136,31 +137,39 @@ def parse_script(data: object, origin: str = "<script>") -> dict[str, list[Scrip
         raise FixloopError(Diagnostic(origin, 1, 1, "script", "a script maps call keys to replies"))
     script: dict[str, list[ScriptedReply]] = {}
     for key, value in data.items():
-        entries = value if isinstance(value, list) else [value]
-        try:
-            script[str(key)] = [ScriptedReply.model_validate(entry) for entry in entries]
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "(reply)"
-            message = str(first["msg"]).removeprefix("Value error, ")
-            raise FixloopError(
-                Diagnostic(origin, 1, 1, "script", f"{key}: {where}: {message}")
-            ) from None
+        listed = isinstance(value, list)
+        replies = []
+        for index, entry in enumerate(value if listed else [value]):
+            try:
+                replies.append(ScriptedReply.model_validate(entry))
+            except ValidationError as exc:
+                at: tuple[str | int, ...] = (str(key), index) if listed else (str(key),)
+                problems = spec_diagnostics(
+                    exc,
+                    model=ScriptedReply,
+                    data=entry,
+                    display=origin,
+                    rule="script",
+                    key_lines={},
+                    prefix=at,
+                )
+                raise FixloopError(problems[0]) from None
+        script[str(key)] = replies
     return script
 
 
 def read_script(path: Path) -> tuple[object, str]:
-    """The raw data of a YAML or JSON script file (YAML is a superset of JSON), and its name."""
+    """The raw data of a YAML or JSON script file (YAML is a superset of JSON), and its name.
+
+    Read by the one bounded YAML loader: a script is a user's file like any document.
+    """
     shown = display_path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise FixloopError(Diagnostic(shown, 1, 1, "script", exc.strerror or str(exc))) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        raise FixloopError(Diagnostic(shown, line, 1, "script", f"invalid YAML: {exc}")) from None
-    return data, shown
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.reason if isinstance(exc, UnicodeDecodeError) else exc.strerror or str(exc)
+        raise FixloopError(Diagnostic(shown, 1, 1, "script", reason)) from None
+    return load_located(text, display=shown, rule="script").data, shown
 
 
 def resolve_inside(root: Path, relative: str) -> Path | str:
@@ -261,9 +270,13 @@ def _shell(command: str, request: AgentRequest) -> bool:
         return not done.timed_out
     try:
         subprocess.run(
-            ["bash", "-c", command], cwd=request.cwd, stdin=subprocess.DEVNULL,
-            capture_output=True, timeout=SHELL_TIMEOUT_S, check=False,
-        )  # fmt: skip
+            ["bash", "-c", command],
+            cwd=request.cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=SHELL_TIMEOUT_S,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return False
     return True

@@ -39,11 +39,18 @@ DEFAULT_VIEWPORT = (1280, 800)
 VIEWPORT_LIMITS = (16, 10_000)
 # Headless, quiet, and nothing fetched in the background (no network beyond the page itself).
 FLAGS = (
-    "--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--no-default-browser-check", "--hide-scrollbars", "--force-device-scale-factor=1",
+    "--headless",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-default-browser-check",
+    "--hide-scrollbars",
+    "--force-device-scale-factor=1",
     "--disable-crash-reporter",
-)  # fmt: skip
+)
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _VIEWPORT = re.compile(r"^\s*(\d{1,6})\s*[xX×]\s*(\d{1,6})\s*$")
 _NOISE = re.compile(r"dbus|Fontconfig|bus\.cc|object_proxy|^\s*$", re.IGNORECASE)
@@ -157,9 +164,14 @@ def _browser_argv(
         ["--no-sandbox"] if os.geteuid() == 0 else []
     )  # Chromium refuses to run as root without it
     return [
-        binary, *FLAGS, *sandbox, f"--user-data-dir={profile}",
-        f"--window-size={size[0]},{size[1]}", f"--screenshot={shot}", url,
-    ]  # fmt: skip
+        binary,
+        *FLAGS,
+        *sandbox,
+        f"--user-data-dir={profile}",
+        f"--window-size={size[0]},{size[1]}",
+        f"--screenshot={shot}",
+        url,
+    ]
 
 
 def _tail(output: bytes, lines: int = 5) -> str:
@@ -229,9 +241,13 @@ def _browse(
 ) -> bytes:
     try:
         process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            env=env, start_new_session=True,
-        )  # fmt: skip
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
     except OSError as exc:
         raise _error(argv[0], f"cannot start the browser: {exc.strerror or exc}") from None
     try:

@@ -160,22 +160,37 @@ def dev_server(
     owner = read_process(os.getpid())
     port = free_port()
     data: dict[str, Any] = {
-        "marker": marker, "pid": 0, "pgid": 0, "port": port, "worktree": str(worktree),
-        "run_id": run_id, "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "owner_pid": os.getpid(), "owner_start_ticks": owner.start_ticks if owner else 0,
-        "command": mask_text(command), "record": str(record),
-    }  # fmt: skip
+        "marker": marker,
+        "pid": 0,
+        "pgid": 0,
+        "port": port,
+        "worktree": str(worktree),
+        "run_id": run_id,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "owner_pid": os.getpid(),
+        "owner_start_ticks": owner.start_ticks if owner else 0,
+        "command": mask_text(command),
+        "record": str(record),
+    }
     _write_record(record, data)  # before the start: a kill right after it leaves a findable record
     environment = {
-        **os.environ, **(env or {}), "PORT": str(port), "HOST": HOST, "BROWSER": "none",
+        **os.environ,
+        **(env or {}),
+        "PORT": str(port),
+        "HOST": HOST,
+        "BROWSER": "none",
         MARKER_VARIABLE: marker,
-    }  # fmt: skip
+    }
     try:
         process = subprocess.Popen(
-            ["bash", "-c", command, "dev-server"], cwd=worktree, env=environment,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            ["bash", "-c", command, "dev-server"],
+            cwd=worktree,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
-        )  # fmt: skip
+        )
     except OSError as exc:
         record.unlink(missing_ok=True)
         raise _error(f"cannot start bash: {exc.strerror or exc}") from None

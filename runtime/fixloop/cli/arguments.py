@@ -2,9 +2,39 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
+from typing import TypeAlias
 
 from fixloop.diagnostics import Diagnostic, FixloopError
+
+# A string alias: _SubParsersAction is generic only to type checkers, not at run time.
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def add_format_option(parser: argparse.ArgumentParser, *formats: str) -> None:
+    """`--format text|json|…` with `--json` as its alias: one spelling for every command."""
+    choices = ("text", *formats)
+    parser.add_argument(
+        "--format", choices=choices, default="text", help=f"output format ({'|'.join(choices)})"
+    )
+    parser.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="same as --format json"
+    )
+
+
+def add_pack_options(parser: argparse.ArgumentParser) -> None:
+    """How `check` and `validate` choose the pack and the rules it is held to."""
+    parser.add_argument(
+        "--bundled",
+        action="store_true",
+        help="the pack fixloop ships, instead of the one the current directory is in",
+    )
+    parser.add_argument(
+        "--profile",
+        choices=("claude", "fixloop"),
+        help="claude: what Claude Code accepts (the default); fixloop: fixloop's house rules too",
+    )
 
 
 def parse_pairs(pairs: list[str], flag: str) -> dict[str, str]:

@@ -54,9 +54,9 @@ def _backend(args: argparse.Namespace) -> Backend | None:
             )
             raise FixloopError(Diagnostic("demo", 1, 1, "usage", problem))
         return None
-    from fixloop.agents.claude import ClaudeBackend  # lazy: see cli/backend_option.py
+    from fixloop.agents.registry import load_backend  # lazy; says what to install when needed
 
-    backend = ClaudeBackend()
+    backend = load_backend("claude", where="demo")
     return BudgetedBackend(backend, budget) if budget is not None else backend
 
 

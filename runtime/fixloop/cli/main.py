@@ -1,5 +1,9 @@
 """Entry point. Each command group lives in its own module exposing `register(subparsers)`.
 
+A command's module is imported only when that command runs (`COMMANDS` maps each command to its
+module): `fixloop --version` imports no command, and `fixloop check` does not pay for the
+workflows, the Claude backend or the demo. `fixloop --help` imports them all to list them.
+
 Exit codes: 0 ok, 1 findings or violations, 2 usage or input error. Expected failures arrive as
 FixloopError and are printed as `file:line:col: rule: message` lines; set FIXLOOP_DEBUG=1 to see a
 traceback for an unexpected one.
@@ -7,51 +11,51 @@ traceback for an unexpected one.
 
 from __future__ import annotations
 
-import argparse
+import importlib
 import os
 import sys
-import traceback
-from collections.abc import Sequence
-from types import ModuleType
 
 from fixloop import __version__
-from fixloop.cli import (
-    bench_command,
-    browser_command,
-    check_command,
-    demo_command,
-    execute_wave_command,
-    fix_engine_command,
-    fix_findings_command,
-    fix_issue_command,
-    pack_commands,
-    review_command,
-    review_fix_command,
-    runs_command,
-    sandbox_command,
-    step_commands,
-)
-from fixloop.diagnostics import FixloopError
 
-COMMAND_MODULES: tuple[ModuleType, ...] = (
-    pack_commands,
-    step_commands,
-    runs_command,
-    review_command,
-    fix_findings_command,
-    fix_engine_command,
-    review_fix_command,
-    execute_wave_command,
-    fix_issue_command,
-    check_command,
-    demo_command,
-    browser_command,
-    bench_command,
-    sandbox_command,
-)
+# Not typing's TYPE_CHECKING: a hook runs `fixloop --version` only to see that fixloop is there,
+# and importing typing (or argparse, or collections) would be a good part of its start.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+
+# Command name → the module that registers it.
+COMMANDS: dict[str, str] = {
+    "validate": "fixloop.cli.pack_commands",
+    "agents": "fixloop.cli.pack_commands",
+    "render": "fixloop.cli.pack_commands",
+    "schema": "fixloop.cli.pack_commands",
+    "step": "fixloop.cli.step_commands",
+    "recover": "fixloop.cli.step_commands",
+    "runs": "fixloop.cli.runs_command",
+    "review": "fixloop.cli.review_command",
+    "fix-findings": "fixloop.cli.fix_findings_command",
+    "review-fix": "fixloop.cli.review_fix_command",
+    "check": "fixloop.cli.check_command",
+    "demo": "fixloop.cli.demo_command",
+    "browser": "fixloop.cli.browser_command",
+    "fix-issue": "fixloop.cli.fix_issue_command",
+    "bench": "fixloop.cli.bench_command",
+    "fix-engine": "fixloop.cli.fix_engine_command",
+    "execute-wave": "fixloop.cli.execute_wave_command",
+    "sandbox": "fixloop.cli.sandbox_command",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The command argv names (the top level takes no option with a value), if any."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for `argv`: only the module of the command it names (all without argv)."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="fixloop",
         description=(
@@ -61,14 +65,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"fixloop {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in COMMAND_MODULES:
-        module.register(subparsers)
+    command = _command_in(argv) if argv is not None else None
+    if command is not None and command in COMMANDS:
+        modules = [COMMANDS[command]]
+    elif argv is not None and "--version" in argv:
+        modules = []
+    else:
+        modules = list(dict.fromkeys(COMMANDS.values()))
+    for module in modules:
+        importlib.import_module(module).register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments == ["--version"]:  # what a hook runs to see fixloop is there: no parser needed
+        print(f"fixloop {__version__}")
+        return 0
+    args = build_parser(arguments).parse_args(arguments)
+    from fixloop.diagnostics import FixloopError
+
     try:
         result: int = args.handler(args)
     except FixloopError as exc:
@@ -86,6 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + 13  # what a shell reports for a writer ended by SIGPIPE
     except Exception as exc:
         if os.environ.get("FIXLOOP_DEBUG"):
+            import traceback
+
             traceback.print_exc()
         print(
             f"fixloop: internal error: {type(exc).__name__}: {exc} "

@@ -6,18 +6,19 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any
 
-from fixloop.cli.arguments import parse_pairs
+from fixloop.cli.arguments import Subparsers, add_format_option, add_pack_options, parse_pairs
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.documents.config import Profile, find_config
+from fixloop.documents.discovery import bundled_pack_root, pack_root_or_fail
 from fixloop.documents.inputs import InputError, coerce_inputs
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.documents.render import render_template
 from fixloop.documents.validate import validate_pack
 from fixloop.schemas import registry
 
-# A string alias: _SubParsersAction is generic only to type checkers, not at run time.
-Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+__all__ = ["Subparsers", "load_valid_pack", "register"]
 
 
 def register(subparsers: Subparsers) -> None:
@@ -25,16 +26,20 @@ def register(subparsers: Subparsers) -> None:
         "validate", help="validate a pack's documents (frontmatter, references, inputs, manifest)"
     )
     validate.add_argument(
-        "pack", nargs="?", type=Path, help="pack root (default: the bundled pack)"
+        "pack",
+        nargs="?",
+        type=Path,
+        help="pack root (default: the pack the current directory is in)",
     )
-    validate.add_argument("--format", choices=("text", "json"), default="text")
+    add_format_option(validate, "json", "sarif")
+    add_pack_options(validate)
     validate.set_defaults(handler=run_validate)
 
     agents = subparsers.add_parser("agents", help="inspect the pack's agent roles")
     agents_sub = agents.add_subparsers(dest="agents_command", metavar="ACTION", required=True)
     listing = agents_sub.add_parser("list", help="list agents with their tools and models")
     listing.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
-    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    add_format_option(listing, "json")
     listing.set_defaults(handler=run_agents_list)
 
     render = subparsers.add_parser("render", help="render an agent's prompt with its inputs")
@@ -67,29 +72,43 @@ def load_valid_pack(root: Path | None) -> Pack:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    root: Path = args.pack or default_pack_root()
+    if args.bundled:
+        root = bundled_pack_root()
+    elif args.pack is not None:
+        root = args.pack
+    else:
+        root = find_config(Path.cwd()).pack or pack_root_or_fail(Path.cwd())
     if not root.is_dir():
         raise FixloopError(Diagnostic(str(root), 1, 1, "usage", "no such pack directory"))
-    pack, diagnostics = validate_pack(root, known_outputs=registry.is_known)
+    config = find_config(root)
+    profile = Profile(args.profile) if args.profile else None
+    pack, found = validate_pack(root, known_outputs=registry.is_known, profile=profile)
+    diagnostics = [d for d in found if config.wanted(d)]
     errors = [d for d in diagnostics if d.severity is Severity.ERROR]
     if args.format == "json":
         print(json.dumps({"ok": not errors, "diagnostics": [d.to_json() for d in diagnostics]}))
+    elif args.format == "sarif":
+        from fixloop.checker.report import sarif
+        from fixloop.documents.pack_rules import PACK_RULES
+
+        sys.stdout.write(sarif(diagnostics, PACK_RULES))
     else:
         for diagnostic in diagnostics:
             print(diagnostic.format(), file=sys.stderr if diagnostic in errors else sys.stdout)
         counts = (
             f"{len(pack.agents)} agents, {len(pack.commands)} commands, "
-            f"{len(pack.workflows)} workflows"
+            f"{len(pack.skills)} skills, {len(pack.workflows)} workflows"
         )
         verdict = f"{len(errors)} error(s)" if errors else "ok"
-        print(f"{display_path(root)}: {counts}: {verdict}")
+        folded = f"; {pack.folded} follow-on problem(s) not shown" if pack.folded else ""
+        print(f"{display_path(root)} ({pack.profile} profile): {counts}: {verdict}{folded}")
     return 1 if errors else 0
 
 
 def run_agents_list(args: argparse.Namespace) -> int:
     pack = load_valid_pack(args.pack)
     agents = sorted(pack.agents.values(), key=lambda a: a.name)
-    if not args.json:
+    if args.format != "json":
         width = max((len(a.name) for a in agents), default=4)
         for agent in agents:
             tools = ", ".join(agent.spec.tools) or "(all)"

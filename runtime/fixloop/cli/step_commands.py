@@ -1,4 +1,4 @@
-"""`fixloop step run|list`, `recover`, `runs list|prune`: debugging steps, healing crashes."""
+"""`fixloop step run|list`, `recover`: debugging steps, healing crashes."""
 
 from __future__ import annotations
 

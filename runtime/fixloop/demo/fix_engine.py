@@ -61,9 +61,16 @@ def _executor(item: str, path: str, content: str, notes: str) -> dict[str, Any]:
 
 def _verifier(item: str, verdict: str, evidence: str) -> dict[str, Any]:
     finding = {
-        "id": item, "severity": "P1", "title": item, "body": item, "file": None,
-        "confidence": 0.95, "criterion": item, "verdict": verdict, "evidence": evidence,
-    }  # fmt: skip
+        "id": item,
+        "severity": "P1",
+        "title": item,
+        "body": item,
+        "file": None,
+        "confidence": 0.95,
+        "criterion": item,
+        "verdict": verdict,
+        "evidence": evidence,
+    }
     return {"output": {"schema_version": "v1", "findings": [finding], "checks_run": [evidence]}}
 
 
@@ -98,7 +105,7 @@ SCRIPT: dict[str, Any] = {
         )
         for n in (1, 2, 3)
     },
-}  # fmt: skip
+}
 
 
 def run_case(

@@ -101,17 +101,25 @@ FINDINGS: dict[str, Any] = {
     "schema_version": "v1",
     "findings": [
         _finding(
-            1, "P0", "parse_count accepts negative counts", "shelf/stock.py", 25,
+            1,
+            "P0",
+            "parse_count accepts negative counts",
+            "shelf/stock.py",
+            25,
             evidence="verified: parse_count('-4') returns -4 (tests/test_stock.py)",
         ),
         _finding(
-            2, "P1", "label truncates fractional quantities", "shelf/labels.py", 11,
+            2,
+            "P1",
+            "label truncates fractional quantities",
+            "shelf/labels.py",
+            11,
             evidence="verified: label('rope', 2.5) returns 'rope: 2'",
         ),
         _finding(3, "P1", "restock_needed skips items at the threshold", "shelf/stock.py", 20),
     ],
     "checks_run": ["shelf/stock.py", "shelf/labels.py"],
-}  # fmt: skip
+}
 
 
 def _verdict(fid: int, verdict: str, evidence: str) -> dict[str, Any]:
@@ -135,23 +143,29 @@ def _edit(path: str, old: str, new: str, summary: str) -> dict[str, Any]:
 FIX_FINDINGS_SCRIPT: dict[str, Any] = {
     # Finding 1: two attempts that do not refuse negative counts; escalated after round 2.
     "fixer/1/round-1": _edit(
-        "shelf/stock.py", "    return int(text)\n", "    return abs(int(text))\n",
+        "shelf/stock.py",
+        "    return int(text)\n",
+        "    return abs(int(text))\n",
         "fixed: negative counts become positive",
     ),
     "verifier/1/round-1": _verdict(1, "confirmed", "parse_count('-4') returns 4: no ValueError"),
     "fixer/1/round-2": _edit(
-        "shelf/stock.py", "    return abs(int(text))\n", "    return max(0, int(text))\n",
+        "shelf/stock.py",
+        "    return abs(int(text))\n",
+        "    return max(0, int(text))\n",
         "fixed: negative counts are clamped to zero",
     ),
     "verifier/1/round-2": _verdict(1, "confirmed", "parse_count('-4') returns 0: no ValueError"),
     # Finding 2: fixed in round 1; the verifier no longer finds the problem.
     "fixer/2/round-1": _edit(
-        "shelf/labels.py", '    return "%s: %d" % (name, quantity)\n',
-        '    return f"{name}: {quantity}"\n', "fixed: label keeps the quantity as given",
+        "shelf/labels.py",
+        '    return "%s: %d" % (name, quantity)\n',
+        '    return f"{name}: {quantity}"\n',
+        "fixed: label keeps the quantity as given",
     ),
     "verifier/2/round-1": _verdict(2, "rejected", "label('rope', 2.5) == 'rope: 2.5'"),
     # Finding 3: the pre-gate finds it is not real.
     "verifier/3/pre-gate": _verdict(
         3, "rejected", "the docstring says 'below'; tests expect items at the threshold skipped"
     ),
-}  # fmt: skip
+}

@@ -66,8 +66,13 @@ def run_unit_tests(repo: Path) -> SuiteTally:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run(
         [sys.executable, "-m", "unittest", "discover", "-s", "tests", "-t", "."],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     ran = _RAN.search(done.stderr)
     if ran is None:
         return SuiteTally(0, 0, f"tests did not run: {done.stderr.strip()[-200:]}")

@@ -147,9 +147,27 @@ def _heading_spans(headings: list[Heading], last_line: int) -> list[_Span]:
     return spans
 
 
+# Parsed documents by source object: validation and the checker both need a document's blocks.
+_PARSED: dict[tuple[int, StepStyle, str], tuple[SourceDocument, MarkdownDocument]] = {}
+_PARSED_LIMIT = 4096
+
+
 def parse_markdown(
     source: SourceDocument, style: StepStyle = StepStyle.HEADING, tag: str = "step"
 ) -> MarkdownDocument:
+    """The document's headings, blocks and steps, parsed once per source object."""
+    key = (id(source), style, tag)
+    cached = _PARSED.get(key)
+    if cached is not None and cached[0] is source:
+        return cached[1]
+    parsed = _parse_markdown(source, style, tag)
+    if len(_PARSED) >= _PARSED_LIMIT:
+        _PARSED.clear()
+    _PARSED[key] = (source, parsed)
+    return parsed
+
+
+def _parse_markdown(source: SourceDocument, style: StepStyle, tag: str) -> MarkdownDocument:
     tokens = build_markdown().parse(source.body)
     offset = source.body_line
     body_lines = source.body.splitlines()

@@ -20,15 +20,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import yaml
-
-from fixloop.diagnostics import Diagnostic
+from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.documents.located_yaml import load_located
 
 INFO = "yaml step"
 RULE = "step-interface"
 KEYS = ("inputs", "optional", "outputs")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -80,33 +78,32 @@ def parse_interface(
         return Diagnostic(display, line, col, RULE, message)
 
     try:
-        node = yaml.compose(content, Loader=_LOADER)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line, col = (first + mark.line, mark.column + 1) if mark else (fence_line, 1)
-        reason = getattr(exc, "problem", None) or "invalid YAML"
-        return None, [problem(line, col, f"invalid YAML: {reason}")]
-    if node is None:
+        located = load_located(content, display=display, rule=RULE, first_line=first)
+    except FixloopError as exc:
+        return None, exc.diagnostics
+    data = located.data
+    if data is None:
         return StepInterface(fence_line), []
-    if not isinstance(node, yaml.MappingNode):
+    if not isinstance(data, dict):
         return None, [problem(fence_line, 1, f"expected a mapping of {', '.join(KEYS)}")]
+
+    def at(*keys: str | int) -> tuple[int, int]:
+        return located.line_of(*keys), located.key_columns.get(tuple(keys), 1)
+
     found: list[Diagnostic] = []
     lists: dict[str, list[Declared]] = {key: [] for key in KEYS}
     seen: dict[str, Declared] = {}
-    for key_node, value_node in node.value:
-        key = str(key_node.value)
-        at = (first + key_node.start_mark.line, key_node.start_mark.column + 1)
+    for key, value in data.items():
         if key not in KEYS:
-            found.append(problem(*at, f"{key}: not an interface key (use {', '.join(KEYS)})"))
+            found.append(problem(*at(key), f"{key}: not an interface key (use {', '.join(KEYS)})"))
             continue
-        if isinstance(value_node, yaml.ScalarNode) and value_node.value in ("", "~", "null"):
+        if value is None:
             continue
-        if not isinstance(value_node, yaml.SequenceNode):
-            found.append(problem(*at, f"{key}: expected a list of names, e.g. [NAME, OTHER]"))
+        if not isinstance(value, list):
+            found.append(problem(*at(key), f"{key}: expected a list of names, e.g. [NAME, OTHER]"))
             continue
-        for item in value_node.value:
-            where = (first + item.start_mark.line, item.start_mark.column + 1)
-            name = item.value if isinstance(item, yaml.ScalarNode) else None
+        for index, name in enumerate(value):
+            where = at(key, index)
             if not isinstance(name, str) or not _NAME.match(name):
                 shown = name if isinstance(name, str) else "a list or mapping"
                 found.append(problem(*where, f"{key}: {shown!r} is not a name"))

@@ -1,33 +1,39 @@
-"""Loading a pack: manifest, agents, commands and workflows as typed, located documents.
+"""Loading a pack: manifest, agents, commands, skills and workflows as typed, located documents.
 
 Loading never stops at the first problem: every document is read, and each problem becomes a
-Diagnostic naming the file, the line and the key. Cross-document rules live in `validate.py`.
+Diagnostic naming the file, the line and the key. The files are found as Claude Code finds them
+(`discovery.py`), and read as it reads them (`reading.py`), judged by the pack's profile.
+Cross-document rules live in `validate.py`.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.blocks import MarkdownDocument, StepStyle, parse_markdown
-from fixloop.documents.source import SourceDocument, load_document
-from fixloop.documents.specs import (
-    AGENT_KEYS,
-    COMMAND_KEYS,
-    AgentSpec,
-    CommandSpec,
-    Manifest,
-    WorkflowSpec,
+from fixloop.documents.claude_code import manifest_findings
+from fixloop.documents.config import Profile, find_config
+from fixloop.documents.discovery import (
+    CLAUDE_MANIFEST,
+    MANIFEST,
+    bundled_pack_root,
+    manifest_path,
+    pack_files,
 )
+from fixloop.documents.reading import agent_data, command_data, located, read_source, skill_data
+from fixloop.documents.source import SourceDocument
+from fixloop.documents.spec_errors import spec_diagnostics
+from fixloop.documents.specs import AgentSpec, CommandSpec, Manifest, SkillSpec, WorkflowSpec
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
-
-MANIFEST = "plugin.json"
+__all__ = ["MANIFEST", "Pack", "default_pack_root", "load_pack", "validate_spec"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,16 @@ class CommandDoc:
     name: str
     spec: CommandSpec
     source: SourceDocument
+
+
+@dataclass(frozen=True)
+class SkillDoc:
+    spec: SkillSpec
+    source: SourceDocument
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
 
 
 @dataclass(frozen=True)
@@ -69,8 +85,15 @@ class Pack:
     root: Path
     manifest: Manifest | None
     agents: dict[str, AgentDoc] = field(default_factory=dict)
-    commands: dict[str, CommandDoc] = field(default_factory=dict)
+    commands: dict[str, CommandDoc] = field(default_factory=dict)  # by name: `x`, `ns:x`
     workflows: dict[str, WorkflowDoc] = field(default_factory=dict)
+    skills: dict[str, SkillDoc] = field(default_factory=dict)
+    profile: Profile = Profile.CLAUDE
+    # Names of documents that are there but did not load (their own errors say why): a
+    # reference to one is a follow-on problem, not a second root cause.
+    broken: set[str] = field(default_factory=set)
+    folded: int = 0  # follow-on problems left out by validation (see `validate.py`)
+    scripts: list[str] = field(default_factory=list)  # Claude Code's JavaScript workflows
 
     @property
     def name(self) -> str:
@@ -93,152 +116,145 @@ def _lookup(documents: dict[str, DocT], key: str, asked: str, folder: Path, kind
         known = ", ".join(sorted(documents)) or "none"
         raise FixloopError(
             Diagnostic(
-                display_path(folder), 1, 1, f"unknown-{kind}",
+                display_path(folder),
+                1,
+                1,
+                f"unknown-{kind}",
                 f"no {kind} named {asked!r} in this pack ({kind}s: {known})",
             )
-        )  # fmt: skip
+        )
     return documents[key]
 
 
 def default_pack_root() -> Path:
-    """The pack shipped with fixloop: inside the installed package, or the checkout it runs from."""
-    package = Path(__file__).resolve().parent.parent
-    installed = package / "pack"
-    if (installed / MANIFEST).is_file():
-        return installed
-    checkout = package.parent.parent
-    if (checkout / MANIFEST).is_file():
-        return checkout
-    raise FixloopError(
-        Diagnostic(str(package), 1, 1, "pack", "the fixloop pack documents are not installed")
-    )
-
-
-def _message(error: Any) -> str:
-    kind = error.get("type", "")
-    if kind == "missing":
-        return "required key is missing"
-    if kind == "literal_error":
-        expected = error.get("ctx", {}).get("expected", "")
-        return f"unknown value {error.get('input')!r}: expected {expected}"
-    if kind == "extra_forbidden":
-        return "unknown key"
-    text = str(error.get("msg", "invalid value"))
-    return text.removeprefix("Value error, ")
+    """The pack shipped with fixloop (see `discovery.bundled_pack_root`)."""
+    return bundled_pack_root()
 
 
 def validate_spec(
     model: type[SpecT], source: SourceDocument, rule: str, data: dict[str, Any] | None = None
 ) -> tuple[SpecT | None, list[Diagnostic]]:
+    value = source.metadata if data is None else data
     try:
-        return model.model_validate(source.metadata if data is None else data), []
+        return model.model_validate(value), []
     except ValidationError as exc:
-        found: list[Diagnostic] = []
-        for error in exc.errors():
-            loc = tuple(error["loc"])
-            key = ".".join(str(part) for part in loc) or "(frontmatter)"
-            message = f"{key}: {_message(error)}"
-            found.append(source.diagnostic(rule, message, *loc))
-        return None, found
-
-
-def _unknown_keys(source: SourceDocument, allowed: frozenset[str]) -> list[Diagnostic]:
-    return [
-        Diagnostic(
-            source.display, source.line_of(key), 1, "unknown-key",
-            f"{key}: not a key Claude Code or fixloop knows (typo?)", Severity.WARNING,
+        return None, spec_diagnostics(
+            exc,
+            model=model,
+            data=value,
+            display=source.display,
+            rule=rule,
+            key_lines=source.key_lines,
         )
-        for key in source.metadata
-        if key not in allowed
-    ]  # fmt: skip
 
 
-def _load_manifest(root: Path, base: Path) -> tuple[Manifest | None, list[Diagnostic]]:
-    path = root / MANIFEST
+def _load_manifest(
+    root: Path, base: Path, profile: Profile
+) -> tuple[Manifest | None, dict[str, Any], list[Diagnostic]]:
+    path = manifest_path(root, source_of_truth_first=profile is Profile.FIXLOOP)
+    if path is None:
+        if profile is Profile.FIXLOOP or (root / ".claude-plugin").is_dir():
+            shown = display_path(root / CLAUDE_MANIFEST, base)
+            return None, {}, [Diagnostic(shown, 1, 1, "manifest", "the plugin manifest is missing")]
+        return None, {}, []
     shown = display_path(path, base)
-    if not path.is_file():
-        return None, [Diagnostic(shown, 1, 1, "manifest", "plugin.json is missing")]
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         problem = Diagnostic(shown, exc.lineno, exc.colno, "manifest", f"invalid JSON: {exc.msg}")
-        return None, [problem]
+        return None, {}, [problem]
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, {}, [Diagnostic(shown, 1, 1, "manifest", f"cannot read it: {exc}")]
     if not isinstance(data, dict):
-        return None, [Diagnostic(shown, 1, 1, "manifest", "plugin.json must hold a JSON object")]
+        return None, {}, [Diagnostic(shown, 1, 1, "manifest", "expected a JSON object")]
     source = SourceDocument(path, shown, "", data, "", 1)
-    return validate_spec(Manifest, source, "manifest")
+    diagnostics = located(manifest_findings(data), profile, shown, source.line_of, "manifest")
+    if path != root / CLAUDE_MANIFEST and profile is not Profile.FIXLOOP:
+        message = f"Claude Code reads the manifest from {CLAUDE_MANIFEST}, not from {MANIFEST}"
+        diagnostics.append(Diagnostic(shown, 1, 1, "manifest", message))
+    for key, relative in pack_files(root, data).missing:
+        message = f"{key}: {relative!r} is not in the pack; Claude Code fails to load it"
+        diagnostics.append(Diagnostic(shown, source.line_of(key), 1, "manifest", message))
+    manifest, _ = validate_spec(Manifest, source, "manifest")
+    return manifest, data, diagnostics
 
 
-def _documents(folder: Path) -> list[Path]:
-    return sorted(folder.glob("*.md")) if folder.is_dir() else []
+def load_pack(
+    root: Path, base: Path | None = None, profile: Profile | None = None
+) -> tuple[Pack, list[Diagnostic]]:
+    """Read every document under `root`; return the pack and the problems found while reading.
 
-
-def load_pack(root: Path, base: Path | None = None) -> tuple[Pack, list[Diagnostic]]:
-    """Read every document under `root`; return the pack and the problems found while reading."""
+    `profile`: the rules to judge by; by default the one the pack's settings name (`config.py`).
+    """
     base = base or Path.cwd()
-    manifest, diagnostics = _load_manifest(root, base)
-    pack = Pack(root, manifest)
-    for path in _documents(root / "agents"):
-        source = _read(path, base, diagnostics)
-        if source is None:
-            continue
-        diagnostics += _unknown_keys(source, AGENT_KEYS)
-        agent, found = validate_spec(AgentSpec, source, "frontmatter")
-        diagnostics += found
-        if agent is None:
-            continue
-        if agent.name in pack.agents:
-            first = pack.agents[agent.name].source.display
-            diagnostics.append(
-                source.diagnostic(
-                    "duplicate-name", f"name: agent {agent.name!r} is already defined in {first}",
-                    "name",
-                )
-            )  # fmt: skip
-            continue
-        if agent.name != path.stem:
-            diagnostics.append(
-                source.diagnostic(
-                    "name-mismatch",
-                    f"name: {agent.name!r} differs from the file name {path.stem!r}",
-                    "name",
-                )
-            )
-        pack.agents[agent.name] = AgentDoc(agent, source)
-    for path in _documents(root / "commands"):
-        source = _read(path, base, diagnostics)
-        if source is None:
-            continue
-        diagnostics += _unknown_keys(source, COMMAND_KEYS)
-        command, found = validate_spec(CommandSpec, source, "frontmatter")
-        diagnostics += found
-        if command is not None:
-            pack.commands[path.stem] = CommandDoc(path.stem, command, source)
-    for path in _documents(root / "workflows"):
-        source = _read(path, base, diagnostics)
-        if source is None:
-            continue
-        workflow, found = validate_spec(WorkflowSpec, source, "frontmatter")
-        diagnostics += found
-        if workflow is None:
-            continue
-        if workflow.name in pack.workflows:
-            first = pack.workflows[workflow.name].source.display
-            diagnostics.append(
-                source.diagnostic(
-                    "duplicate-name",
-                    f"name: workflow {workflow.name!r} is already defined in {first}",
-                    "name",
-                )
-            )
-            continue
-        pack.workflows[workflow.name] = WorkflowDoc(workflow, source)
+    profile = profile or find_config(root).profile()
+    manifest, data, diagnostics = _load_manifest(root, base, profile)
+    files = pack_files(root, data)
+    pack = Pack(root, manifest, profile=profile, scripts=files.scripts)
+    for path in files.agents:
+        read = _read(path, base, pack, diagnostics, judge=agent_data, model=AgentSpec)
+        if read is None:
+            pack.broken.add(path.stem)
+        elif read[1].name in pack.agents:
+            first = pack.agents[read[1].name].source.display
+            message = f"name: agent {read[1].name!r} is already defined in {first}"
+            diagnostics.append(read[0].diagnostic("duplicate-name", message, "name"))
+        else:
+            pack.agents[read[1].name] = AgentDoc(read[1], read[0])
+    for name, path in files.commands:
+        command = _read(path, base, pack, diagnostics, judge=command_data, model=CommandSpec)
+        if command is None:
+            pack.broken.add(name)
+        else:
+            pack.commands[name] = CommandDoc(name, command[1], command[0])
+    for folder, path in files.skills:
+        skill = _read(path, base, pack, diagnostics, judge=skill_data, model=SkillSpec)
+        if skill is None:
+            pack.broken.add(folder)
+        else:
+            pack.skills[skill[1].name] = SkillDoc(skill[1], skill[0])
+    for path in files.workflows:
+        _load_workflow(pack, path, base, diagnostics)
     return pack, diagnostics
 
 
-def _read(path: Path, base: Path, diagnostics: list[Diagnostic]) -> SourceDocument | None:
-    try:
-        return load_document(path, base)
-    except FixloopError as exc:
-        diagnostics.extend(exc.diagnostics)
+Judge = Callable[[SourceDocument, Profile], tuple[dict[str, Any], list[Diagnostic]]]
+
+
+def _read(
+    path: Path,
+    base: Path,
+    pack: Pack,
+    diagnostics: list[Diagnostic],
+    *,
+    judge: Judge,
+    model: type[SpecT],
+) -> tuple[SourceDocument, SpecT] | None:
+    """One document read as Claude Code reads it and typed; None when it does not load."""
+    source = read_source(path, base, pack.profile, diagnostics)
+    if source is None:
         return None
+    values, found = judge(source, pack.profile)
+    spec, problems = validate_spec(model, source, "frontmatter", values)
+    diagnostics += found + problems
+    return None if spec is None else (source, spec)
+
+
+def _load_workflow(pack: Pack, path: Path, base: Path, diagnostics: list[Diagnostic]) -> None:
+    """A fixloop workflow. Claude Code reads no Markdown in workflows/, so outside the fixloop
+    profile a document there that is not a fixloop workflow is skipped, not reported."""
+    strict = pack.profile is Profile.FIXLOOP
+    problems: list[Diagnostic] = []
+    source = read_source(path, base, pack.profile, problems)
+    workflow, found = validate_spec(WorkflowSpec, source, "frontmatter") if source else (None, [])
+    if strict or workflow is not None:
+        diagnostics += problems + found
+    if source is None or workflow is None:
+        pack.broken.add(path.stem)
+        return
+    if workflow.name in pack.workflows:
+        first = pack.workflows[workflow.name].source.display
+        message = f"name: workflow {workflow.name!r} is already defined in {first}"
+        diagnostics.append(source.diagnostic("duplicate-name", message, "name"))
+        return
+    pack.workflows[workflow.name] = WorkflowDoc(workflow, source)

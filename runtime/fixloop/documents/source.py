@@ -1,8 +1,9 @@
 """A Markdown document split into YAML frontmatter and body, keeping line numbers.
 
 python-frontmatter recognises the frontmatter; the split is done here by line so that the body keeps
-its exact line offset (python-frontmatter strips blank lines around it). PyYAML's composer gives the
-line of every key, so a problem in `tools:` is reported at the line of `tools:`.
+its exact line offset (python-frontmatter strips blank lines around it). The YAML is read by the
+one bounded loader (`located_yaml`), which gives the line of every key, so a problem in `tools:`
+is reported at the line of `tools:`.
 """
 
 from __future__ import annotations
@@ -11,16 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from frontmatter.default_handlers import YAMLHandler
-from yaml.constructor import SafeConstructor
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
-
-KeyPath = tuple[str | int, ...]
-# libyaml's parser when PyYAML has it (one parse instead of two pure-Python ones: the frontmatter
-# scan dominated `fixloop check` on large packs; see bench/check_speed.py).
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from fixloop.documents.claude_code import quote_lossy_values
+from fixloop.documents.located_yaml import KeyPath, line_of, load_located
 
 
 @dataclass(frozen=True)
@@ -34,37 +30,29 @@ class SourceDocument:
     body: str
     body_line: int  # 1-based line number of the first body line in the file
     key_lines: dict[KeyPath, int] = field(default_factory=dict)
+    commented: frozenset[KeyPath] = frozenset()  # see `LocatedYaml.commented`
+    # Frontmatter read only the second way Claude Code reads it (values quoted, see
+    # `claude_code.quote_lossy_values`): the keys quoted and the error of the first reading.
+    requoted: tuple[str, ...] = ()
+    yaml_error: Diagnostic | None = None
 
     def line_of(self, *keys: str | int) -> int:
         """Line of the deepest known key on `keys`, falling back to its parents, then line 1."""
-        path: KeyPath = tuple(keys)
-        while path:
-            if path in self.key_lines:
-                return self.key_lines[path]
-            path = path[:-1]
-        return 1
+        return line_of(self.key_lines, keys)
 
     def diagnostic(self, rule: str, message: str, *keys: str | int) -> Diagnostic:
         return Diagnostic(self.display, self.line_of(*keys), 1, rule, message)
 
 
-def _walk(node: yaml.Node, prefix: KeyPath, offset: int, out: dict[KeyPath, int]) -> None:
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                continue
-            path = (*prefix, str(key_node.value))
-            out[path] = key_node.start_mark.line + offset
-            _walk(value_node, path, offset, out)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            path = (*prefix, index)
-            out[path] = item.start_mark.line + offset
-            _walk(item, path, offset, out)
+def parse_document(
+    text: str, path: Path, base: Path | None = None, *, lenient: bool = False
+) -> SourceDocument:
+    """Parse `text` (the content of `path`); raise FixloopError naming file:line on bad YAML.
 
-
-def parse_document(text: str, path: Path, base: Path | None = None) -> SourceDocument:
-    """Parse `text` (the content of `path`); raise FixloopError naming file:line on bad YAML."""
+    `lenient`: frontmatter that does not parse is read again as Claude Code reads it, after
+    quoting values that hold YAML syntax (`description: Use when: x`); the document then records
+    the keys quoted and the first error (`requoted`, `yaml_error`).
+    """
     display = display_path(path, base)
     handler = YAMLHandler()
     if not handler.detect(text):
@@ -80,31 +68,56 @@ def parse_document(text: str, path: Path, base: Path | None = None) -> SourceDoc
     raw_meta = "".join(lines[1:closing])
     body = "".join(lines[closing + 1 :])
     meta_first_line = 2  # line 1 is the opening '---'
+    requoted: tuple[str, ...] = ()
+    yaml_error: Diagnostic | None = None
     try:
-        node = yaml.compose(raw_meta, Loader=_LOADER)
-        loaded = SafeConstructor().construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = meta_first_line + (mark.line if mark else 0)
-        col = 1 + (mark.column if mark else 0)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise FixloopError(
-            Diagnostic(display, line, col, "frontmatter", f"invalid YAML: {problem}")
-        ) from None
-    if loaded is None:
-        loaded = {}
+        located = load_located(
+            raw_meta, display=display, rule="frontmatter", first_line=meta_first_line
+        )
+    except FixloopError as exc:
+        second = quote_lossy_values(raw_meta) if lenient else None
+        if second is None:
+            raise
+        try:
+            located = load_located(
+                second[0], display=display, rule="frontmatter", first_line=meta_first_line
+            )
+        except FixloopError:
+            raise exc from None
+        requoted, yaml_error = tuple(second[1]), exc.diagnostics[0]
+    loaded = {} if located.data is None else located.data
     if not isinstance(loaded, dict):
         raise FixloopError(
             Diagnostic(display, meta_first_line, 1, "frontmatter", "frontmatter must be a mapping")
         )
-    key_lines: dict[KeyPath, int] = {}
-    if node is not None:
-        _walk(node, (), meta_first_line, key_lines)
     body_line = closing + 2
-    return SourceDocument(path, display, text, loaded, body, body_line, key_lines)
+    return SourceDocument(
+        path,
+        display,
+        text,
+        loaded,
+        body,
+        body_line,
+        located.key_lines,
+        located.commented,
+        requoted,
+        yaml_error,
+    )
 
 
-def load_document(path: Path, base: Path | None = None) -> SourceDocument:
+# Documents read before, by path, text, display base and reading: `fixloop check` of a pack reads
+# each document for the pack's validation and again for its bash, and a workflow's briefs are
+# read by every workflow that dispatches them. Keyed by the text, so an edit is never missed.
+_READ: dict[tuple[Path, str, Path | None, bool], SourceDocument] = {}
+_READ_LIMIT = 4096
+
+
+def forget_read_documents() -> None:
+    """Drop the documents read so far (a check starts afresh, and frees them at its end)."""
+    _READ.clear()
+
+
+def load_document(path: Path, base: Path | None = None, *, lenient: bool = False) -> SourceDocument:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -115,4 +128,11 @@ def load_document(path: Path, base: Path | None = None) -> SourceDocument:
         raise FixloopError(
             Diagnostic(display_path(path, base), 1, 1, "io", exc.strerror or str(exc))
         ) from None
-    return parse_document(text, path, base)
+    key = (path.resolve(), text, base, lenient)
+    found = _READ.get(key)
+    if found is None:
+        found = parse_document(text, path, base, lenient=lenient)
+        if len(_READ) >= _READ_LIMIT:
+            _READ.clear()
+        _READ[key] = found
+    return found

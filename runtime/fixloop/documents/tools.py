@@ -1,9 +1,13 @@
 """Claude Code tool names, and the grammar of a `tools:` entry.
 
-The list is the union of the tools the bundled CLI offers in its `init` message and the
-long-standing names that agent documents in the wild still use (Grep, Glob, MultiEdit,
-TodoWrite...). An entry may carry a permission pattern, `Bash(git diff:*)`; MCP tools are
-`mcp__<server>__<tool>`.
+The names are the ones the bundled CLI knows (`claude_code_names.py`, read from its binary), old
+names it still maps to new tools (`Task` → `Agent`), and these forms:
+
+    Read                      a tool
+    Bash(git diff:*)          a tool with a permission pattern
+    mcp__server               every tool of an MCP server; mcp__server__tool one of them;
+    mcp__server__*            a wildcard over them
+    *                         every tool
 """
 
 from __future__ import annotations
@@ -11,18 +15,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-KNOWN_TOOLS: frozenset[str] = frozenset(
-    {
-        "Agent", "AskUserQuestion", "Bash", "BashOutput", "CronCreate", "CronDelete", "CronList",
-        "Edit", "EnterWorktree", "ExitPlanMode", "ExitWorktree", "Glob", "Grep", "KillBash",
-        "KillShell", "LS", "ListAgents", "Monitor", "MultiEdit", "NotebookEdit", "NotebookRead",
-        "Read", "ReportFindings", "ScheduleWakeup", "SendMessage", "Skill", "SlashCommand", "Task",
-        "TaskStop", "TodoWrite", "ToolSearch", "WebFetch", "WebSearch", "Workflow", "Write",
-    }
-)  # fmt: skip
+from fixloop.documents.claude_code_names import TOOL_ALIASES, TOOLS
 
-_ENTRY = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<pattern>[^()]*)\))?$")
-_MCP = re.compile(r"^mcp__[A-Za-z0-9_-]+(?:__[A-Za-z0-9_-]+)?$")
+KNOWN_TOOLS: frozenset[str] = TOOLS | frozenset(TOOL_ALIASES)
+
+_ENTRY = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<pattern>.*)\))?$", re.DOTALL)
+_MCP = re.compile(r"^mcp__[A-Za-z0-9_.-]+(?:__[A-Za-z0-9_.*-]+)?$")
 
 
 @dataclass(frozen=True)
@@ -33,14 +31,17 @@ class ToolEntry:
 
 
 def split_tools(value: object) -> list[str]:
-    """`tools:` as Claude Code accepts it: a comma-separated string or a YAML list of strings."""
+    """`tools:` as Claude Code accepts it: a comma-separated string or a YAML list of strings.
+
+    Raises ValueError (never TypeError) for anything else, so callers report it as a value.
+    """
     if value is None:
         return []
     if isinstance(value, str):
         return _split_commas(value)
-    if isinstance(value, list):
-        return [str(item).strip() for item in value if str(item).strip()]
-    raise TypeError("tools must be a comma-separated string or a list of tool names")
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return [item.strip() for item in value if item.strip()]
+    raise ValueError("expected a comma-separated string or a list of tool names")
 
 
 def _split_commas(text: str) -> list[str]:
@@ -64,7 +65,7 @@ def _split_commas(text: str) -> list[str]:
 
 def parse_tool(raw: str) -> ToolEntry | None:
     """The entry's tool name and permission pattern, or None when it is not a known tool."""
-    if _MCP.match(raw):
+    if raw == "*" or _MCP.match(raw):
         return ToolEntry(raw, raw, None)
     match = _ENTRY.match(raw)
     if not match or match["name"] not in KNOWN_TOOLS:
@@ -72,4 +73,4 @@ def parse_tool(raw: str) -> ToolEntry | None:
     pattern = match["pattern"]
     if pattern is not None and not pattern.strip():
         return None
-    return ToolEntry(raw, match["name"], pattern)
+    return ToolEntry(raw, TOOL_ALIASES.get(match["name"], match["name"]), pattern)

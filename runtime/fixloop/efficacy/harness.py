@@ -67,9 +67,15 @@ class BenchOptions:
 
 def _say(events: EventStream, task: Task, status: str, message: str) -> None:
     events.emit(
-        Event(EventKind.ITEM, message, workflow="efficacy", item=task.id, title=task.spec.title,
-              status=status)
-    )  # fmt: skip
+        Event(
+            EventKind.ITEM,
+            message,
+            workflow="efficacy",
+            item=task.id,
+            title=task.spec.title,
+            status=status,
+        )
+    )
 
 
 def _scripts(options: BenchOptions) -> dict[str, object] | None:
@@ -124,22 +130,36 @@ def _run_agent(
     issue = workdir / "issue.md"
     shutil.copyfile(task.issue, issue)
     fix = FixIssueOptions(
-        issue=issue, repo=repo, tests=list(task.tests), sandbox=options.sandbox,
-        image=options.image, hidden=_hidden(task), issue_id=task.id,
+        issue=issue,
+        repo=repo,
+        tests=list(task.tests),
+        sandbox=options.sandbox,
+        image=options.image,
+        hidden=_hidden(task),
+        issue_id=task.id,
         open_sandbox=options.open_sandbox,
-    )  # fmt: skip
+    )
     context = Context(pack, backend, options.events, budget=options.budget)
     result = run_fix_issue(fix, context)
     _keep(options, task, result)
     acceptance = result.acceptance
     return TaskOutcome(
-        id=task.id, kind=task.spec.kind, title=task.spec.title, status=str(result.status),
-        reason=result.reason, base=base, run_id=result.run_id, sandbox=result.sandbox,
-        tests_before=summary(result.tests_before), tests_after=summary(result.tests_after),
+        id=task.id,
+        kind=task.spec.kind,
+        title=task.spec.title,
+        status=str(result.status),
+        reason=result.reason,
+        base=base,
+        run_id=result.run_id,
+        sandbox=result.sandbox,
+        tests_before=summary(result.tests_before),
+        tests_after=summary(result.tests_after),
         accepted=None if acceptance is None else acceptance.accepted,
-        attempts=len(result.attempts), turns=result.turns, tool_calls=result.tool_calls,
+        attempts=len(result.attempts),
+        turns=result.turns,
+        tool_calls=result.tool_calls,
         cost_usd=result.cost_usd,
-    )  # fmt: skip
+    )
 
 
 def _score_patch(options: BenchOptions, pack: Pack, task: Task, workdir: Path) -> TaskOutcome:
@@ -153,15 +173,22 @@ def _score_patch(options: BenchOptions, pack: Pack, task: Task, workdir: Path) -
         return outcome
     hidden = _hidden(task)
     check = PatchCheck(
-        repo=repo, base=base, patch=patch.resolve(),
+        repo=repo,
+        base=base,
+        patch=patch.resolve(),
         commands=tuple(PresetTest(argv) for argv in task.tests) + hidden.commands,
-        opener=options.open_sandbox, sandbox=options.sandbox, image=options.image,
+        opener=options.open_sandbox,
+        sandbox=options.sandbox,
+        image=options.image,
         hidden_files=hidden.files,
-    )  # fmt: skip
+    )
     acceptance = verify_patch(
-        check, document=pack.workflow("fix-issue"), protocol=pack.workflow("git-protocol"),
-        run_id=new_run_id(), events=options.events,
-    )  # fmt: skip
+        check,
+        document=pack.workflow("fix-issue"),
+        protocol=pack.workflow("git-protocol"),
+        run_id=new_run_id(),
+        events=options.events,
+    )
     outcome.accepted = acceptance.accepted
     outcome.status = "resolved" if acceptance.accepted else "rejected"
     outcome.reason = acceptance.problem or "the patch passed acceptance"
@@ -183,9 +210,12 @@ def run_task(
                 outcome = _run_agent(options, pack, task, backend(task), Path(folder))
         except FixloopError as exc:
             outcome = TaskOutcome(
-                id=task.id, kind=task.spec.kind, title=task.spec.title, status="error",
+                id=task.id,
+                kind=task.spec.kind,
+                title=task.spec.title,
+                status="error",
                 reason=str(exc).splitlines()[0],
-            )  # fmt: skip
+            )
     outcome.wall_s = time.monotonic() - started
     _say(options.events, task, outcome.status, f"{outcome.status}: {outcome.reason}")
     return outcome
@@ -216,17 +246,25 @@ def run_bench(options: BenchOptions, pack: Pack) -> BenchResult:
         raise FixloopError(Diagnostic(str(options.patches), 1, 1, "usage", "no such folder"))
     backend = backend_for(options)
     result = BenchResult(
-        corpus=corpus.spec.name, version=corpus.spec.version, digest=corpus.digest,
-        backend="patches" if options.patches else options.backend, sandbox=options.sandbox,
-    )  # fmt: skip
+        corpus=corpus.spec.name,
+        version=corpus.spec.version,
+        digest=corpus.digest,
+        backend="patches" if options.patches else options.backend,
+        sandbox=options.sandbox,
+    )
     started = time.monotonic()
     for task in tasks:
         spent = options.budget.exhausted() if options.budget else None
         if spent is not None:
             result.outcomes.append(
-                TaskOutcome(id=task.id, kind=task.spec.kind, title=task.spec.title,
-                            status="not-run", reason=spent.describe())
-            )  # fmt: skip
+                TaskOutcome(
+                    id=task.id,
+                    kind=task.spec.kind,
+                    title=task.spec.title,
+                    status="not-run",
+                    reason=spent.describe(),
+                )
+            )
             continue
         result.outcomes.append(run_task(options, pack, task, backend))
     result.wall_s = time.monotonic() - started

@@ -21,14 +21,22 @@ DATE = "2026-01-01T00:00:00+00:00"
 def _git(repo: Path, *args: str) -> str:
     env = {
         **{key: value for key, value in os.environ.items() if not key.startswith("GIT_")},
-        "GIT_AUTHOR_NAME": AUTHOR[0], "GIT_AUTHOR_EMAIL": AUTHOR[1], "GIT_AUTHOR_DATE": DATE,
-        "GIT_COMMITTER_NAME": AUTHOR[0], "GIT_COMMITTER_EMAIL": AUTHOR[1],
-        "GIT_COMMITTER_DATE": DATE, "GIT_CONFIG_NOSYSTEM": "1",
-    }  # fmt: skip
+        "GIT_AUTHOR_NAME": AUTHOR[0],
+        "GIT_AUTHOR_EMAIL": AUTHOR[1],
+        "GIT_AUTHOR_DATE": DATE,
+        "GIT_COMMITTER_NAME": AUTHOR[0],
+        "GIT_COMMITTER_EMAIL": AUTHOR[1],
+        "GIT_COMMITTER_DATE": DATE,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
     done = subprocess.run(
         ["git", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", *args],
-        cwd=repo, env=env, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout
 
 

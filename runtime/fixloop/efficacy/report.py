@@ -22,10 +22,17 @@ def _accepted(outcome: TaskOutcome) -> str:
 def _row(outcome: TaskOutcome) -> str:
     tests = f"{outcome.tests_before or '-'} → {outcome.tests_after or '-'}"
     cells = [
-        outcome.id, outcome.kind, outcome.status, tests, _accepted(outcome),
-        str(outcome.attempts), str(outcome.turns), str(outcome.tool_calls),
-        f"${outcome.cost_usd:.4f}", f"{outcome.wall_s:.1f} s",
-    ]  # fmt: skip
+        outcome.id,
+        outcome.kind,
+        outcome.status,
+        tests,
+        _accepted(outcome),
+        str(outcome.attempts),
+        str(outcome.turns),
+        str(outcome.tool_calls),
+        f"${outcome.cost_usd:.4f}",
+        f"{outcome.wall_s:.1f} s",
+    ]
     return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
 
 

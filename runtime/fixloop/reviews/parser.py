@@ -156,9 +156,11 @@ def _finding(
     if severity is None:
         known = ", ".join(f"{p}-" for p in PREFIXES)
         raise _fail(
-            source, heading.line, "review-severity",
+            source,
+            heading.line,
+            "review-severity",
             f"finding {finding_id}: unknown severity prefix {match['prefix']!r} (expected {known})",
-        )  # fmt: skip
+        )
     title = match["title"].strip()
     if not title:
         raise _fail(source, heading.line, "review-finding", f"finding {finding_id} has no title")
@@ -166,10 +168,12 @@ def _finding(
         text = lines[number - 1] if number - 1 < len(lines) else ""
         if number not in fence_lines and _FENCE_ON_LABEL.match(text):
             raise _fail(
-                source, number, "review-fence",
+                source,
+                number,
+                "review-fence",
                 f"finding {finding_id}: a code fence opened on the **"
                 f"{text.split('**')[1].rstrip(':')}:** line; start it on a line of its own",
-            )  # fmt: skip
+            )
     section = _section(lines, heading.line + 1, end, fence_lines)
     if "file" not in section.fields and "files" not in section.fields:
         raise _fail(
@@ -247,9 +251,11 @@ def _findings(source: SourceDocument, markdown: MarkdownDocument) -> tuple[Revie
         finding = _finding(source, heading, end, lines, fence_lines)
         if finding.id in seen:
             raise _fail(
-                source, heading.line, "review-finding",
+                source,
+                heading.line,
+                "review-finding",
                 f"finding {finding.id} is defined twice (first at line {seen[finding.id]})",
-            )  # fmt: skip
+            )
         seen[finding.id] = heading.line
         findings.append(finding)
     return tuple(findings)
@@ -261,9 +267,11 @@ def _check_total(source: SourceDocument, parsed: int) -> None:
     total = counts.get("total") if isinstance(counts, dict) else None
     if isinstance(total, int) and total != parsed:
         raise _fail(
-            source, source.line_of("findings", "total"), "review-count",
+            source,
+            source.line_of("findings", "total"),
+            "review-count",
             f"findings.total is {total} but the body holds {parsed} `### ID: Title` finding(s)",
-        )  # fmt: skip
+        )
 
 
 def parse_review(text: str, path: Path, base: Path | None = None) -> Review:
@@ -313,17 +321,21 @@ def review_from_source(source: SourceDocument) -> Review:
     for block in markdown.blocks:
         if not block.closed:
             raise _fail(
-                source, block.fence_line, "review-fence",
+                source,
+                block.fence_line,
+                "review-fence",
                 "code fence is never closed; the rest of the file would be read as code",
-            )  # fmt: skip
+            )
     title = next((h.title for h in markdown.headings if h.level == 1), "")
     status = str(source.metadata.get("status", "unknown"))
     listed = source.metadata.get("files_reviewed_list") or []
     if not isinstance(listed, list):
         raise _fail(
-            source, source.line_of("files_reviewed_list"), "review-frontmatter",
+            source,
+            source.line_of("files_reviewed_list"),
+            "review-frontmatter",
             "files_reviewed_list must be a list of paths",
-        )  # fmt: skip
+        )
     findings = _findings(source, markdown)
     _check_total(source, len(findings))
     return Review(

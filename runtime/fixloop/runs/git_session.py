@@ -77,9 +77,13 @@ class GitSession:
     def step(self, name: str, inputs: Mapping[str, str], *, cwd: Path | None = None) -> StepResult:
         """Run one protocol step; raise StepFailed unless it succeeded."""
         result = run_step(
-            self.protocol, name, cwd=cwd or self.worktree, inputs=inputs, run=self.run,
+            self.protocol,
+            name,
+            cwd=cwd or self.worktree,
+            inputs=inputs,
+            run=self.run,
             timeout_s=self.timeout_s,
-        )  # fmt: skip
+        )
         if not result.ok:
             raise StepFailed(result)
         return result
@@ -109,9 +113,11 @@ class GitSession:
         """Put `paths` back as they are in `to` (HEAD, or a tag name of this run)."""
         listed = self.paths_file(paths)
         inputs = {
-            "RUN_ID": self.run.id, "WORKTREE": str(self.worktree),
-            "PATHS_FILE": str(listed), "TAG": to,
-        }  # fmt: skip
+            "RUN_ID": self.run.id,
+            "WORKTREE": str(self.worktree),
+            "PATHS_FILE": str(listed),
+            "TAG": to,
+        }
         self.step("rollback-files", inputs)
 
     def export_patch(
@@ -119,9 +125,11 @@ class GitSession:
     ) -> int:
         """Write base..worktree (committed and not) as a binary-safe patch; return file count."""
         inputs = {
-            "RUN_ID": self.run.id, "WORKTREE": str(self.worktree),
-            "PATCH_FILE": str(target), "TAG": base,
-        }  # fmt: skip
+            "RUN_ID": self.run.id,
+            "WORKTREE": str(self.worktree),
+            "PATCH_FILE": str(target),
+            "TAG": base,
+        }
         if paths is not None:
             inputs["PATHS_FILE"] = str(self.paths_file(paths))
         return required_count(self.step("export-patch", inputs), "FILES")
@@ -167,9 +175,13 @@ def git_session(
     if recovered is not None:
         recovered.append(report)
     setup = run_step(
-        protocol, "setup-worktree", cwd=run.repo, inputs={"RUN_ID": run.id}, run=run,
+        protocol,
+        "setup-worktree",
+        cwd=run.repo,
+        inputs={"RUN_ID": run.id},
+        run=run,
         timeout_s=timeout_s,
-    )  # fmt: skip
+    )
     if not setup.ok:
         # Setup may have died after `git worktree add`; undo whatever it left, keeping no commit.
         run_step(protocol, "recover-run", cwd=run.repo, inputs={"RUN_ID": run.id}, run=run)

@@ -30,12 +30,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from fixloop import gitrepo
 from fixloop.gitrepo import state_dir_of
 from fixloop.runs.recovery import leftover_run_ids
 from fixloop.runs.run import RUN_ID_PATTERN, is_live, read_run
@@ -100,13 +100,20 @@ class PruneReport:
         def item(decision: Decision) -> dict[str, Any]:
             data = asdict(decision)
             del data["run_id"], data["removed"]
-            return {"id": decision.run_id, **data, "saved": list(decision.saved),
-                    "refs": list(decision.refs)}  # fmt: skip
+            return {
+                "id": decision.run_id,
+                **data,
+                "saved": list(decision.saved),
+                "refs": list(decision.refs),
+            }
 
         return {
-            "dry_run": self.dry_run, "keep": self.keep, "older_than_days": self.older_than_days,
-            "removed": [item(d) for d in self.removed], "kept": [item(d) for d in self.kept],
-        }  # fmt: skip
+            "dry_run": self.dry_run,
+            "keep": self.keep,
+            "older_than_days": self.older_than_days,
+            "removed": [item(d) for d in self.removed],
+            "kept": [item(d) for d in self.kept],
+        }
 
 
 def saved_content(run_dir: Path) -> list[str]:
@@ -124,18 +131,9 @@ def saved_content(run_dir: Path) -> list[str]:
     return sorted(found)
 
 
-def _git_refs(repo: Path, prefix: str) -> list[str]:
-    done = subprocess.run(
-        ["git", "for-each-ref", "--format=%(refname)", prefix],
-        cwd=repo, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    found = done.stdout.splitlines() if done.returncode == 0 else []
-    return [ref.removeprefix("refs/heads/") for ref in found]
-
-
 def _prestaged_refs(repo: Path) -> dict[str, list[str]]:
     refs: dict[str, list[str]] = {}
-    for ref in _git_refs(repo, PRESTAGED_REFS):
+    for ref in gitrepo.refs(repo, PRESTAGED_REFS):
         refs.setdefault(ref.removeprefix(PRESTAGED_REFS).split("/", 1)[0], []).append(ref)
     return refs
 
@@ -242,7 +240,7 @@ def _decide(
     repo: Path, state_dir: Path, report: PruneReport, include_saved: bool, now: datetime
 ) -> None:
     leftovers = leftover_run_ids(repo, state_dir)
-    branches = set(_git_refs(repo, "refs/heads/"))
+    branches = {ref.removeprefix("refs/heads/") for ref in gitrepo.refs(repo, "refs/heads/")}
     refs = _prestaged_refs(repo)
     finished: list[tuple[dict[str, Any], Decision]] = []
     for run_dir in sorted((state_dir / "runs").iterdir()):
@@ -252,10 +250,15 @@ def _decide(
         info = read_run(run_dir)
         ended = info.get("ended_at")
         decision = Decision(
-            run_id=run_id, workflow=info.get("workflow"), state=str(info.get("state")),
-            ended_at=ended if isinstance(ended, str) else None, removed=False, reason="",
-            saved=tuple(saved_content(run_dir)), refs=tuple(refs.get(run_id, ())),
-        )  # fmt: skip
+            run_id=run_id,
+            workflow=info.get("workflow"),
+            state=str(info.get("state")),
+            ended_at=ended if isinstance(ended, str) else None,
+            removed=False,
+            reason="",
+            saved=tuple(saved_content(run_dir)),
+            refs=tuple(refs.get(run_id, ())),
+        )
         why = _protected(info, run_id, leftovers, branches)
         if why is not None:
             report.decisions.append(_keep(decision, why))

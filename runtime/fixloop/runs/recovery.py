@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fixloop import gitrepo
 from fixloop.browser.devserver import stop_leftovers
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.gitrepo import state_dir_of
@@ -130,11 +130,6 @@ def stopped_runs_to_resume(state_dir: Path, skip: set[str]) -> list[Stopped]:
     return found
 
 
-def _git_lines(repo: Path, *args: str) -> list[str]:
-    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
-    return done.stdout.split("\0" if "-z" in args else "\n") if done.returncode == 0 else []
-
-
 def leftover_run_ids(repo: Path, state_dir: Path) -> set[str]:
     """Every run id some leftover names: sentinel, worktree, temp branch or tag."""
     found: set[str] = set()
@@ -142,13 +137,8 @@ def leftover_run_ids(repo: Path, state_dir: Path) -> set[str]:
     if sentinels.is_dir():
         found |= {path.name.removesuffix(".tmp") for path in sentinels.iterdir()}
     worktrees = (state_dir / "worktrees").resolve()
-    for entry in _git_lines(repo, "worktree", "list", "--porcelain", "-z"):
-        if entry.startswith("worktree "):
-            path = Path(entry.removeprefix("worktree "))
-            if path.parent == worktrees:
-                found.add(path.name)
-    refs = _git_lines(repo, "for-each-ref", "--format=%(refname)", TEMP_BRANCH_PREFIX, TAG_PREFIX)
-    for ref in refs:
+    found |= {path.name for path in gitrepo.worktrees(repo) if path.parent == worktrees}
+    for ref in gitrepo.refs(repo, TEMP_BRANCH_PREFIX) + gitrepo.refs(repo, TAG_PREFIX):
         if ref.startswith(TEMP_BRANCH_PREFIX):
             found.add(ref.removeprefix(TEMP_BRANCH_PREFIX))
         elif ref.startswith(TAG_PREFIX):
@@ -168,9 +158,13 @@ def recover(
             continue
         had_sentinel = (state_dir / "sentinels" / run_id).is_file()
         result = run_step(
-            protocol, "recover-run", cwd=repo, inputs={"RUN_ID": run_id}, run=run,
+            protocol,
+            "recover-run",
+            cwd=repo,
+            inputs={"RUN_ID": run_id},
+            run=run,
             timeout_s=timeout_s,
-        )  # fmt: skip
+        )
         out = result.outputs
         unmerged = out.get("UNMERGED", "0")
         item = Recovered(

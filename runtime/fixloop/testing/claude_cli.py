@@ -63,16 +63,26 @@ def run_headless(
 ) -> CliRun:
     """`claude -p PROMPT` with stream-json output; user and project settings are not loaded."""
     argv = [
-        str(bundled_cli()), "-p", "--output-format", "stream-json", "--verbose",
-        "--setting-sources", "",
-    ]  # fmt: skip
+        str(bundled_cli()),
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--setting-sources",
+        "",
+    ]
     for folder in plugin_dirs:
         argv += ["--plugin-dir", str(folder)]
     argv += [*extra_args, "--", prompt]
     done = subprocess.run(
-        argv, cwd=cwd, env=child_env(env), capture_output=True, text=True, timeout=timeout_s,
+        argv,
+        cwd=cwd,
+        env=child_env(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
         check=False,
-    )  # fmt: skip
+    )
     events = []
     for line in done.stdout.splitlines():
         try:

@@ -89,6 +89,11 @@ def error(status: int, error_type: str, message: str) -> Turn:
 def slow(turn: Turn, delay_s: float) -> Turn:
     """The same answer, sent only after `delay_s` seconds (for timeouts and budgets)."""
     return Turn(
-        turn.blocks, turn.input_tokens, turn.output_tokens, delay_s,
-        turn.error_status, turn.error_type, turn.error_message,
-    )  # fmt: skip
+        turn.blocks,
+        turn.input_tokens,
+        turn.output_tokens,
+        delay_s,
+        turn.error_status,
+        turn.error_type,
+        turn.error_message,
+    )

@@ -38,15 +38,22 @@ pytestmark = pytest.mark.slow
 DRIVER = Path(__file__).resolve().parent / "wave_run.py"
 # Every git step of the run, at the run that takes each path: (step, N) for its N-th run.
 POINTS = (
-    ("setup-worktree", 1), ("tag", 1),  # the run's worktree and baseline
+    ("setup-worktree", 1),
+    ("tag", 1),  # the run's worktree and baseline
     ("setup-worktree", 2),  # a task's worktree
-    ("begin-wave", 1), ("tag", 2),  # the wave leaves the branch; its baseline
-    ("checkpoint-task", 1), ("merge-task", 1), ("remove-task", 1),  # task 1: merged
+    ("begin-wave", 1),
+    ("tag", 2),  # the wave leaves the branch; its baseline
+    ("checkpoint-task", 1),
+    ("merge-task", 1),
+    ("remove-task", 1),  # task 1: merged
     ("merge-task", 2),  # task 2: conflict, aborted
-    ("checkpoint-task", 4), ("rollback-files", 1),  # task 3's fix attempt rolled back
-    ("rollback-files", 2), ("commit-paths", 1), ("end-wave", 1),  # rollback, commit, wave ends
+    ("checkpoint-task", 4),
+    ("rollback-files", 1),  # task 3's fix attempt rolled back
+    ("rollback-files", 2),
+    ("commit-paths", 1),
+    ("end-wave", 1),  # rollback, commit, wave ends
     ("cleanup", 1),
-)  # fmt: skip
+)
 ALLOWED_SUBJECTS = ("merge: task ", "task ", "feat: implement wave ")
 
 
@@ -56,8 +63,12 @@ def driver(repo: Path, tasks: Path, script: Path, crash_at: str | None, *options
         env["FIXLOOP_CRASH_AT"] = crash_at
     return subprocess.run(
         [sys.executable, str(DRIVER), str(repo), str(tasks), str(script), *options],
-        env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def step_counts(events: Path) -> dict[tuple[str, int], int]:

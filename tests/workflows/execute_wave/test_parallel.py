@@ -109,8 +109,17 @@ def test_each_tasks_events_are_whole_and_in_order(wave: Wave) -> None:
         assert statuses == ["queued", "running", "running", "merged", "passed", "committed"]
         kinds = [e.get("step") or e.get("key") or e["status"] for e in mine]
         order = [
-            "queued", "running", "setup-worktree", f"executor/{n}/implement", "checkpoint-task",
-            "running", "merge-task", "remove-task", "merged", f"reviewer/{n}/verify", "passed",
+            "queued",
+            "running",
+            "setup-worktree",
+            f"executor/{n}/implement",
+            "checkpoint-task",
+            "running",
+            "merge-task",
+            "remove-task",
+            "merged",
+            f"reviewer/{n}/verify",
+            "passed",
             "committed",
-        ]  # fmt: skip
+        ]
         assert kinds == order, kinds

@@ -31,9 +31,11 @@ def main() -> int:
     pack, _ = load_pack(default_pack_root())
     context = Context(pack, ScriptedBackend.from_file(args.script))
     options = ExecuteWaveOptions(
-        tasks=args.tasks, repo=args.repo, parallel=args.parallel,
+        tasks=args.tasks,
+        repo=args.repo,
+        parallel=args.parallel,
         resume=LATEST if args.resume else None,
-    )  # fmt: skip
+    )
     result = run_execute_wave(options, context)
     statuses = {task.id: task.status for task in result.tasks}
     print(json.dumps({"run": result.run_id, "exit": result.exit_code, "statuses": statuses}))

@@ -68,32 +68,44 @@ def verdict(item: str, verdict: str, evidence: str) -> dict[str, Any]:
             "schema_version": "v1",
             "findings": [
                 {
-                    "id": item, "severity": "P1", "title": item, "body": item, "file": None,
-                    "confidence": 1.0, "criterion": item, "verdict": verdict,
+                    "id": item,
+                    "severity": "P1",
+                    "title": item,
+                    "body": item,
+                    "file": None,
+                    "confidence": 1.0,
+                    "criterion": item,
+                    "verdict": verdict,
                     "evidence": evidence,
                 }
             ],
             "checks_run": [f"{item}: {verdict}"],
         }
-    }  # fmt: skip
+    }
 
 
 def script() -> dict[str, Any]:
     greet = "src/greet.py"
     return {
         "executor/AC-1/attempt-1": implemented(
-            "AC-1", ["src/app.py"], "touched add()",
+            "AC-1",
+            ["src/app.py"],
+            "touched add()",
             edits=[{"path": "src/app.py", "content": ADD_WRONG}],
         ),
         "verifier/AC-1/attempt-1": verdict("AC-1", "confirmed", "add(2, 1) is 1 (src/app.py:2)"),
         "executor/AC-1/attempt-2": implemented(
-            "AC-1", ["src/app.py"], "add() adds now",
+            "AC-1",
+            ["src/app.py"],
+            "add() adds now",
             edits=[{"path": "src/app.py", "content": ADD_RIGHT}],
         ),
         "verifier/AC-1/attempt-2": verdict("AC-1", "rejected", "add(2, 1) is 3 (src/app.py:2)"),
         **{
             f"executor/check-2/attempt-{n}": implemented(
-                "check-2", [greet], f"try {n}",
+                "check-2",
+                [greet],
+                f"try {n}",
                 edits=[{"path": greet, "content": f"def hello():\n    return 'hi {n}'\n"}],
             )
             for n in (1, 2, 3)
@@ -104,7 +116,7 @@ def script() -> dict[str, Any]:
             )
             for n in (1, 2, 3)
         },
-    }  # fmt: skip
+    }
 
 
 def state_dir(repo: Path, section: str = "calc") -> Path:

@@ -36,17 +36,32 @@ def test_one_item_done_one_escalated_through_the_real_claude_code_cli(tmp_path: 
 
     with MessagesServer(replay) as server:
         done = subprocess.run(
-            [sys.executable, "-m", "fixloop", "fix-engine", MINI_PRD, "--repo", str(repo.path),
-             "--backend", "claude", "--json"],
-            cwd=repo.path, env={**child, **server.env()}, capture_output=True, text=True,
-            timeout=600, check=False,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "fixloop",
+                "fix-engine",
+                MINI_PRD,
+                "--repo",
+                str(repo.path),
+                "--backend",
+                "claude",
+                "--json",
+            ],
+            cwd=repo.path,
+            env={**child, **server.env()},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
 
     assert done.returncode == 1, done.stderr
     envelope = json.loads(done.stdout)
     assert [(i["id"], i["status"], i["attempts"]) for i in envelope["items"]] == [
-        ("AC-1", "done", 2), ("check-2", "failed", 3),
-    ]  # fmt: skip
+        ("AC-1", "done", 2),
+        ("check-2", "failed", 3),
+    ]
     assert envelope["result"]["status"] == "escalated"
     assert replay.unplayed() == [] and server.unscripted == 0
 

@@ -60,8 +60,9 @@ def test_json_envelope_items_and_exit_zero_for_a_complete_section(
     assert (envelope["ok"], envelope["command"], envelope["exit_code"]) == (True, "fix-engine", 0)
     assert envelope["counts"] == {"done": 2}
     assert [(i["id"], i["status"], i["attempts"]) for i in envelope["items"]] == [
-        ("AC-1", "done", 2), ("check-2", "done", 1),
-    ]  # fmt: skip
+        ("AC-1", "done", 2),
+        ("check-2", "done", 1),
+    ]
     assert envelope["result"]["status"] == "completed"
     assert len(envelope["result"]["commits"]) == 2
     # Progress went to stderr, item by item, live.

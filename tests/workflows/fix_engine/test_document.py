@@ -19,10 +19,18 @@ from fixloop.cli.main import main
 
 DOCUMENT = REPO_ROOT / "workflows" / "fix-engine.md"
 STEPS = {
-    "load-section", "make-checklist", "resume-interrupted", "fix-item", "implement-item",
-    "verify-item", "record-verdict", "record-commit", "undo-executor-commit", "error-report",
+    "load-section",
+    "make-checklist",
+    "resume-interrupted",
+    "fix-item",
+    "implement-item",
+    "verify-item",
+    "record-verdict",
+    "record-commit",
+    "undo-executor-commit",
+    "error-report",
     "complete",
-}  # fmt: skip
+}
 # A program inside a bash string: `python3 -c '…'`, `python - <<'PY'`, `node -e`, `perl -e`.
 INLINE_PROGRAM = re.compile(r"\b(python3?|node|perl|ruby)\b[^\n]*\s(-c|-e|-)\s|<<-?\s*'?PY")
 
@@ -60,16 +68,25 @@ def test_the_contracts_hold(capsys: pytest.CaptureFixture[str]) -> None:
     ("old", "new", "contract"),
     [
         ('fixloop_refuse_unsafe_path "$MINI_PRD"\n', "", "mini-prd-path-checked-before-it-is-read"),
-        ('  if ! git merge-base --is-ancestor "$commit" HEAD; then', "  if false; then",
-         "commits-checked-on-the-branch"),
-        ("--state \"$STATE\" --list \"$commits\"\n", "--state \"$STATE\" --list \"$commits\"\n"
-         '"${FIXLOOP_PYTHON:-python3}" "$FIXLOOP_LIB/fix_engine.py" complete --state "$STATE"\n',
-         "complete-written-once"),
-        ('  --output "$FIXLOOP_OUTPUT"\n```\n', '  --output "$FIXLOOP_OUTPUT"\ngit add -A\n```\n',
-         "no-tree-wide-git"),
+        (
+            '  if ! git merge-base --is-ancestor "$commit" HEAD; then',
+            "  if false; then",
+            "commits-checked-on-the-branch",
+        ),
+        (
+            '--state "$STATE" --list "$commits"\n',
+            '--state "$STATE" --list "$commits"\n'
+            '"${FIXLOOP_PYTHON:-python3}" "$FIXLOOP_LIB/fix_engine.py" complete --state "$STATE"\n',
+            "complete-written-once",
+        ),
+        (
+            '  --output "$FIXLOOP_OUTPUT"\n```\n',
+            '  --output "$FIXLOOP_OUTPUT"\ngit add -A\n```\n',
+            "no-tree-wide-git",
+        ),
     ],
     ids=["path-unchecked", "commits-unchecked", "complete-twice", "tree-wide-add"],
-)  # fmt: skip
+)
 def test_a_careless_edit_breaks_a_contract(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, contract: str
 ) -> None:

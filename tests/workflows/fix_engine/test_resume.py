@@ -55,13 +55,15 @@ def test_a_spent_budget_stops_the_run_and_resume_continues_it(section: UserRepo)
         run(repo, passing())
     [problem] = refused.value.diagnostics
     assert refused.value.exit_code == 2
-    assert problem.format().endswith("meta: status: a stopped run left this section in progress:"
-                                     " add --resume")  # fmt: skip
+    assert problem.format().endswith(
+        "meta: status: a stopped run left this section in progress: add --resume"
+    )
 
     resumed, backend = run(repo, passing(), resume=True)
     assert [call.key for call in backend.calls] == [
-        "executor/check-2/attempt-1", "verifier/check-2/attempt-1",
-    ]  # fmt: skip
+        "executor/check-2/attempt-1",
+        "verifier/check-2/attempt-1",
+    ]
     assert resumed.status == "completed"
     assert [item.status for item in resumed.items] == ["done", "done"]
     assert len(subjects(repo, tip)) == 2
@@ -79,8 +81,9 @@ def test_a_finished_escalated_section_runs_again_retrying_only_what_failed(
 
     again, backend = run(repo, passing())
     assert [call.key for call in backend.calls] == [
-        "executor/check-2/attempt-1", "verifier/check-2/attempt-1",
-    ]  # fmt: skip
+        "executor/check-2/attempt-1",
+        "verifier/check-2/attempt-1",
+    ]
     assert again.status == "completed"
     assert len(subjects(repo, tip)) == 2
     history = state_dir(repo) / "history" / "1"
@@ -94,10 +97,28 @@ def _cli(
     if crash is not None:
         env["FIXLOOP_CRASH_AT"] = crash
     return subprocess.run(
-        [sys.executable, "-m", "fixloop", "fix-engine", MINI_PRD, "--repo", str(repo),
-         "--backend", "scripted", "--script", str(script), "--json", *extra],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "fixloop",
+            "fix-engine",
+            MINI_PRD,
+            "--repo",
+            str(repo),
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--json",
+            *extra,
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def _calls(repo: Path, run_id: str) -> list[str]:
@@ -166,8 +187,9 @@ def test_a_stopped_runs_commits_kept_on_a_branch_must_be_merged_before_resuming(
     envelope = json.loads(resumed.stdout)
     assert envelope["result"]["status"] == "completed"
     assert _calls(repo, envelope["run_id"]) == [
-        "executor/check-2/attempt-1", "verifier/check-2/attempt-1",
-    ]  # fmt: skip
+        "executor/check-2/attempt-1",
+        "verifier/check-2/attempt-1",
+    ]
 
 
 def test_a_run_on_a_section_another_live_run_works_on_is_refused(section: UserRepo) -> None:

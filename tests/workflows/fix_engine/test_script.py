@@ -26,8 +26,12 @@ def fix_engine(repo: Path, *args: str) -> tuple[int, dict[str, str], str]:
     output.write_text("", encoding="utf-8")
     done = subprocess.run(
         [sys.executable, str(SCRIPT), *args, "--output", str(output)],
-        cwd=repo, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
     return done.returncode, outputs, done.stderr
 
@@ -129,9 +133,19 @@ def record(
     repo: Path, state: Path, item: str, attempt: int, verdict: Path | None
 ) -> dict[str, Any]:
     code, outputs, stderr = fix_engine(
-        repo, "record", "--state", str(state), "--item", item, "--attempt", str(attempt),
-        "--verdict", str(verdict or ""), "--run-id", "r1",
-    )  # fmt: skip
+        repo,
+        "record",
+        "--state",
+        str(state),
+        "--item",
+        item,
+        "--attempt",
+        str(attempt),
+        "--verdict",
+        str(verdict or ""),
+        "--run-id",
+        "r1",
+    )
     assert code == 0, stderr
     recorded: dict[str, Any] = json.loads(outputs["ITEM"])
     return recorded
@@ -164,8 +178,9 @@ def test_verdicts_tick_boxes_and_three_failures_fail_the_item(repo: Path, tmp_pa
     assert all(not a["passed"] and a["verdict"] is None for a in recorded[-1]["attempts"])
     evidence = [a["evidence"] for a in recorded[-1]["attempts"]]
     assert evidence[0].startswith("no verdict") and "not 'check-2'" in evidence[1]
-    code, _, stderr = fix_engine(repo, "commit", "--state", str(state), "--item", "check-2",
-                                 "--commit", "0" * 40)  # fmt: skip
+    code, _, stderr = fix_engine(
+        repo, "commit", "--state", str(state), "--item", "check-2", "--commit", "0" * 40
+    )
     assert code == 1 and "only a passed item gets its commit" in stderr
 
 
@@ -185,8 +200,9 @@ def test_complete_refuses_an_open_section_and_writes_complete_last(
     code, outputs, _ = fix_engine(repo, "complete", "--state", str(state))
     assert (code, outputs["STATUS"]) == (0, "completed")
     assert yaml.safe_load((state / "COMPLETE").read_text()) == {
-        "section_id": "auth", "commits": [head, head],
-    }  # fmt: skip
+        "section_id": "auth",
+        "commits": [head, head],
+    }
     assert yaml.safe_load((state / "meta.yaml").read_text())["status"] == "completed"
     assert load(repo)[1]["MODE"] == "complete"
 
@@ -280,8 +296,13 @@ def test_an_error_report_names_each_failed_item_before_the_status_says_so(
     assert (code, outputs["STATUS"]) == (0, "escalated")
     report = yaml.safe_load(Path(outputs["ERROR_REPORT"]).read_text())["error_report"]
     assert report["final_failures"] == [
-        {"check_id": "AC-1", "expected": "sign up", "actual": "still no form (3)",
-         "last_verdict": "confirmed", "attempts": 3},
-    ]  # fmt: skip
+        {
+            "check_id": "AC-1",
+            "expected": "sign up",
+            "actual": "still no form (3)",
+            "last_verdict": "confirmed",
+            "attempts": 3,
+        },
+    ]
     assert [h["attempt"] for h in report["history"]] == [1, 2, 3]
     assert yaml.safe_load((state / "meta.yaml").read_text())["status"] == "escalated"

@@ -65,10 +65,12 @@ def test_one_item_passes_on_its_second_attempt_the_other_fails_after_three(
     result, backend = run(repo, script(), events=events)
 
     assert [call.key for call in backend.calls] == [
-        "executor/AC-1/attempt-1", "verifier/AC-1/attempt-1",
-        "executor/AC-1/attempt-2", "verifier/AC-1/attempt-2",
+        "executor/AC-1/attempt-1",
+        "verifier/AC-1/attempt-1",
+        "executor/AC-1/attempt-2",
+        "verifier/AC-1/attempt-2",
         *[f"{role}/check-2/attempt-{n}" for n in (1, 2, 3) for role in ("executor", "verifier")],
-    ]  # fmt: skip
+    ]
     assert result.status == "escalated" and result.exit_code == 1
     assert (len(result.done), len(result.failed), result.attempts) == (1, 1, 5)
     # One commit: exactly the executor's file, on the user's branch by fast-forward.
@@ -102,15 +104,20 @@ def test_one_item_passes_on_its_second_attempt_the_other_fails_after_three(
         "attempts": 3,
     }
     assert [h["executor_notes"] for h in report["error_report"]["history"]] == [
-        "try 1", "try 2", "try 3",
-    ]  # fmt: skip
+        "try 1",
+        "try 2",
+        "try 3",
+    ]
     assert result.error_report == str(state / "error_report.yaml")
     assert not (state / "COMPLETE").exists()
 
     items = [(e.item, e.status) for e in events if e.kind is EventKind.ITEM]
     assert items == [
-        ("AC-1", "running"), ("AC-1", "done"), ("check-2", "running"), ("check-2", "failed"),
-    ]  # fmt: skip
+        ("AC-1", "running"),
+        ("AC-1", "done"),
+        ("check-2", "running"),
+        ("check-2", "failed"),
+    ]
     notes = [e.message for e in events if e.kind is EventKind.NOTE]
     assert "AC-1 attempt 1: not passed (confirmed): add(2, 1) is 1 (src/app.py:2)" in notes
     assert "check-2: rolled back src/greet.py" in notes

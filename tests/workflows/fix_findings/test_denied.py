@@ -152,9 +152,12 @@ def test_deferred_nothing_the_call_did_is_left_behind(pack: Pack, repo: Path, po
 def test_a_crash_after_a_refused_write_is_still_a_scope_request(pack: Pack, repo: Path) -> None:
     crashed = {"edits": [{"path": "helper.py", "content": HELPER_FIXED}], "fail": "crash"}
     session, _, _ = run(
-        pack, repo, [finding()], {"fixer/1/round-1": crashed},
+        pack,
+        repo,
+        [finding()],
+        {"fixer/1/round-1": crashed},
         policies=Policies(on_scope_expansion="defer"),
-    )  # fmt: skip
+    )
     [escalated] = session.state.output().escalated
     assert "tried to edit helper.py" in escalated.attempts[0]
     assert "ended inconclusive (crash): scripted crash" in escalated.attempts[0]
@@ -217,9 +220,12 @@ def test_a_scope_request_made_after_an_edit_leaves_no_edit_behind(pack: Pack, re
         },
     }
     session, _, _ = run(
-        pack, repo, [finding()], {"fixer/1/round-1": asks_late},
+        pack,
+        repo,
+        [finding()],
+        {"fixer/1/round-1": asks_late},
         policies=Policies(on_scope_expansion="defer"),
-    )  # fmt: skip
+    )
     [escalated] = session.state.output().escalated
     assert escalated.attempts == ["R1: scope expansion deferred: the guard belongs in helper()"]
     assert (repo / "calc.py").read_text(encoding="utf-8") == BUGGY

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fixloop.contracts.check import check_paths
+from fixloop.checker.check import check_paths
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack
 from fixloop.documents.source import load_document
@@ -40,28 +40,51 @@ def test_the_document_passes_its_contracts_and_the_generic_rules() -> None:
 @pytest.mark.parametrize(
     ("old", "new", "rule"),
     [
-        ('  git add -- "${files[@]}"\n', '  git add -- "${files[@]}"\n  git commit -m fix\n',
-         "nothing-is-committed"),
+        (
+            '  git add -- "${files[@]}"\n',
+            '  git add -- "${files[@]}"\n  git commit -m fix\n',
+            "nothing-is-committed",
+        ),
         ('  git add -- "${files[@]}"\n', "  git add -A\n", "no-tree-wide-git"),
         ('  git add -- "${files[@]}"\n', '  git stash push -- "${files[@]}"\n', "no-tree-wide-git"),
-        ('  git add -- "${files[@]}"\n', '  git add -- "${files[@]}"\n  git update-ref HEAD "$c"\n',
-         "head-moves-only-on-the-users-choice"),
-        ('git update-ref "$SAVED_REF" "$saved"\n', 'git apply --reverse --cached -- "$PATCH_FILE"\n'
-         'git update-ref "$SAVED_REF" "$saved"\n', "user-hunks-saved-before-taken-out"),
-        ('git diff --staged --stat --no-color -- "${files[@]}"', "git diff --staged --stat",
-         "escalation-summary-is-scoped"),
-        (': > "$HASH_FILE"\n', ': > "$HASH_FILE"\ngit update-index -q --refresh\n',
-         "fingerprint-only-reads"),
-        ('  git checkout-index --force -- "${files[@]}"\n', "  git checkout-index --force --all\n",
-         "clean-files-back-by-name"),
-        ('  git checkout-index --force -- "${files[@]}"\n', "  git checkout-index --force --all\n",
-         "no-tree-wide-checkout-index"),
-        ('  git checkout-index --force -- "${files[@]}"\n',
-         '  git checkout-index --force -- "${files[@]}"\n'
-         '  for path in "${files[@]}"; do git update-index --force-remove -- "$path"; done\n',
-         "index-entry-back-before-its-bytes"),
+        (
+            '  git add -- "${files[@]}"\n',
+            '  git add -- "${files[@]}"\n  git update-ref HEAD "$c"\n',
+            "head-moves-only-on-the-users-choice",
+        ),
+        (
+            'git update-ref "$SAVED_REF" "$saved"\n',
+            'git apply --reverse --cached -- "$PATCH_FILE"\ngit update-ref "$SAVED_REF" "$saved"\n',
+            "user-hunks-saved-before-taken-out",
+        ),
+        (
+            'git diff --staged --stat --no-color -- "${files[@]}"',
+            "git diff --staged --stat",
+            "escalation-summary-is-scoped",
+        ),
+        (
+            ': > "$HASH_FILE"\n',
+            ': > "$HASH_FILE"\ngit update-index -q --refresh\n',
+            "fingerprint-only-reads",
+        ),
+        (
+            '  git checkout-index --force -- "${files[@]}"\n',
+            "  git checkout-index --force --all\n",
+            "clean-files-back-by-name",
+        ),
+        (
+            '  git checkout-index --force -- "${files[@]}"\n',
+            "  git checkout-index --force --all\n",
+            "no-tree-wide-checkout-index",
+        ),
+        (
+            '  git checkout-index --force -- "${files[@]}"\n',
+            '  git checkout-index --force -- "${files[@]}"\n'
+            '  for path in "${files[@]}"; do git update-index --force-remove -- "$path"; done\n',
+            "index-entry-back-before-its-bytes",
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_contracts_catch_what_they_name(tmp_path: Path, old: str, new: str, rule: str) -> None:
     document = copy(tmp_path)
     text = document.read_text(encoding="utf-8")
@@ -74,9 +97,15 @@ def test_the_contracts_catch_what_they_name(tmp_path: Path, old: str, new: str, 
 def test_the_fix_brief_carries_the_seed_rules() -> None:
     pack, _ = load_pack(default_pack_root())
     brief = fix_brief(pack.workflow("fix-findings"))
-    for rule in ("never run `git stash`", "`git checkout -- .`", "`git reset`",
-                 "changes the whole tree", "Scope every Git read to assigned paths",
-                 "git show HEAD:<path>", "needs_scope_expansion"):  # fmt: skip
+    for rule in (
+        "never run `git stash`",
+        "`git checkout -- .`",
+        "`git reset`",
+        "changes the whole tree",
+        "Scope every Git read to assigned paths",
+        "git show HEAD:<path>",
+        "needs_scope_expansion",
+    ):
         assert rule in brief
 
 

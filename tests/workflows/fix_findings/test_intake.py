@@ -15,8 +15,16 @@ from fixloop.workflows.fix_findings.intake import (
     needs_pre_gate,
 )
 
-BASE = Finding(id=1, severity="P1", title="t", body="b", file="a.py", confidence=0.4,
-               verdict="confirmed", evidence="Verifier: real")  # fmt: skip
+BASE = Finding(
+    id=1,
+    severity="P1",
+    title="t",
+    body="b",
+    file="a.py",
+    confidence=0.4,
+    verdict="confirmed",
+    evidence="Verifier: real",
+)
 
 
 @pytest.mark.parametrize(
@@ -37,9 +45,14 @@ def test_the_intake_filter(severity: str, verdict: str | None, taken: bool) -> N
 
 @pytest.mark.parametrize(
     ("evidence", "gated"),
-    [(None, True), ("  ", True), ("Orchestrator-confirmed (no verifier)", True),
-     ("Verifier: real", False), ("orchestrator-confirmed", False)],
-)  # fmt: skip
+    [
+        (None, True),
+        ("  ", True),
+        ("Orchestrator-confirmed (no verifier)", True),
+        ("Verifier: real", False),
+        ("orchestrator-confirmed", False),
+    ],
+)
 def test_the_pre_gate_trigger_ignores_confidence(evidence: str | None, gated: bool) -> None:
     assert needs_pre_gate(BASE.model_copy(update={"evidence": evidence})) is gated
 

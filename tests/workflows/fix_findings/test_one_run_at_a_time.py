@@ -27,10 +27,22 @@ from tests.helpers.fix_findings import (
 
 def _start(repo: Path, findings: Path, script: Path, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "fixloop", "fix-findings", str(findings), "--repo", str(repo),
-         "--script", str(script), *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "fixloop",
+            "fix-findings",
+            str(findings),
+            "--repo",
+            str(repo),
+            "--script",
+            str(script),
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _write(folder: Path, name: str, data: object) -> Path:
@@ -54,16 +66,25 @@ def test_a_second_run_refuses_then_waits_and_nothing_is_corrupted(
     work = UserWork.capture(repo)
     calc, helper = finding(1), finding(2, title="helper returns None", file="helper.py")
     slow = {**fix(FIXED), "bash": ["sleep 4"]}
-    first_script = _write(tmp_path, "first.json", {
-        "fixer/1/round-1": slow, "verifier/1/round-1": {"output": verdict(calc, "rejected")},
-    })  # fmt: skip
-    second_script = _write(tmp_path, "second.json", {
-        "fixer/2/round-1": {
-            "edits": [{"path": "helper.py", "content": HELPER_FIXED}],
-            "output": {"files_changed": ["helper.py"], "summary": "fixed", "concerns": None},
+    first_script = _write(
+        tmp_path,
+        "first.json",
+        {
+            "fixer/1/round-1": slow,
+            "verifier/1/round-1": {"output": verdict(calc, "rejected")},
         },
-        "verifier/2/round-1": {"output": verdict(helper, "rejected")},
-    })  # fmt: skip
+    )
+    second_script = _write(
+        tmp_path,
+        "second.json",
+        {
+            "fixer/2/round-1": {
+                "edits": [{"path": "helper.py", "content": HELPER_FIXED}],
+                "output": {"files_changed": ["helper.py"], "summary": "fixed", "concerns": None},
+            },
+            "verifier/2/round-1": {"output": verdict(helper, "rejected")},
+        },
+    )
     first = _start(repo, _write(tmp_path, "one.json", [calc]), first_script)
     _started(repo)
     refused = _start(repo, _write(tmp_path, "two.json", [helper]), second_script)
@@ -71,8 +92,9 @@ def test_a_second_run_refuses_then_waits_and_nothing_is_corrupted(
     assert refused.returncode == 2
     [line] = err.strip().splitlines()
     assert "another fix-findings run (" in line and ", pid " in line
-    assert line.endswith("is working in this repository; run again when it is done, or with "
-                         "--wait SECONDS")  # fmt: skip
+    assert line.endswith(
+        "is working in this repository; run again when it is done, or with --wait SECONDS"
+    )
     waiting = _start(repo, tmp_path / "two.json", second_script, "--wait", "120")
     assert first.wait(timeout=120) == 0, first.stderr.read() if first.stderr else ""
     assert waiting.wait(timeout=120) == 0, waiting.stderr.read() if waiting.stderr else ""

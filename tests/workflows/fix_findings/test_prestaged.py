@@ -6,8 +6,12 @@ from fixloop.workflows.fix_findings.prestaged import Hunk, PrestagedChoice, asse
 
 
 def diff(path: str, header: str, *body: str) -> str:
-    return "\n".join([f"diff --git a/{path} b/{path}", f"--- a/{path}", f"+++ b/{path}",
-                      header, *body]) + "\n"  # fmt: skip
+    return (
+        "\n".join(
+            [f"diff --git a/{path} b/{path}", f"--- a/{path}", f"+++ b/{path}", header, *body]
+        )
+        + "\n"
+    )
 
 
 STAGED_LINE_20 = diff("a.py", "@@ -18,5 +18,5 @@", " c", " c", "-old", "+new", " c")

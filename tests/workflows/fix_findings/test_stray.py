@@ -174,7 +174,8 @@ DEFER = Policies(on_scope_expansion="defer")
         pytest.param(["sed -i 's/2/3/' other.py"], ["other.py"], id="staged-file-worktree"),
         pytest.param(["git reset -q -- other.py"], ["other.py"], id="unstages-user-hunk"),
         pytest.param(
-            ["printf 'VALUE = 9\\n' > other.py", "git add other.py"], ["other.py"],
+            ["printf 'VALUE = 9\\n' > other.py", "git add other.py"],
+            ["other.py"],
             id="restages-user-file",
         ),
         pytest.param(["git add scratch.txt"], ["scratch.txt"], id="stages-untracked"),
@@ -183,13 +184,17 @@ DEFER = Policies(on_scope_expansion="defer")
         pytest.param(["rm helper.py"], ["helper.py"], id="deletes-tracked"),
         pytest.param(["chmod +x helper.py scratch.txt"], ["helper.py", "scratch.txt"], id="mode"),
         pytest.param(
-            ["printf 'x\\n' >> helper.py", "git add helper.py"], ["helper.py"],
+            ["printf 'x\\n' >> helper.py", "git add helper.py"],
+            ["helper.py"],
             id="stages-another-file",
         ),
-        pytest.param(["ln -sf calc.py link.py", "ln -sf other.py scratch.txt"],
-                     ["link.py", "scratch.txt"], id="symlinks"),
+        pytest.param(
+            ["ln -sf calc.py link.py", "ln -sf other.py scratch.txt"],
+            ["link.py", "scratch.txt"],
+            id="symlinks",
+        ),
     ],
-)  # fmt: skip
+)
 def test_every_change_is_put_back_exactly_and_asked_for(
     pack: Pack, repo: Path, commands: list[str], asked_for: list[str]
 ) -> None:

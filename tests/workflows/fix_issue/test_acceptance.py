@@ -185,11 +185,17 @@ def test_a_patch_that_does_not_apply_is_rejected_and_cleaned_up(
 @pytest.mark.parametrize(
     ("path", "test"),
     [
-        ("tests/test_a.py", True), ("pkg/test_b.py", True), ("b_test.go", True),
-        ("web/a.test.ts", True), ("web/a.spec.js", True), ("conftest.py", True),
-        ("spec/models/user.rb", True), ("src/testing_utils.py", False), ("calc/stats.py", False),
+        ("tests/test_a.py", True),
+        ("pkg/test_b.py", True),
+        ("b_test.go", True),
+        ("web/a.test.ts", True),
+        ("web/a.spec.js", True),
+        ("conftest.py", True),
+        ("spec/models/user.rb", True),
+        ("src/testing_utils.py", False),
+        ("calc/stats.py", False),
         ("contest.py", False),
     ],
-)  # fmt: skip
+)
 def test_which_files_count_as_tests(path: str, test: bool) -> None:
     assert is_test_path(path) is test

@@ -47,11 +47,27 @@ def _fix_issue(case: Path, crash_at: str | None) -> subprocess.CompletedProcess[
     if crash_at is not None:
         env["FIXLOOP_CRASH_AT"] = crash_at
     return subprocess.run(
-        [sys.executable, "-m", "fixloop", "fix-issue", str(case / "ISSUE.md"),
-         "--repo", str(case / "repo"), "--test", "python3 -m unittest", "--sandbox", "local",
-         "--script", str(case / "script.yaml")],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "fixloop",
+            "fix-issue",
+            str(case / "ISSUE.md"),
+            "--repo",
+            str(case / "repo"),
+            "--test",
+            "python3 -m unittest",
+            "--sandbox",
+            "local",
+            "--script",
+            str(case / "script.yaml"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def _snapshot(case: Path) -> dict[str, bytes]:
@@ -115,8 +131,11 @@ def _crash_and_recover(template: Path, case: Path, crash_at: str, step: str) -> 
         problems.append(f"no crashed run says it died in {step}: {crashed}")
     recovered = subprocess.run(
         [sys.executable, "-m", "fixloop", "recover", "--repo", str(repo)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     if recovered.returncode != 0:
         problems.append(f"recover exit {recovered.returncode}: {recovered.stderr}")
     if git(repo, "worktree", "list", "--porcelain").count("worktree ") != 1:

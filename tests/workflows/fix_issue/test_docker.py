@@ -36,9 +36,13 @@ def test_the_tests_run_in_containers_of_the_image(
     repo = make_issue_repo(tmp_path / "repo")
     opener = recorder()
     options = FixIssueOptions(
-        issue=write_issue(tmp_path), repo=repo, tests=[UNITTEST], sandbox="docker",
-        image=docker_image, open_sandbox=opener,
-    )  # fmt: skip
+        issue=write_issue(tmp_path),
+        repo=repo,
+        tests=[UNITTEST],
+        sandbox="docker",
+        image=docker_image,
+        open_sandbox=opener,
+    )
     result = run_fix_issue(options, Context(pack, ScriptedBackend(fixing_script())))
     assert result.status is IssueStatus.RESOLVED, result.reason
     assert result.sandbox.startswith("sandbox: docker")
@@ -57,11 +61,28 @@ def test_an_image_that_does_not_exist_is_one_line_exit_two(
     script = tmp_path / "script.yaml"
     script.write_text(yaml.safe_dump(fixing_script()))
     done = subprocess.run(
-        [sys.executable, "-m", "fixloop", "fix-issue", str(issue), "--repo", str(repo),
-         "--test", "python3 -m unittest", "--sandbox", "docker", "--image", "fixloop-no-such:1",
-         "--script", str(script)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "fixloop",
+            "fix-issue",
+            str(issue),
+            "--repo",
+            str(repo),
+            "--test",
+            "python3 -m unittest",
+            "--sandbox",
+            "docker",
+            "--image",
+            "fixloop-no-such:1",
+            "--script",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 2, done.stderr
     [line] = done.stderr.splitlines()
     assert line.startswith("--image:1:1: sandbox: ") and "fixloop-no-such:1" in line

@@ -51,9 +51,13 @@ def test_a_read_returns_numbered_lines_and_the_content_version(tools: IssueTools
 def test_an_edit_based_on_the_version_read_replaces_exactly_once(tools: IssueTools) -> None:
     version = read(tools)
     answer = call(
-        tools, "edit_file", path="calc/stats.py", version=version,
-        old="(len(values) + 1)", new="len(values)",
-    )  # fmt: skip
+        tools,
+        "edit_file",
+        path="calc/stats.py",
+        version=version,
+        old="(len(values) + 1)",
+        new="len(values)",
+    )
     assert answer["ok"], answer
     text = (tools.worktree / "calc/stats.py").read_text()
     assert "return sum(values) / len(values)\n" in text
@@ -66,8 +70,13 @@ def test_a_stale_edit_is_refused_and_nothing_is_overwritten(tools: IssueTools) -
     target = tools.worktree / "calc/stats.py"
     target.write_text(STATS.replace("spread", "width"))  # changed since the read
     answer = call(
-        tools, "edit_file", path="calc/stats.py", version=version, old="+ 1", new="",
-    )  # fmt: skip
+        tools,
+        "edit_file",
+        path="calc/stats.py",
+        version=version,
+        old="+ 1",
+        new="",
+    )
     assert answer["error"] == "stale_version"
     assert "Read it again" in answer["message"] and "version" not in answer
     assert target.read_text() == STATS.replace("spread", "width")
@@ -141,9 +150,13 @@ def test_an_edit_keeps_crlf_line_ends_and_the_file_mode(tools: IssueTools) -> No
     target.chmod(0o755)
     version = read(tools, "run.sh")
     answer = call(
-        tools, "edit_file", path="run.sh", version=version,
-        old="echo one\necho two", new="echo 1\necho 2",
-    )  # fmt: skip
+        tools,
+        "edit_file",
+        path="run.sh",
+        version=version,
+        old="echo one\necho two",
+        new="echo 1\necho 2",
+    )
     assert answer["ok"], answer
     assert target.read_bytes() == b"#!/bin/sh\r\necho 1\r\necho 2\r\n"
     assert os.access(target, os.X_OK)

@@ -31,10 +31,18 @@ def _finding(
     number: int, severity: str, file: str | None, line: int | None = None
 ) -> dict[str, Any]:
     return {
-        "id": number, "severity": severity, "title": f"problem {number}",
-        "body": f"evidence {number}", "file": file, "line_start": line, "line_end": line,
-        "confidence": 0.8, "criterion": f"criterion {number}", "verdict": None, "evidence": None,
-    }  # fmt: skip
+        "id": number,
+        "severity": severity,
+        "title": f"problem {number}",
+        "body": f"evidence {number}",
+        "file": file,
+        "line_start": line,
+        "line_end": line,
+        "confidence": 0.8,
+        "criterion": f"criterion {number}",
+        "verdict": None,
+        "evidence": None,
+    }
 
 
 FOUND = {
@@ -90,10 +98,11 @@ def test_a_phase_number_reviews_its_commits_and_writes_a_review_review_fix_takes
     # review-fix takes it as it is.
     fixer = {
         "fixer/CR-01/iteration-1": {
-            **APP_FIX, "edits": [{"path": "src/app.py", "old": "a - b", "new": "a + b"}],
+            **APP_FIX,
+            "edits": [{"path": "src/app.py", "old": "a - b", "new": "a + b"}],
         },
         "fixer/WR-01/iteration-1": {"fail": "crash"},
-    }  # fmt: skip
+    }
     fixed = run_review_fix(
         ReviewFixOptions(review=target, repo=phased.path),
         Context(pack(), ScriptedBackend(fixer), EventStream()),
@@ -108,8 +117,7 @@ def test_a_phase_number_reviews_its_commits_and_writes_a_review_review_fix_takes
 def test_findings_json_is_taken_by_fix_findings_and_every_finding_is_pre_gated(
     phased: UserRepo,
 ) -> None:
-    result, _ = _review(phased.path, "src/app.py", "src/util.py", format="findings-json",
-                        phase="2")  # fmt: skip
+    result, _ = _review(phased.path, "src/app.py", "src/util.py", format="findings-json", phase="2")
     target = phased.path / PHASE_DIR / "02-FINDINGS.json"
     data = json.loads(target.read_text())
     assert [f["verdict"] for f in data["findings"]] == ["confirmed"] * 3

@@ -69,10 +69,13 @@ def test_auto_re_reviews_backs_up_and_stops_early_when_clean(user_repo: UserRepo
     docs = user_repo.head()
     assert files_of(repo, docs) == sorted(
         [
-            REPORT_REL, ".planning/02-REVIEW-FIX.iter1.md", ".planning/02-REVIEW-FIX.iter2.md",
-            ".planning/02-REVIEW.iter1.md", ".planning/02-REVIEW.iter2.md",
+            REPORT_REL,
+            ".planning/02-REVIEW-FIX.iter1.md",
+            ".planning/02-REVIEW-FIX.iter2.md",
+            ".planning/02-REVIEW.iter1.md",
+            ".planning/02-REVIEW.iter2.md",
         ]
-    )  # fmt: skip
+    )
     report = _report(repo)
     assert (report["iteration"], report["fixed"], report["status"]) == (2, 1, "all_fixed")
     first = parse_document((repo / ".planning/02-REVIEW-FIX.iter1.md").read_text(), Path("x"))

@@ -45,10 +45,23 @@ def test_a_killed_run_is_resumed_without_fixing_committed_findings_again(
     # Killed right after the first per-finding commit, before the runtime hears of it.
     env = {**os.environ, "FIXLOOP_CRASH_AT": "git-protocol/commit-paths:999"}
     killed = subprocess.run(
-        [sys.executable, "-m", "fixloop", "review-fix", str(repo / REVIEW_REL),
-         "--repo", str(repo), "--script", str(script)],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "fixloop",
+            "review-fix",
+            str(repo / REVIEW_REL),
+            "--repo",
+            str(repo),
+            "--script",
+            str(script),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert user_repo.head() == tip
     assert len(user_repo.worktrees()) == 2
@@ -73,10 +86,23 @@ def test_a_killed_run_is_resumed_without_fixing_committed_findings_again(
 def _kill(repo: Path, script: Path, crash_at: str) -> None:
     env = {**os.environ, "FIXLOOP_CRASH_AT": crash_at}
     killed = subprocess.run(
-        [sys.executable, "-m", "fixloop", "review-fix", str(repo / REVIEW_REL),
-         "--repo", str(repo), "--script", str(script)],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "fixloop",
+            "review-fix",
+            str(repo / REVIEW_REL),
+            "--repo",
+            str(repo),
+            "--script",
+            str(script),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr
 
 

@@ -68,9 +68,15 @@ def test_one_commit_per_finding_report_committed_once_user_work_untouched(
     assert files_of(repo, commits[2]) == [REPORT_REL]
     assert (repo / "src/app.py").read_text() == APP_FIXED
     assert _report(repo) | {"fixed_at": None} == {
-        "phase": "02", "fixed_at": None, "review_path": REVIEW_REL, "iteration": 1,
-        "findings_in_scope": 2, "fixed": 2, "skipped": 0, "status": "all_fixed",
-    }  # fmt: skip
+        "phase": "02",
+        "fixed_at": None,
+        "review_path": REVIEW_REL,
+        "iteration": 1,
+        "findings_in_scope": 2,
+        "fixed": 2,
+        "skipped": 0,
+        "status": "all_fixed",
+    }
     assert result.exit_code == 0 and result.fast_forwarded
     assert user_repo.user_work() == before
     _clean(user_repo)

@@ -1,0 +1,101 @@
+"""How long a pre-commit hook or a CI step waits for `fixloop` to start, measured side by side.
+
+Runs, interleaved, each as a fresh process:
+
+- `python -c pass`: a bare interpreter (the floor of any Python tool);
+- `fixloop --version`: the command line's own start (goal: at most 3x the bare interpreter);
+- the import of the third-party libraries `fixloop check` works with, alone (PyYAML, pydantic,
+  markdown-it-py, tree-sitter and its bash grammar, python-frontmatter);
+- `fixloop check DOCUMENT` of one large document with contracts (default: the pack's biggest
+  workflow that declares contracts; goal: at most 1.5x the libraries' import alone).
+
+and prints the median wall time and CPU time (user + system) of each, and the two ratios on both.
+On a shared machine the CPU times are the steadier comparison. No assertion: a measurement, run
+by hand:
+
+    .venv/bin/python bench/startup.py [--runs 15] [--document PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LIBRARIES = "import yaml, pydantic, markdown_it, tree_sitter, tree_sitter_bash, frontmatter"
+
+
+def fixloop_command() -> list[str]:
+    """The console script next to this interpreter, as users run it; else `python -m fixloop`."""
+    script = Path(sys.executable).with_name("fixloop")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "fixloop"]
+
+
+def default_document() -> Path:
+    """The largest workflow of the pack that declares contracts (in frontmatter or a sidecar)."""
+    documents = [
+        path
+        for path in (ROOT / "workflows").glob("*.md")
+        if path.with_name(path.stem + ".contracts.yaml").is_file()
+        or "\ncontracts:" in path.read_text(encoding="utf-8")
+    ]
+    return max(documents, key=lambda path: len(path.read_text(encoding="utf-8")))
+
+
+def timed(argv: list[str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system) of one run of `argv`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, check=False, cwd=ROOT)
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()[-500:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--document", type=Path, default=None)
+    args = parser.parse_args()
+    document = args.document or default_document()
+    commands = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "fixloop --version": [*fixloop_command(), "--version"],
+        "import libraries": [sys.executable, "-c", LIBRARIES],
+        f"fixloop check {document.name}": [*fixloop_command(), "check", str(document)],
+    }
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(args.runs):  # interleaved, so a busy moment slows every command alike
+        for name, argv in commands.items():
+            took, used = timed(argv)
+            walls[name].append(took)
+            cpus[name].append(used)
+    wall = {name: statistics.median(times) for name, times in walls.items()}
+    cpu = {name: statistics.median(times) for name, times in cpus.items()}
+    lines = document.read_text(encoding="utf-8").count("\n")
+    print(f"document: {document.relative_to(ROOT)} ({lines} lines)")
+    print(f"{'':<40} {'wall ms':>8} {'cpu ms':>8}")
+    for name in commands:
+        print(f"{name:<40} {1000 * wall[name]:8.1f} {1000 * cpu[name]:8.1f}")
+    bare, version, libraries, check = list(commands)
+    for label, top, bottom, goal in (
+        ("--version / bare python", version, bare, 3),
+        ("check / its libraries' import", check, libraries, 1.5),
+    ):
+        print(
+            f"{label + ':':<32} wall {wall[top] / wall[bottom]:5.2f}  "
+            f"cpu {cpu[top] / cpu[bottom]:5.2f}  (goal <= {goal})"
+        )
+
+
+if __name__ == "__main__":
+    main()

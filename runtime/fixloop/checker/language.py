@@ -1,0 +1,336 @@
+"""The contract language: what a document promises about the commands it runs, declared in YAML.
+
+Contracts live in the document's frontmatter (`contracts:` and `checker:`), in a sidecar file next
+to it (`<stem>.contracts.yaml`, with `checker:`, `commands:` and `contracts:`), or both; the two are
+merged. Each contract has an `id` and exactly one kind:
+
+    order:     [A, B, …]       every B runs only after A has run, on every path (and so on);
+                               `strict: false`: only "A never runs after B" (A may not run)
+    count:     A               with exactly / at_most / at_least: N  (occurrences in the text)
+    guarded:   B   by: A       B runs only when A succeeded (`when: failure`: only when it failed)
+    forbidden: [A, …]          none of these commands appears
+    required:  [A, …]          each of these commands appears
+    cleanup:   E   after: A    once A ran, E runs before the run ends, on every path
+                               (`when: success|failure` narrows it to A's outcome)
+
+`in:` narrows where a contract looks: `document` (default), `briefs` (the bash the document hands
+to the agents it dispatches), `{step: id}`, `{steps: [...]}`, `{except_steps: [...]}`,
+`{agents: [...]}`, and narrower than a step: `{label: text}`, `{section: heading text}`,
+`{block: N}` (with or without a step). A, B, E are command patterns (see patterns.py) or names
+defined under `commands:`; a list means "any of these". See docs/contracts.md.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from fixloop.checker.patterns import Pattern, PatternError, parse_pattern
+from fixloop.checker.rules import RESERVED_IDS
+from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.documents.discovery import SIDECAR_SUFFIX
+from fixloop.documents.located_yaml import KeyPath, line_of, load_located
+from fixloop.documents.source import SourceDocument
+from fixloop.documents.spec_errors import spec_diagnostics
+
+KINDS = ("order", "count", "guarded", "forbidden", "required", "cleanup")
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+Operand = str | list[str]
+
+
+class _Strict(BaseModel):
+    # Built on first use: a document without contracts (and a project without settings) never
+    # pays for pydantic's validators, a good part of `fixloop check`'s start.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
+
+
+class ScopeSpec(_Strict):
+    step: str | None = None
+    steps: list[str] | None = None
+    except_steps: list[str] | None = None
+    agents: list[str] | None = None
+    # Narrower than a step: the blocks under a bold label or a heading whose words hold these,
+    # then the N-th (from 1) of the blocks chosen so far.
+    label: str | None = None
+    section: str | None = None
+    block: int | None = Field(default=None, ge=1)
+
+
+def words_in(wanted: str, text: str) -> bool:
+    """Do `text`'s words hold every word of `wanted`? (case, punctuation and order aside)
+
+    So `labels: [cleanup]` finds `**Cleanup tail:**` and `**Clean-up, always:**` alike, and a
+    reworded label keeps its section as long as the word stays.
+    """
+    words = set(re.findall(r"[a-z0-9]+", text.lower().replace("clean-up", "cleanup")))
+    return set(re.findall(r"[a-z0-9]+", wanted.lower())) <= words
+
+
+class FinallySpec(_Strict):
+    steps: list[str] = Field(default_factory=lambda: ["cleanup"])
+    labels: list[str] = Field(default_factory=list)
+
+
+class CheckerSpec(_Strict):
+    steps: Literal["heading", "xml"] = "heading"
+    step_tag: str = "step"
+    finally_: FinallySpec = Field(default_factory=FinallySpec, alias="finally")
+    inputs: list[str] = Field(default_factory=list)
+    env: list[str] = Field(default_factory=list)
+    briefs: list[str] = Field(default_factory=list)
+    shell: list[str] = Field(default_factory=lambda: ["bash", "sh", "shell", "zsh"])
+    # Does fixloop's runner execute the document? None: the default of its pack's profile.
+    runner: bool | None = None
+    # How the blocks run: None = fixloop's runner for workflows (a step's blocks in one shell
+    # under `set -euo pipefail`), each block on its own without `set -e` for other documents.
+    errexit: bool | None = None
+    one_shell_per_step: bool | None = None
+    commands: dict[str, Operand] = Field(default_factory=dict)
+
+
+class ContractSpec(_Strict):
+    id: Annotated[str, Field(min_length=1)]
+    why: str = ""
+    scope: Literal["document", "briefs"] | ScopeSpec = Field("document", alias="in")
+    order: list[Operand] | None = None
+    count: Operand | None = None
+    exactly: int | None = Field(default=None, ge=0)
+    at_most: int | None = Field(default=None, ge=0)
+    at_least: int | None = Field(default=None, ge=0)
+    guarded: Operand | None = None
+    by: Operand | None = None
+    when: Literal["always", "success", "failure"] | None = None
+    strict: bool = True  # order: B needs A to have run; False: only "A never runs after B"
+    forbidden: Operand | None = None
+    required: Operand | None = None
+    cleanup: Operand | None = None
+    after: Operand | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ContractSpec:
+        if not _ID.match(self.id):
+            raise ValueError("id must be kebab-case: lower-case letters, digits and '-'")
+        kinds = [k for k in KINDS if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            found = ", ".join(kinds) or "none"
+            raise ValueError(f"a contract has exactly one of {', '.join(KINDS)} (found: {found})")
+        kind = kinds[0]
+        if any(isinstance(op, list) and not op for op in _operands(self)):
+            raise ValueError("an empty list names no command")
+        bounds = [b for b in ("exactly", "at_most", "at_least") if getattr(self, b) is not None]
+        if (kind == "count") != bool(bounds):
+            raise ValueError("count takes exactly, at_most or at_least (and only count does)")
+        if (kind == "guarded") != (self.by is not None):
+            raise ValueError("guarded needs by: (and only guarded takes it)")
+        if (kind == "cleanup") != (self.after is not None):
+            raise ValueError("cleanup needs after: (and only cleanup takes it)")
+        if kind == "order" and self.order is not None and len(self.order) < 2:
+            raise ValueError("order needs at least two commands")
+        if not self.strict and kind != "order":
+            raise ValueError("strict: applies to order only")
+        if self.when is not None and kind not in ("guarded", "cleanup"):
+            raise ValueError("when: applies to guarded and cleanup only")
+        if kind == "guarded" and self.when == "always":
+            raise ValueError("guarded takes when: success or failure")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(k for k in KINDS if getattr(self, k) is not None)
+
+
+class ContractFile(_Strict):
+    checker: CheckerSpec = Field(default_factory=CheckerSpec)
+    commands: dict[str, Operand] = Field(default_factory=dict)
+    contracts: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Contract:
+    """A validated contract with where it was declared and its patterns resolved."""
+
+    def __init__(
+        self, spec: ContractSpec, origin: str, line: int, commands: dict[str, Operand]
+    ) -> None:
+        self.spec = spec
+        self.origin = origin
+        self.line = line
+        self.commands = commands
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    def patterns(self, operand: Operand, expanding: tuple[str, ...] = ()) -> list[Pattern]:
+        """An operand's patterns; a name defined under `commands:` expands to its patterns."""
+        items = [operand] if isinstance(operand, str) else operand
+        found: list[Pattern] = []
+        for item in items:
+            expanded = self.commands.get(item)
+            if expanded is None:
+                found.append(parse_pattern(item))
+            elif item in expanding:
+                raise PatternError(f"command name {item!r} is defined in terms of itself")
+            else:
+                found += self.patterns(expanded, (*expanding, item))
+        return found
+
+    def label(self, operand: Operand) -> str:
+        items = [operand] if isinstance(operand, str) else operand
+        return " | ".join(items)
+
+
+class Contracts:
+    """Everything a document declares for the checker: how to read it, and what it promises."""
+
+    def __init__(self, checker: CheckerSpec, contracts: list[Contract], origins: list[str]):
+        self.checker = checker
+        self.contracts = contracts
+        self.origins = origins
+
+
+def sidecar_of(path: Path) -> Path:
+    return path.with_name(path.stem + SIDECAR_SUFFIX)
+
+
+# Where a declaration came from: the file shown, its data, its key lines, its commented keys.
+Layer = tuple[str, dict[str, Any], dict[KeyPath, int], frozenset[KeyPath]]
+RawContract = tuple[str, dict[KeyPath, int], int, Any]
+
+
+def _layers(source: SourceDocument, base: Path | None) -> tuple[list[Layer], list[Diagnostic]]:
+    """The declarations of `source`: its frontmatter, then its sidecar file when there is one."""
+    layers: list[Layer] = []
+    diagnostics: list[Diagnostic] = []
+    front: dict[str, Any] = {
+        k: source.metadata[k] for k in ("contracts", "checker") if k in source.metadata
+    }
+    if front:
+        layers.append((source.display, front, dict(source.key_lines), source.commented))
+    sidecar = sidecar_of(source.path)
+    if not sidecar.is_file():
+        return layers, diagnostics
+    shown = display_path(sidecar, base)
+    try:
+        located = load_located(
+            sidecar.read_text(encoding="utf-8"), display=shown, rule="contract-spec"
+        )
+    except FixloopError as exc:
+        return layers, diagnostics + exc.diagnostics
+    except (OSError, UnicodeDecodeError) as exc:
+        diagnostics.append(Diagnostic(shown, 1, 1, "contract-spec", f"cannot read it: {exc}"))
+        return layers, diagnostics
+    data = {} if located.data is None else located.data
+    if not isinstance(data, dict):
+        diagnostics.append(Diagnostic(shown, 1, 1, "contract-spec", "expected a mapping"))
+        return layers, diagnostics
+    layers.append((shown, data, located.key_lines, located.commented))
+    return layers, diagnostics
+
+
+def _contract(
+    raw: RawContract, commands: dict[str, Operand], seen: dict[str, str]
+) -> Contract | Diagnostic:
+    shown, lines, index, item = raw
+    line = line_of(lines, ("contracts", index))
+    try:
+        spec = ContractSpec.model_validate(item)
+    except ValidationError as exc:
+        return spec_diagnostics(
+            exc,
+            model=ContractSpec,
+            data=item,
+            display=shown,
+            rule="contract-spec",
+            key_lines=lines,
+            prefix=("contracts", index),
+        )[0]
+    if spec.id in seen:
+        message = f"duplicate contract id {spec.id!r} (first in {seen[spec.id]})"
+        return Diagnostic(shown, line, 1, "contract-spec", message)
+    if spec.id in RESERVED_IDS:
+        message = f"contract id {spec.id!r} is the id of a rule fixloop reports; choose another"
+        return Diagnostic(shown, line, 1, "contract-spec", message)
+    contract = Contract(spec, shown, line, commands)
+    try:
+        for operand in _operands(spec):
+            contract.patterns(operand)
+    except PatternError as exc:
+        return Diagnostic(shown, line, 1, "contract-spec", str(exc))
+    seen[spec.id] = f"{shown}:{line}"
+    return contract
+
+
+def load_contracts(
+    source: SourceDocument, base: Path | None = None
+) -> tuple[Contracts, list[Diagnostic]]:
+    """Merge the frontmatter and sidecar declarations of `source`; problems become diagnostics."""
+    layers, diagnostics = _layers(source, base)
+    checker_data: dict[str, Any] = {}
+    commands: dict[str, Operand] = {}
+    raw: list[RawContract] = []
+    for shown, data, lines, commented in layers:
+        diagnostics += _cut_reasons(shown, lines, commented)
+        try:
+            parsed = ContractFile.model_validate(data)
+        except ValidationError as exc:
+            diagnostics += spec_diagnostics(
+                exc,
+                model=ContractFile,
+                data=data,
+                display=shown,
+                rule="contract-spec",
+                key_lines=lines,
+            )
+            continue
+        checker_data.update(data.get("checker") or {})
+        commands.update(parsed.commands)
+        commands.update(parsed.checker.commands)
+        raw += [(shown, lines, i, item) for i, item in enumerate(parsed.contracts)]
+    failed = any(d.severity is Severity.ERROR for d in diagnostics)
+    checker = CheckerSpec() if failed else CheckerSpec.model_validate(checker_data)
+    contracts: list[Contract] = []
+    seen: dict[str, str] = {}
+    for item in raw:
+        made = _contract(item, commands, seen)
+        if isinstance(made, Diagnostic):
+            diagnostics.append(made)
+        else:
+            contracts.append(made)
+    return Contracts(checker, contracts, [layer[0] for layer in layers]), diagnostics
+
+
+def _cut_reasons(
+    shown: str, lines: dict[KeyPath, int], commented: frozenset[KeyPath]
+) -> list[Diagnostic]:
+    """A `why:` whose plain text runs into ` #`: YAML reads the rest of the line as a comment."""
+    return [
+        Diagnostic(
+            shown,
+            line_of(lines, path),
+            1,
+            "contract-spec",
+            "why: YAML ends this text at ' #' (the rest of the line is a comment); "
+            "quote the whole reason to keep it",
+            Severity.WARNING,
+        )
+        for path in sorted(commented, key=str)
+        if len(path) == 3 and path[0] == "contracts" and path[2] == "why"
+    ]
+
+
+def _operands(spec: ContractSpec) -> list[Operand]:
+    found: list[Operand] = []
+    for key in ("count", "guarded", "by", "forbidden", "required", "cleanup", "after"):
+        value = getattr(spec, key)
+        if value is not None:
+            found.append(value)
+    found += spec.order or []
+    return found

@@ -1,0 +1,96 @@
+"""Which events of a document match a command pattern: found once per pattern and document.
+
+A word is matched through its forms: itself and, when its variables have one static value in the
+document, the resolved text (see `patterns.py`). Candidates are the events named like the pattern;
+a cheap test on the forms of their words rules most out before the structural match.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from functools import cache
+
+from fixloop.checker.document import CheckedDocument, Unit
+from fixloop.checker.events import CommandEvent, iter_commands
+from fixloop.checker.patterns import Pattern, literal_words, matches
+
+_VAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def matching_ids(document: CheckedDocument, pattern: Pattern) -> list[int]:
+    """Ids of the events of `document` that match `pattern`."""
+    found = document.matched.get(pattern.text)
+    if found is None:
+        if document.forms is None:
+            document.forms = forms_for(document)
+        forms = document.forms
+        needed = literal_words(pattern)
+        found = [
+            e.id
+            for e in _candidates(document, pattern)
+            if needed <= _word_forms(document, e, forms) and matches(pattern, e.shapes, forms)
+        ]
+        document.matched[pattern.text] = found
+    return found
+
+
+def static_values(document: CheckedDocument) -> dict[str, str]:
+    """Variables assigned one value, once or always the same, without command substitution."""
+    seen: dict[str, set[str]] = {}
+    for unit in document.units:
+        for event in unit.events:
+            for assign in event.command.assigns:
+                if assign.value is not None:
+                    seen.setdefault(assign.name, set()).add(assign.value.shape)
+        for pairs in _assign_only(unit):
+            for name, shape in pairs:
+                seen.setdefault(name, set()).add(shape)
+    return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1 and "$(" not in next(iter(v))}
+
+
+def _assign_only(unit: Unit) -> list[list[tuple[str, str]]]:
+    found = []
+    for command in iter_commands(unit.script.body):
+        if not command.words:
+            found.append([(a.name, a.value.shape) for a in command.assigns if a.value is not None])
+    return found
+
+
+def forms_for(document: CheckedDocument) -> Callable[[str], Sequence[str]]:
+    values = static_values(document)
+
+    @cache
+    def forms(shape: str) -> tuple[str, ...]:
+        resolved = shape
+        for _ in range(4):
+            nxt = _VAR.sub(lambda m: values.get(m[1], m[0]), resolved)
+            if nxt == resolved:
+                break
+            resolved = nxt
+        return (shape,) if resolved == shape else (shape, resolved)
+
+    return forms
+
+
+def _candidates(document: CheckedDocument, pattern: Pattern) -> list[CommandEvent]:
+    """Events that can match: those named like the pattern, unless its name is a glob or `$`."""
+    if any(c in pattern.name for c in "*?[$"):
+        return document.events
+    if not document.by_name:
+        for event in document.events:
+            name = event.name.rsplit("/", 1)[-1] if not event.name.startswith("$") else "$"
+            document.by_name.setdefault(name, []).append(event)
+        document.by_name.setdefault("$", [])
+    return document.by_name.get(pattern.name, []) + document.by_name["$"]
+
+
+def _word_forms(
+    document: CheckedDocument, event: CommandEvent, forms: Callable[[str], Sequence[str]]
+) -> frozenset[str]:
+    """Every form of the event's words after its name, once per event."""
+    found = document.word_forms.get(event.id)
+    if found is None:
+        found = frozenset(f for shape in event.shapes[1:] for f in forms(shape))
+        document.word_forms[event.id] = found
+    return found

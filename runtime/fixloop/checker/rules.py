@@ -1,0 +1,307 @@
+"""Generic rules: defects any pack can have, found without a single contract.
+
+- `bash-syntax`: a bash block that does not parse (confirmed with `bash -n`; when bash accepts what
+  tree-sitter-bash rejects, it is a warning that the checker cannot see into that stretch).
+- `undefined-variable`: a variable read that nothing in scope sets, declares as an input or output,
+  or lists under `checker.env`; and an environment variable read by an embedded `node -e`,
+  `python -c` (or heredoc) script that nothing exports: the REVIEW_PATH / FIX_REPORT_PATH defect.
+- `unquoted-input`: `$INPUT` unquoted in a command's arguments: an input is data, never code.
+- `rm-rf-empty-var`: `rm -r` of a path built from a variable that could be empty.
+- `errexit-arithmetic`: `((n++))` under `set -e` exits when n was 0; use `n=$((n + 1))`.
+- `undeclared-output`: a `NAME=` written to `"$FIXLOOP_OUTPUT"` whose NAME the document's
+  `outputs:` does not declare (`outputs.py`): the runtime would fail that step.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from fixloop.checker.events import visit
+from fixloop.checker.outputs import undeclared_outputs
+from fixloop.checker.tree import Arith, Command
+from fixloop.checker.variables import undefined_variables
+from fixloop.checker.words import MAX_NESTING
+from fixloop.diagnostics import Diagnostic, Severity
+from fixloop.documents.pack_rules import PACK_RULES
+
+if TYPE_CHECKING:
+    from fixloop.checker.document import CheckedDocument, Unit
+
+Check = Callable[["CheckedDocument"], list[Diagnostic]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    help: str
+    check: Check | None = None  # None: reported where the checker meets it, not by a pass
+
+
+def _per_unit(check: Callable[[CheckedDocument, Unit], list[Diagnostic]]) -> Check:
+    return lambda document: [d for unit in document.units for d in check(document, unit)]
+
+
+def _unclosed(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
+    if unit.block.closed:
+        return []
+    message = "this code fence is never closed"
+    return [Diagnostic(document.display, unit.block.fence_line, 1, "unclosed-fence", message)]
+
+
+def check_rules(document: CheckedDocument) -> list[Diagnostic]:
+    """Every generic rule with a check, on one document."""
+    return [d for rule in RULES.values() if rule.check for d in rule.check(document)]
+
+
+def _syntax(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
+    if unit.script.too_deep:
+        at = unit.block.content_line
+        message = (
+            f"nested more than {MAX_NESTING} levels deep; the checker does not look into this block"
+        )
+        if unit.block.closed and not _bash_accepts(unit.block.content):
+            message += ", and bash -n cannot parse it"
+            return [Diagnostic(document.display, at, 1, "bash-syntax", message)]
+        return [Diagnostic(document.display, at, 1, "bash-syntax", message, Severity.WARNING)]
+    if not unit.script.errors or not unit.block.closed:
+        return []
+    accepted = _bash_accepts(unit.block.content)
+    sketch = None if document.runner or accepted else _sketch(unit.block.content)
+    if sketch is not None:
+        # A template for the model to fill in (`git merge <feature-branch>`, `# ...` for the
+        # part left out), not a script fixloop runs: worth a look, not a failed check.
+        message = f"bash cannot parse this block as written: it is a sketch ({sketch})"
+        return [
+            Diagnostic(
+                document.display,
+                unit.block.content_line,
+                1,
+                "bash-syntax",
+                message,
+                Severity.WARNING,
+            )
+        ]
+    found = []
+    for error in unit.script.errors[:1]:
+        near = error.reason or (
+            f"missing `{error.missing}`" if error.missing else f"unexpected `{error.text}`"
+        )
+        if accepted:
+            found.append(
+                Diagnostic(
+                    document.display,
+                    error.pos.row + 1,
+                    error.pos.col + 1,
+                    "bash-syntax",
+                    f"tree-sitter-bash cannot parse this ({near}) "
+                    "though bash -n accepts it; commands here are not checked",
+                    Severity.WARNING,
+                )
+            )
+        else:
+            found.append(
+                Diagnostic(
+                    document.display,
+                    error.pos.row + 1,
+                    error.pos.col + 1,
+                    "bash-syntax",
+                    f"bash cannot parse this block: {near}",
+                )
+            )
+    return found
+
+
+_PLACEHOLDER = re.compile(r"(?<![<\w$])<[A-Za-z][^<>\n]{0,80}>")
+_ELISION = re.compile(r"^\s*(?:#\s*)?(?:\.\.\.|…)\s*$", re.MULTILINE)
+
+
+def _sketch(text: str) -> str | None:
+    """Why a block that bash refuses reads as a sketch for the model, or None."""
+    placeholder = _PLACEHOLDER.search(text)
+    if placeholder is not None:
+        return f"placeholders such as `{placeholder.group(0)}` for the model to fill in"
+    if _ELISION.search(text):
+        return "`...` stands for a part left out"
+    return None
+
+
+def _bash_accepts(text: str) -> bool:
+    try:
+        done = subprocess.run(
+            ["bash", "-n"], input=text, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def _unquoted_inputs(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
+    inputs = document.inputs
+    found = []
+    for node, _ in unit.nodes:
+        if not isinstance(node, Command) or not node.words:
+            continue
+        if node.words[0].literal in ("[[", "export", "local", "declare", "readonly"):
+            continue
+        targets = [r.target for r in node.redirects if r.target is not None]
+        for word in [*node.words[1:], *targets]:
+            for read in word.reads:
+                if read.name in inputs and not read.quoted:
+                    found.append(
+                        Diagnostic(
+                            document.display,
+                            read.pos.row + 1,
+                            read.pos.col,
+                            "unquoted-input",
+                            f'input ${read.name} is expanded without quotes: write "${read.name}"',
+                        )
+                    )
+    return found
+
+
+def _non_empty_inputs(document: CheckedDocument) -> set[str]:
+    """Inputs whose declared pattern rejects the empty string."""
+    safe: set[str] = set()
+    for name, spec in (document.source.metadata.get("inputs") or {}).items():
+        pattern = spec.get("pattern") if isinstance(spec, dict) else None
+        if pattern and re.search(str(pattern), "") is None:
+            safe.add(str(name))
+    return safe
+
+
+_EXPANSION = re.compile(r"\$(?:\(…\)|\(\(…\)\)|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])")
+_REQUIRED = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*):?\?")
+
+
+def _made_safe(command: Command) -> set[str]:
+    """Names this command makes non-empty: a value with a literal part (`"$HOME/x"`) or from
+    `mktemp`, a `-n`/`-d` test, `${NAME:?}` (the shell stops when NAME is empty)."""
+    safe: set[str] = set()
+    for assign in command.assigns:
+        value = assign.value
+        if value is None:
+            continue
+        from_mktemp = any(
+            isinstance(c, Command) and c.words and c.words[0].literal == "mktemp"
+            for sub in value.subs
+            for c, _ in visit(sub)
+        )
+        if _EXPANSION.sub("", value.shape).strip() or from_mktemp:
+            safe.add(assign.name)
+    for word in command.words:
+        safe |= {m["name"] for m in _REQUIRED.finditer(word.text)}
+    if command.words and command.words[0].literal in ("[", "[[", "test"):
+        shapes = [w.shape for w in command.words]
+        for flag in ("-n", "-d"):
+            if flag in shapes and shapes.index(flag) + 1 < len(shapes):
+                safe.add(shapes[shapes.index(flag) + 1].lstrip("$"))
+    return safe
+
+
+def _is_recursive_rm(command: Command) -> bool:
+    words = command.words
+    if not words or words[0].literal != "rm":
+        return False
+    short = "".join(w.shape[1:] for w in words[1:] if w.shape[:1] == "-" and w.shape[:2] != "--")
+    return "r" in short or "R" in short or any(w.shape == "--recursive" for w in words[1:])
+
+
+def _rm_rf(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
+    safe = _non_empty_inputs(document)
+    found = []
+    for node, _ in unit.nodes:
+        if not isinstance(node, Command):
+            continue
+        safe |= _made_safe(node)
+        if not _is_recursive_rm(node):
+            continue
+        for word in node.words[1:]:
+            if word.shape.startswith("-") or not word.reads:
+                continue
+            first = word.reads[0]
+            if not word.shape.startswith(f"${first.name}") or first.defaulted:
+                continue
+            if word.shape == f"${first.name}":
+                continue  # `rm -rf "$dir"` with dir empty removes nothing; `"$dir"/x` is `/x`
+            if first.name in safe:
+                continue
+            command = " ".join(w.text for w in node.words)
+            message = (
+                f"`{command}`: ${first.name} could be empty; guard it "
+                f'(`${{{first.name}:?}}` or `[ -n "${first.name}" ]`)'
+            )
+            found.append(
+                Diagnostic(
+                    document.display, word.pos.row + 1, word.pos.col + 1, "rm-rf-empty-var", message
+                )
+            )
+    return found
+
+
+def _arithmetic(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
+    # fixloop's runner starts a workflow's shell under `set -euo pipefail`.
+    configured = document.contracts.checker.errexit
+    errexit = document.runner if configured is None else configured
+    found = []
+    for node, cond in unit.nodes:
+        if isinstance(node, Command) and node.words and node.words[0].literal == "set":
+            args = [w.literal or "" for w in node.words[1:]]
+            if any(a.startswith("-") and "e" in a[1:] and a[1:].isalpha() for a in args) or (
+                "-o" in args and "errexit" in args
+            ):
+                errexit = True
+        is_let = (
+            isinstance(node, Command)
+            and node.words
+            and node.words[0].literal == "let"
+            and any(
+                ("++" in (w.literal or "")) or ("--" in (w.literal or "")) for w in node.words[1:]
+            )
+        )
+        if errexit and not cond and ((isinstance(node, Arith) and node.increments) or is_let):
+            found.append(
+                Diagnostic(
+                    document.display,
+                    node.pos.row + 1,
+                    node.pos.col + 1,
+                    "errexit-arithmetic",
+                    "under `set -e`, `((n++))` exits the script when n was 0; write n=$((n + 1))",
+                )
+            )
+    return found
+
+
+# The one registry of what the checker reports: generic rules run by `check_rules`, and the ids
+# the checker itself reports. A contract id may take none of these, nor a pack rule's id.
+RULES: Mapping[str, Rule] = MappingProxyType(
+    {
+        "bash-syntax": Rule("a bash block that bash cannot parse", _per_unit(_syntax)),
+        "undefined-variable": Rule(
+            "a variable read that nothing in scope sets, declares or exports", undefined_variables
+        ),
+        "unquoted-input": Rule(
+            "an input expanded without quotes in a command's arguments", _per_unit(_unquoted_inputs)
+        ),
+        "rm-rf-empty-var": Rule(
+            "rm -r of a path built from a variable that could be empty", _per_unit(_rm_rf)
+        ),
+        "errexit-arithmetic": Rule(
+            "((n++)) under set -e exits the script when n was 0", _per_unit(_arithmetic)
+        ),
+        "unclosed-fence": Rule("a code fence that is never closed", _per_unit(_unclosed)),
+        "undeclared-output": Rule(
+            "an output written to $FIXLOOP_OUTPUT that `outputs:` does not declare",
+            undeclared_outputs,
+        ),
+        "contract-spec": Rule("a contract declaration that does not load"),
+        "contract-scope": Rule("a contract whose `in:` names a step or document that is not there"),
+        "usage": Rule("a path or option the command line cannot use"),
+        "unused-suppression": Rule("a `# fixloop: ignore[rule]` comment that silences nothing"),
+        "source-not-found": Rule("a block sources a step library that is not in the pack"),
+    }
+)
+RESERVED_IDS = frozenset(RULES) | frozenset(PACK_RULES)

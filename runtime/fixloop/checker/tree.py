@@ -1,0 +1,166 @@
+"""The syntax tree the checker works on: commands and control structures, with exact positions.
+
+Deliberately tiny: `Command` (argv words, prefix assignments, redirections, and the parsed handler
+of a `trap`), `Seq`, `AndOr`, `Not`, `Pipeline`, `If`, `Loop`, `Case`, `Function`, `Subshell`,
+`Arith` and `Broken`. `syntax.py` builds it from tree-sitter-bash; events, path analysis and the
+generic rules walk it, never tree-sitter nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import NamedTuple
+
+
+class Pos(NamedTuple):
+    """0-based row and character column inside the parsed text.
+
+    A NamedTuple, not a frozen dataclass: there is one per word and statement, and building a
+    frozen dataclass was a fifth of the syntax builder's time.
+    """
+
+    row: int
+    col: int
+
+
+@dataclass(frozen=True)
+class Read:
+    """A variable expansion: `$name`, `${name…}`."""
+
+    name: str
+    pos: Pos
+    quoted: bool
+    defaulted: bool  # `${x:-…}`, `${x:?…}`, `${x:=…}`: never silently empty
+    whole: bool  # the expansion is the entire word (`"$x"` or `$x`)
+
+
+@dataclass
+class Word:
+    text: str  # source text as written
+    shape: str  # quotes removed, `${x}` → `$x`, `$(…)` kept as `$(…)`
+    pos: Pos
+    reads: list[Read] = field(default_factory=list)
+    subs: list[Node_] = field(default_factory=list)  # command substitutions, parsed
+    literal: str | None = None  # the value when the word has no expansion at all
+    quoted: bool = False  # at least partly quoted
+    expands: bool = False  # contains any `$…` expansion or substitution
+
+
+@dataclass
+class Assign:
+    name: str
+    value: Word | None
+    pos: Pos
+    kind: str = "plain"  # plain | local | export | declare | readonly
+
+
+@dataclass
+class Redirect:
+    op: str  # `>`, `>>`, `<`, `<<`, `<<<`, `&>`, `>&` …
+    target: Word | None
+    fd: str | None
+    body: Word | None = None  # heredoc body; `reads` empty when the delimiter is quoted
+
+
+@dataclass
+class Node_:
+    pos: Pos
+    redirects: list[Redirect] = field(default_factory=list, kw_only=True)
+
+
+@dataclass
+class Command(Node_):
+    words: list[Word] = field(default_factory=list)
+    assigns: list[Assign] = field(default_factory=list)
+    exported: list[str] = field(default_factory=list)  # `export NAME` without a value
+    trap: Seq | None = None  # parsed handler of `trap '…' EXIT|ERR|…`
+    trap_signals: tuple[str, ...] = ()
+
+    @cached_property
+    def substitutions(self) -> list[Node_]:
+        """The `$(…)` of its words, assignment values and redirection targets, in run order."""
+        words = [*self.words, *(a.value for a in self.assigns if a.value is not None)]
+        words += [r.target for r in self.redirects if r.target is not None]
+        return [sub for word in words for sub in word.subs]
+
+
+@dataclass
+class Seq(Node_):
+    items: list[Node_] = field(default_factory=list)
+
+
+@dataclass
+class AndOr(Node_):
+    """`a && b || c`: a chain, kept flat (bash groups it from the left: `(a && b) || c`), so a
+    chain of hundreds of commands is a list to walk, not hundreds of nested nodes."""
+
+    first: Node_ | None = None
+    rest: list[tuple[str, Node_ | None]] = field(default_factory=list)  # ("&&" | "||", node)
+
+
+@dataclass
+class Not(Node_):
+    body: Node_ | None = None
+
+
+@dataclass
+class Pipeline(Node_):
+    items: list[Node_] = field(default_factory=list)
+
+
+@dataclass
+class If(Node_):
+    clauses: list[tuple[Seq, Seq]] = field(default_factory=list)
+    orelse: Seq | None = None
+
+
+@dataclass
+class Loop(Node_):
+    kind: str = "for"  # for | while | until | select | cfor
+    var: str | None = None
+    words: list[Word] | None = None  # `for x in WORDS`; None means "$@"
+    cond: Seq | None = None
+    body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
+
+
+@dataclass
+class Case(Node_):
+    subject: Word | None = None
+    arms: list[Seq] = field(default_factory=list)
+
+
+@dataclass
+class Function(Node_):
+    name: str = ""
+    body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
+
+
+@dataclass
+class Subshell(Node_):
+    body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
+
+
+@dataclass
+class Arith(Node_):
+    """`(( … ))` as a command (not `$(( … ))`)."""
+
+    text: str = ""
+    increments: bool = False  # `n++` / `n--` / `++n`: status 1 when the value is 0
+    reads: list[Read] = field(default_factory=list)
+
+
+@dataclass
+class Broken(Node_):
+    """A stretch tree-sitter could not parse, or that bash refuses though tree-sitter parses it."""
+
+    text: str = ""
+    missing: str | None = None
+    reason: str | None = None  # what is wrong, when neither `text` nor `missing` says it
+
+
+@dataclass
+class Script:
+    body: Seq
+    errors: list[Broken]
+    too_deep: bool = False  # nested past the checker's limit: the block is not looked into

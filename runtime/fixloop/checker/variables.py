@@ -1,0 +1,254 @@
+"""Variables: a read that nothing in scope sets, declares or exports (rule `undefined-variable`).
+
+In scope for a read are: the step's own assignments (a step's blocks run in one shell), `read`,
+`mapfile`, `getopts`, `printf -v` and `for` targets, the document's declared inputs and outputs,
+the names listed under `checker.env`, and the environment every shell has. An embedded `node -e`,
+`python -c` (or heredoc) script reads the *environment*: its `process.env.X` / `os.environ["X"]`
+needs X exported, a prefix assignment, or an input. This is the REVIEW_PATH / FIX_REPORT_PATH
+defect: a step that sets one name while its script reads another.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from fixloop.checker.events import node_words, unwrap
+from fixloop.checker.tree import Arith, Command, Loop, Read
+from fixloop.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from fixloop.checker.document import CheckedDocument, Unit
+    from fixloop.documents.interface import StepInterface
+
+WELL_KNOWN = {
+    "HOME",
+    "PATH",
+    "PWD",
+    "OLDPWD",
+    "USER",
+    "SHELL",
+    "TMPDIR",
+    "LANG",
+    "LC_ALL",
+    "TERM",
+    "HOSTNAME",
+    "UID",
+    "EUID",
+    "PPID",
+    "RANDOM",
+    "SECONDS",
+    "LINENO",
+    "BASH",
+    "BASH_SOURCE",
+    "BASH_VERSION",
+    "BASHPID",
+    "BASH_REMATCH",
+    "FUNCNAME",
+    "IFS",
+    "OPTARG",
+    "OPTIND",
+    "PIPESTATUS",
+    "REPLY",
+    "CI",
+    "EDITOR",
+    "CLAUDE_PLUGIN_ROOT",
+    "CLAUDE_PROJECT_DIR",
+    "ARGUMENTS",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "NODE_OPTIONS",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+}
+_WELL_KNOWN_PREFIXES = ("FIXLOOP_", "GITHUB_", "RUNNER_", "LC_")
+_SCRIPT_RUNNERS = {"node", "python", "python3", "ruby", "perl", "deno", "bun"}
+_ENV_READ = re.compile(
+    r"process\.env(?:\.(?P<a>[A-Za-z_]\w*)|\[\s*['\"](?P<b>[A-Za-z_]\w*)['\"]\s*\])"
+    r"|os\.environ(?:\.get\(\s*|\[\s*)['\"](?P<c>[A-Za-z_]\w*)['\"]"
+    r"|os\.getenv\(\s*['\"](?P<d>[A-Za-z_]\w*)['\"]"
+    r"|ENV\[\s*['\"](?P<e>[A-Za-z_]\w*)['\"]\s*\]"
+)
+_DEFINING_COMMANDS = {"read", "mapfile", "readarray", "getopts"}
+
+
+@dataclass
+class _Scope:
+    defined: set[str]
+    exported: set[str]
+
+
+def _defined_in(units: list[Unit]) -> _Scope:
+    defined: set[str] = set()
+    exported: set[str] = set()
+    for unit in units:
+        for node, _ in unit.nodes:
+            if isinstance(node, Command):
+                defined |= {a.name for a in node.assigns}
+                exported |= set(node.exported)
+                exported |= {a.name for a in node.assigns if a.kind == "export"}
+                defined |= _defined_by_command(node)
+                defined |= _defined_by_helper(node, unit)
+            elif isinstance(node, Loop) and node.var:
+                defined.add(node.var)
+    return _Scope(defined | exported, exported)
+
+
+def _defined_by_helper(command: Command, unit: Unit) -> set[str]:
+    """What a step-library helper sets for its caller: `local -n` arguments and globals."""
+    name = command.words[0].literal if command.words else None
+    names: set[str] = set()
+    for library in unit.libraries:
+        if name is None or name not in library.functions:
+            continue
+        for index in library.sets_arguments.get(name, set()):
+            if index < len(command.words) and command.words[index].literal:
+                names.add(command.words[index].literal or "")
+        names |= library.sets_globals.get(name, set())
+    return names
+
+
+def _defined_by_command(command: Command) -> set[str]:
+    names: set[str] = set()
+    if not command.words:
+        return names
+    name = command.words[0].literal
+    args = [w.literal or "" for w in command.words[1:]]
+    if name in _DEFINING_COMMANDS:
+        names |= {a for a in args if re.fullmatch(r"[A-Za-z_]\w*", a)}
+        if name == "read" and not names:
+            names.add("REPLY")
+    if name == "printf" and "-v" in args and args.index("-v") + 1 < len(args):
+        names.add(args[args.index("-v") + 1])
+    if name == "declare" and any(a.startswith("-") and "x" in a for a in args):
+        names |= {a for a in args if not a.startswith("-")}
+    return names
+
+
+def _known(name: str, document: CheckedDocument) -> bool:
+    return (
+        name in WELL_KNOWN
+        or name.startswith(_WELL_KNOWN_PREFIXES)
+        or name in document.inputs
+        or name in document.outputs
+        or name in document.contracts.checker.env
+    )
+
+
+def undefined_variables(document: CheckedDocument) -> list[Diagnostic]:
+    """Reads nothing sets: in documents fixloop's runner executes, or that list their inputs.
+
+    Elsewhere a `$NAME` is as often a value the prose asks the model to fill in as a mistake.
+    """
+    checker = document.contracts.checker
+    if not (document.runner or checker.inputs or checker.env):
+        return []
+    found: list[Diagnostic] = []
+    steps: dict[str | None, list[Unit]] = {}
+    for unit in document.units:
+        steps.setdefault(unit.step, []).append(unit)
+    for step, units in steps.items():
+        scope = _defined_in(units)
+        reported: set[str] = set()
+        interface = document.interface_of(step)
+        for unit in units:
+            for node, _ in unit.nodes:
+                reads: list[Read] = [r for w in node_words(node) for r in w.reads]
+                if isinstance(node, Arith):
+                    reads += node.reads
+                for read in reads:
+                    if interface is not None and _not_taken(read, interface, document, scope):
+                        if read.name not in reported:
+                            reported.add(read.name)
+                            found.append(_not_taken_diagnostic(document, step, read, interface))
+                        continue
+                    if (
+                        read.defaulted
+                        or read.name in scope.defined
+                        or read.name in reported
+                        or _known(read.name, document)
+                    ):
+                        continue
+                    reported.add(read.name)
+                    found.append(
+                        Diagnostic(
+                            document.display,
+                            read.pos.row + 1,
+                            read.pos.col + 1,
+                            "undefined-variable",
+                            f"${read.name} is read but nothing in this step sets it, and it is not "
+                            "a declared input, output or checker.env name",
+                        )
+                    )
+                if isinstance(node, Command):
+                    found += _env_reads(document, node, scope)
+    return found
+
+
+def _not_taken(
+    read: Read, interface: StepInterface, document: CheckedDocument, scope: _Scope
+) -> bool:
+    """A workflow input the step reads but its interface does not take (the runner passes a
+    step only the inputs its interface lists, so the read is always empty)."""
+    declared = document.source.metadata.get("inputs")
+    return (
+        isinstance(declared, dict)
+        and read.name in declared
+        and read.name not in interface.input_names
+        and read.name not in scope.defined
+    )
+
+
+def _not_taken_diagnostic(
+    document: CheckedDocument, step: str | None, read: Read, interface: StepInterface
+) -> Diagnostic:
+    takes = ", ".join(interface.input_names) or "none"
+    return Diagnostic(
+        document.display,
+        read.pos.row + 1,
+        read.pos.col + 1,
+        "undefined-variable",
+        f"step {step!r} reads input ${read.name}, which its interface does not take "
+        f"(takes: {takes}); the runner passes a step only the inputs its interface lists",
+    )
+
+
+def _env_reads(document: CheckedDocument, command: Command, scope: _Scope) -> list[Diagnostic]:
+    argv, _ = unwrap(command.words)
+    runner = (argv[0].literal or "").rsplit("/", 1)[-1] if argv else ""
+    if runner not in _SCRIPT_RUNNERS and not runner.startswith("python"):
+        return []
+    prefixed = {a.name for a in command.assigns}
+    prefixed |= {
+        (w.literal or "").split("=", 1)[0] for w in command.words[: len(command.words) - len(argv)]
+    }
+    texts = [w for w in argv[1:] if w.literal is not None]
+    texts += [r.body for r in command.redirects if r.body is not None]
+    found = []
+    for word in texts:
+        for match in _ENV_READ.finditer(word.text):
+            name = next(g for g in match.groups() if g)
+            if name in scope.exported or name in prefixed or _known(name, document):
+                continue
+            before = word.text[: match.start()]
+            row = word.pos.row + before.count("\n")
+            col = (
+                (len(before) - before.rfind("\n") - 1)
+                if "\n" in before
+                else word.pos.col + len(before)
+            )
+            state = (
+                "it is assigned, not exported" if name in scope.defined else "nothing exports it"
+            )
+            found.append(
+                Diagnostic(
+                    document.display,
+                    row + 1,
+                    col + 1,
+                    "undefined-variable",
+                    f"the embedded `{runner}` script reads the environment "
+                    f"variable {name}, but {state}",
+                )
+            )
+    return found

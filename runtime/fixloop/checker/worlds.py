@@ -1,0 +1,117 @@
+"""Worlds: classes of execution paths, as the path analysis of `flow.py` tracks them.
+
+A `World` records the watched commands that ran (in order, each with success or failure), the last
+exit status (0, 1 or unknown), the values of status flags (`rc=$?`, `ff_status=0`), what is known
+about loop word lists, the EXIT traps in force, whether `set -e` is on, and whether the run has
+already failed. An `Outcome` sorts the worlds leaving a construct by how they leave it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from fixloop.checker.tree import Function, Seq
+
+Status = int | None  # 0 success, 1 failure, None unknown
+Mark = tuple[str, str, int]  # watched name, "ok" | "fail", event id
+
+
+class World(NamedTuple):
+    """One class of paths. A NamedTuple: worlds are hashed and copied millions of times."""
+
+    marks: tuple[Mark, ...] = ()
+    status: Status = 0
+    flags: tuple[tuple[str, Status], ...] = ()
+    lists: tuple[tuple[str, bool], ...] = ()
+    traps: tuple[int, ...] = ()
+    errexit: bool = False
+    failed: bool = False
+
+    def at(self, status: Status) -> World:
+        """This world with another last exit status: the most frequent change, made directly."""
+        return World(
+            self.marks, status, self.flags, self.lists, self.traps, self.errexit, self.failed
+        )
+
+    def mark(self, name: str) -> Mark | None:
+        return next((m for m in self.marks if m[0] == name), None)
+
+    def ran_after(self, later: str, earlier: str) -> bool:
+        names = [m[0] for m in self.marks]
+        return later in names and earlier in names and names.index(later) > names.index(earlier)
+
+    def with_mark(self, mark: Mark) -> World:
+        return self._replace(marks=(*(m for m in self.marks if m[0] != mark[0]), mark))
+
+    def flag(self, name: str) -> tuple[bool, Status]:
+        for key, value in self.flags:
+            if key == name:
+                return True, value
+        return False, None
+
+    def with_flag(self, name: str, value: Status) -> World:
+        return self._replace(flags=(*((k, v) for k, v in self.flags if k != name), (name, value)))
+
+
+_NO_WORLDS: frozenset[World] = frozenset()
+
+
+@dataclass(slots=True)
+class Outcome:
+    """The worlds leaving a construct, by how they leave it.
+
+    One per node visited: only `normal` gets its own set up front. The other four are rarely
+    filled, so they share one empty frozenset until something is added (`|=` then makes a new
+    set instead of changing the shared one); add to them only with `|=`.
+    """
+
+    normal: set[World] = field(default_factory=set)
+    exits: AbstractSet[World] = _NO_WORLDS
+    returns: AbstractSet[World] = _NO_WORLDS
+    breaks: AbstractSet[World] = _NO_WORLDS
+    continues: AbstractSet[World] = _NO_WORLDS
+
+    def absorb(self, other: Outcome, normal: bool = True) -> None:
+        if normal:
+            self.normal |= other.normal
+        if other.exits:
+            self.exits |= other.exits
+        if other.returns:
+            self.returns |= other.returns
+        if other.breaks:
+            self.breaks |= other.breaks
+        if other.continues:
+            self.continues |= other.continues
+
+
+@dataclass
+class Unit:
+    body: Seq
+    finally_: bool
+    errexit: bool = False  # the runner starts the shell under `set -e`
+    # For a run with no watched command: (can end normally, can fail); its effect on any world.
+    summary: tuple[bool, bool] | None = None
+    # Its functions by name and its status-flag names (`rc=$?`), found once per document.
+    scan: tuple[dict[str, Function], set[str]] | None = None
+    helpers: frozenset[str] = frozenset()  # the step-library functions among `scan`'s
+
+
+@dataclass
+class FlowResult:
+    before: dict[int, set[World]] = field(default_factory=dict)
+    ends: set[World] = field(default_factory=set)
+
+
+def split(worlds: Iterable[World]) -> tuple[set[World], set[World]]:
+    """Worlds where the last command succeeded, and where it failed (unknown goes both ways)."""
+    ok: set[World] = set()
+    bad: set[World] = set()
+    for world in worlds:
+        if world.status in (0, None):
+            ok.add(world.at(0))
+        if world.status != 0:
+            bad.add(world.at(1))
+    return ok, bad

@@ -1,0 +1,170 @@
+"""Project settings for `fixloop check` and `fixloop validate`: `fixloop.toml`, or `[tool.fixloop]`.
+
+    [tool.fixloop]                   # in pyproject.toml; in fixloop.toml the same keys, no table
+    pack = "plugins/ours"            # the pack to use when no path is given
+    profile = "claude"               # or "fixloop": fixloop's house rules (see `Profile`)
+    select = ["undefined-variable"]  # report only these rule or contract ids (default: all)
+    ignore = ["rm-rf-empty-var"]     # never report these
+    [tool.fixloop.per-file-ignores]  # in fixloop.toml: [per-file-ignores]
+    "workflows/legacy-*.md" = ["undefined-variable"]
+
+Found as ruff finds its own: from the pack (or the current directory) upwards, the nearest
+`fixloop.toml`, or the nearest `pyproject.toml` with a `[tool.fixloop]` table; `fixloop.toml` wins
+in a folder that has both. Paths in it (`pack`, the per-file globs) are relative to its folder.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.documents.located_yaml import KeyPath
+from fixloop.documents.spec_errors import spec_diagnostics
+
+CONFIG_FILE = "fixloop.toml"
+PYPROJECT = "pyproject.toml"
+
+
+class Profile(StrEnum):
+    """Which rules a pack is held to.
+
+    `claude`: what Claude Code itself accepts, and nothing of fixloop's own making; the default.
+    `fixloop`: fixloop's house rules on top: an agent's name equals its file name, agent size
+    budgets, declared inputs match the template, strict frontmatter values, and the runner's
+    semantics (one shell per step, `set -euo pipefail`, inputs as environment variables) for the
+    bash of `workflows/*.md`.
+    """
+
+    CLAUDE = "claude"
+    FIXLOOP = "fixloop"
+
+
+class Settings(BaseModel):
+    # Built on first use: a document without contracts (and a project without settings) never
+    # pays for pydantic's validators, a good part of `fixloop check`'s start.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
+
+    pack: str | None = None
+    profile: Profile | None = None
+    select: list[str] | None = None
+    ignore: list[str] = Field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = Field(default_factory=dict, alias="per-file-ignores")
+
+
+@dataclass(frozen=True)
+class Config:
+    settings: Settings = field(default_factory=Settings)
+    path: Path | None = None  # the file the settings come from
+
+    @property
+    def folder(self) -> Path | None:
+        return self.path.parent if self.path else None
+
+    @property
+    def pack(self) -> Path | None:
+        if self.settings.pack is None or self.folder is None:
+            return None
+        return (self.folder / self.settings.pack).resolve()
+
+    def profile(self, chosen: Profile | None = None) -> Profile:
+        return chosen or self.settings.profile or Profile.CLAUDE
+
+    def wanted(self, diagnostic: Diagnostic, base: Path | None = None) -> bool:
+        """Does `select`/`ignore`/`per-file-ignores` let this diagnostic through?"""
+        rule = diagnostic.rule
+        if self.settings.select is not None and rule not in self.settings.select:
+            return False
+        if rule in self.settings.ignore:
+            return False
+        if not self.settings.per_file_ignores or self.folder is None:
+            return True
+        where = ((base or Path.cwd()) / diagnostic.path).resolve()
+        try:
+            relative = where.relative_to(self.folder.resolve()).as_posix()
+        except ValueError:
+            return True
+        return not any(
+            rule in rules and fnmatch.fnmatch(relative, pattern)
+            for pattern, rules in self.settings.per_file_ignores.items()
+        )
+
+    def unknown_id(self, rule: str) -> Diagnostic:
+        shown = display_path(self.path) if self.path else CONFIG_FILE
+        message = f"{rule!r} is neither a rule fixloop reports nor a contract id it checked"
+        return Diagnostic(shown, 1, 1, "config", message, Severity.WARNING)
+
+    def named_ids(self) -> set[str]:
+        named = set(self.settings.select or []) | set(self.settings.ignore)
+        return named | {r for rules in self.settings.per_file_ignores.values() for r in rules}
+
+
+def find_config(start: Path) -> Config:
+    """The settings that apply at `start` (a file or folder); empty settings when none."""
+    folder = start.resolve()
+    if not folder.is_dir():
+        folder = folder.parent
+    for candidate in (folder, *folder.parents):
+        own = candidate / CONFIG_FILE
+        if own.is_file():
+            return _load(own, table=False)
+        pyproject = candidate / PYPROJECT
+        if pyproject.is_file() and re.search(r"(?m)^\[tool\.fixloop[.\]]", _text(pyproject)):
+            return _load(pyproject, table=True)
+    return Config()
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FixloopError(Diagnostic(display_path(path), 1, 1, "config", str(exc))) from None
+
+
+def _load(path: Path, table: bool) -> Config:
+    text = _text(path)
+    shown = display_path(path)
+    try:
+        data: Any = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        at = re.search(r"line (\d+), column (\d+)", str(exc))
+        end = (text.count("\n") + 1, 1) if "end of document" in str(exc) else (1, 1)
+        line, col = (int(at[1]), int(at[2])) if at else end
+        problem = re.sub(r" \(at [^)]*\)$", "", str(exc))
+        raise FixloopError(
+            Diagnostic(shown, line, col, "config", f"invalid TOML: {problem}")
+        ) from None
+    prefix: KeyPath = ("tool", "fixloop") if table else ()
+    for key in prefix:
+        data = data.get(key, {}) if isinstance(data, dict) else {}
+    try:
+        return Config(Settings.model_validate(data), path)
+    except ValidationError as exc:
+        raise FixloopError(
+            spec_diagnostics(
+                exc,
+                model=Settings,
+                data=data,
+                display=shown,
+                rule="config",
+                key_lines=_key_lines(text, prefix),
+                prefix=prefix,
+            )
+        ) from None
+
+
+def _key_lines(text: str, prefix: KeyPath) -> dict[KeyPath, int]:
+    """Lines of the settings' keys, found in the text (tomllib keeps no positions)."""
+    lines: dict[KeyPath, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        key = re.match(r'\s*"?([A-Za-z0-9_-]+)"?\s*=', line)
+        if key and (*prefix, key[1]) not in lines:
+            lines[(*prefix, key[1])] = number
+    return lines

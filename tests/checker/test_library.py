@@ -1,0 +1,78 @@
+"""The checker sees through the step library a document's blocks source ($FIXLOOP_LIB).
+
+The fixture pack `fixtures/library/` has a small library of its own (`workflows/lib/fixloop.sh`):
+a helper that writes the sentinel through a second helper, one that fills an array named by its
+caller, one that sets a global, and two that no step should call (`git stash`, `git reset`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fixloop.checker.check import check_paths
+
+from .conftest import FIXTURES
+
+DOCUMENT = "workflows/deploy.md"
+
+
+@pytest.fixture
+def pack(tmp_path: Path) -> Path:
+    shutil.copytree(FIXTURES / "library", tmp_path / "library")
+    return tmp_path / "library"
+
+
+def found(pack: Path) -> list[tuple[str, str, int]]:
+    return [(d.path, d.rule, d.line) for d in check_paths([pack], base=pack).diagnostics]
+
+
+def edit(pack: Path, old: str, new: str) -> None:
+    path = pack / DOCUMENT
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_helpers_a_step_calls_are_its_commands_and_the_rest_are_not(pack: Path) -> None:
+    result = check_paths([pack], base=pack)
+    assert result.diagnostics == []  # lib_shelve and lib_start_over are never called
+    events = [(e.path, e.line, e.name) for d in result.documents for e in d.events]
+    assert ("workflows/lib/fixloop.sh", 15, ">") in events  # two helpers deep
+    assert not [e for e in events if e[2] == "git" and e[1] in (25, 30)]
+
+
+def test_a_forbidden_command_inside_a_called_helper_is_reported_there(pack: Path) -> None:
+    edit(pack, "lib_write_sentinel\n", "lib_write_sentinel\nlib_shelve\n")
+    assert found(pack) == [("workflows/lib/fixloop.sh", "nothing-is-shelved", 25)]
+
+
+def test_the_path_analysis_follows_the_call(pack: Path) -> None:
+    edit(
+        pack,
+        'git worktree add "$WORKTREE"\nlib_write_sentinel',
+        'lib_write_sentinel\ngit worktree add "$WORKTREE"',
+    )
+    assert found(pack) == [("workflows/lib/fixloop.sh", "sentinel-after-worktree-add", 15)]
+
+
+def test_what_a_helper_sets_is_set_and_without_the_library_it_is_not(pack: Path) -> None:
+    edit(pack, '. "$FIXLOOP_LIB/fixloop.sh"\nlib_read_list', "lib_read_list")
+    assert found(pack) == [
+        ("workflows/deploy.md", "undefined-variable", 24),  # "${paths[@]}"
+        ("workflows/deploy.md", "undefined-variable", 26),  # "$LAST_SEEN"
+    ]
+
+
+def test_a_library_that_is_not_in_the_pack_is_an_error(pack: Path) -> None:
+    edit(
+        pack,
+        '. "$FIXLOOP_LIB/fixloop.sh"\ngit worktree',
+        '. "$FIXLOOP_LIB/fixloop-v2.sh"\ngit worktree',
+    )
+    problems = check_paths([pack], base=pack).diagnostics
+    (missing,) = [d for d in problems if d.rule == "source-not-found"]
+    assert (missing.line, missing.col) == (33, 3)
+    assert "names fixloop-v2.sh, which is not in the pack" in missing.message
