@@ -55,8 +55,9 @@ def main() -> int:
         kinds = ["local", "bwrap", *(["docker"] if args.image else [])]
         for kind in kinds:
             choice = choose_sandbox(kind, image=args.image if kind == "docker" else None)
-            sandbox = RunSandbox(choice, run_id="bench", python=sys.executable,
-                                 read_only=(str(LIBRARY),))  # fmt: skip
+            sandbox = RunSandbox(
+                choice, run_id="bench", python=sys.executable, read_only=(str(LIBRARY),)
+            )
             sides[kind] = [str(write_launcher(root / kind, sandbox)), *check]
         times: dict[str, list[float]] = {side: [] for side in sides}
         for _ in range(args.rounds):

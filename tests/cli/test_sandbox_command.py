@@ -1,6 +1,6 @@
-"""`fixloop sandbox exec` through the real CLI and through the module the launcher runs: the
-argv runs confined to the working tree holding the current directory, its output and exit code
-come back, a bad configuration is one line, exit 2."""
+"""`fixloop sandbox exec` through the real CLI (the command a run's launcher runs): the argv
+runs confined to the working tree holding the current directory, its output and exit code come
+back, a bad configuration is one line, exit 2."""
 
 from __future__ import annotations
 
@@ -17,20 +17,16 @@ from tests.sandboxes.support import NEEDS_BWRAP
 from fixloop.sandboxes import choose_sandbox
 from fixloop.sandboxes.launcher import RunSandbox, write_launcher
 
-# The command as a user types it, and its module as the run's launcher runs it.
-ENTRY_POINTS = {
-    "fixloop": ["-m", "fixloop", "sandbox"],
-    "module": ["-m", "fixloop.cli.sandbox_command"],
-}
 
-
-def sandbox_exec(
-    config: Path, *argv: str, cwd: Path, how: str = "fixloop"
-) -> subprocess.CompletedProcess[str]:
+def sandbox_exec(config: Path, *argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, *ENTRY_POINTS[how], "exec", "--config", str(config), "--", *argv],
-        cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        [sys.executable, "-m", "fixloop", "sandbox", "exec", "--config", str(config), "--", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -54,13 +50,17 @@ def _config(tmp_path: Path, kind: str) -> Path:
     return launcher.with_name("config.json")
 
 
-@pytest.mark.parametrize("how", sorted(ENTRY_POINTS))
-def test_output_and_exit_code_come_back(tmp_path: Path, worktree: Path, how: str) -> None:
+def test_output_and_exit_code_come_back(tmp_path: Path, worktree: Path) -> None:
     config = _config(tmp_path, "local")
     done = sandbox_exec(
-        config, "bash", "-c", 'pwd; echo "$1" >&2; exit 5', "_", "a b $(c)",
-        cwd=worktree / "src", how=how,
-    )  # fmt: skip
+        config,
+        "bash",
+        "-c",
+        'pwd; echo "$1" >&2; exit 5',
+        "_",
+        "a b $(c)",
+        cwd=worktree / "src",
+    )
     assert (done.returncode, done.stdout, done.stderr) == (5, f"{worktree}/src\n", "a b $(c)\n")
 
 
@@ -97,11 +97,10 @@ def test_a_missing_program_is_127(tmp_path: Path, worktree: Path) -> None:
     assert done.returncode == 127
 
 
-@pytest.mark.parametrize("how", sorted(ENTRY_POINTS))
-def test_a_bad_config_is_one_line_exit_two(tmp_path: Path, worktree: Path, how: str) -> None:
+def test_a_bad_config_is_one_line_exit_two(tmp_path: Path, worktree: Path) -> None:
     config = tmp_path / "config.json"
     config.write_text('{"kind": "podman"}')
-    done = sandbox_exec(config, "true", cwd=worktree, how=how)
+    done = sandbox_exec(config, "true", cwd=worktree)
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         f"{config}:1:1: sandbox: not a sandbox configuration: kind: expected one of local, "

@@ -20,8 +20,13 @@ def fixloop(
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "fixloop", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False, env=env,
-    )  # fmt: skip
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
 
 
 def _tree(user_repo: UserRepo) -> tuple[object, ...]:

@@ -106,8 +106,13 @@ def test_the_launcher_runs_a_command_in_the_sandbox_and_relays_it(tmp_path: Path
     outside = Path("/var/tmp") / f"fixloop-launcher-test-{os.getpid()}"
     done = subprocess.run(
         [str(launcher), "bash", "-c", script, "_", str(outside)],
-        cwd=tmp_path / "wt", env=env, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        cwd=tmp_path / "wt",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert (done.returncode, done.stdout) == (9, "out\n")
     assert done.stderr.startswith("err\n") and "Read-only file system" in done.stderr
     assert (tmp_path / "wt" / "inside").is_file()

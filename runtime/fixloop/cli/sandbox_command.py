@@ -7,21 +7,15 @@ configuration names on the git working tree holding the current directory, runs 
 (never through a shell), and hands back the command's stdout, stderr and exit code (127: not
 found; 137: killed, also on timeout). A configuration that cannot be read is one line naming
 the file, exit 2.
-
-The launcher runs this module directly (`python -m fixloop.cli.sandbox_command`), not through
-`fixloop`: building the whole command line costs most of a second, and a step may run one
-sandboxed command per file it checks.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeAlias
 
-from fixloop.diagnostics import FixloopError
 from fixloop.sandboxes.launcher import read_run_sandbox, working_tree_of
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -31,13 +25,18 @@ EXIT_USAGE = 2
 
 def _add_exec(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--config", type=Path, required=True, metavar="CONFIG",
+        "--config",
+        type=Path,
+        required=True,
+        metavar="CONFIG",
         help="the run's sandbox configuration (RUN_DIR/sandbox/config.json)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "argv", nargs=argparse.REMAINDER, metavar="-- CMD ARG…",
+        "argv",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD ARG…",
         help="the command and its arguments, as words (no shell parses them)",
-    )  # fmt: skip
+    )
     parser.set_defaults(handler=run_exec)
 
 
@@ -76,22 +75,4 @@ def run_exec(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """This command alone, for the launcher (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="fixloop")
-    register(parser.add_subparsers(dest="command", metavar="COMMAND", required=True))
-    args = parser.parse_args([COMMAND, *(sys.argv[1:] if argv is None else argv)])
-    try:
-        code: int = args.handler(args)
-    except FixloopError as exc:
-        for diagnostic in exc.diagnostics:
-            print(diagnostic.format(), file=sys.stderr)
-        return exc.exit_code
-    return code
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-
-
-__all__ = ["main", "register", "run_exec"]
+__all__ = ["register", "run_exec"]

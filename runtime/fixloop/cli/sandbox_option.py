@@ -16,11 +16,13 @@ from fixloop.sandboxes import KINDS, SandboxChoice, choose_sandbox
 
 def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--sandbox", choices=KINDS, default="auto",
+        "--sandbox",
+        choices=KINDS,
+        default="auto",
         help="where verification commands (tests, builds, syntax checks) and a scripted "
         "model's shell run: auto (the strongest that works here; it says which), local (no "
         "isolation), bwrap (read-only root, no network), docker (needs --image)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--image", metavar="IMG", help="the Docker image those commands run in (never pulled)"
     )

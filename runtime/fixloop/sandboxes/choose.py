@@ -97,9 +97,15 @@ def open_chosen(
     if choice.kind != "docker":
         raise sandbox_error(f"unknown sandbox {choice.kind!r}; choose one of {', '.join(KINDS)}")
     return container.DockerSandbox(
-        worktree, image=choice.image, run_id=run_id, memory=memory, pids=pids,
-        reason=choice.reason, output_cap=output_cap, read_only=read_only,
-    )  # fmt: skip
+        worktree,
+        image=choice.image,
+        run_id=run_id,
+        memory=memory,
+        pids=pids,
+        reason=choice.reason,
+        output_cap=output_cap,
+        read_only=read_only,
+    )
 
 
 def open_sandbox(
@@ -115,6 +121,10 @@ def open_sandbox(
     """A sandbox for commands in `worktree` (use it as a context manager). `run_id` labels
     docker containers so that recovery can remove those of a dead run."""
     return open_chosen(
-        choose_sandbox(kind, image=image), worktree=worktree, run_id=run_id, memory=memory,
-        pids=pids, output_cap=output_cap,
-    )  # fmt: skip
+        choose_sandbox(kind, image=image),
+        worktree=worktree,
+        run_id=run_id,
+        memory=memory,
+        pids=pids,
+        output_cap=output_cap,
+    )

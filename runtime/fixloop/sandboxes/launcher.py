@@ -15,8 +15,8 @@ The step runner hands `run` to every step of the run as `FIXLOOP_SANDBOX`, and t
 library's `fixloop_sandboxed CMD ARG…` calls it (or runs the argv directly where no runtime
 set it). The launcher is the same few lines for every run and holds no value: it finds its
 config next to itself and the runtime's interpreter in `FIXLOOP_PYTHON`, and runs
-`fixloop sandbox exec --config CONFIG -- CMD ARG…` (its module, directly: see
-`cli/sandbox_command.py`), which opens the sandbox on the working tree
+`fixloop sandbox exec --config CONFIG -- CMD ARG…` (`cli/sandbox_command.py`), which opens
+the sandbox on the working tree
 that holds the current directory, runs the argv there and hands back its output and exit code.
 
 In a docker container the runtime's own interpreter does not exist: a command whose program is
@@ -48,8 +48,7 @@ LAUNCHER_TEXT = """\
 # Runs `run CMD ARG...` in the sandbox this fixloop run chose (config.json next to this file).
 # Written by the fixloop runtime; see docs/sandboxes.md.
 here=$(dirname -- "$0")
-exec "${FIXLOOP_PYTHON:-python3}" -m fixloop.cli.sandbox_command exec \\
-  --config "$here/config.json" -- "$@"
+exec "${FIXLOOP_PYTHON:-python3}" -m fixloop sandbox exec --config "$here/config.json" -- "$@"
 """
 
 
@@ -173,10 +172,13 @@ def working_tree_of(cwd: Path) -> Path:
             return folder
     raise FixloopError(
         Diagnostic(
-            str(cwd), 1, 1, "sandbox",
+            str(cwd),
+            1,
+            1,
+            "sandbox",
             "not inside a git working tree: a sandboxed command runs in the run's worktree",
         )
-    )  # fmt: skip
+    )
 
 
 __all__ = [
