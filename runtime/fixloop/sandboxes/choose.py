@@ -21,7 +21,6 @@ from fixloop.sandboxes.daemon import connect, daemon_address, daemon_problem, im
 from fixloop.sandboxes.protocol import OUTPUT_CAP_BYTES, Sandbox, SandboxChoice, sandbox_error
 
 KINDS = ("auto", "local", "bwrap", "docker")
-NEEDS_IMAGE = "--sandbox docker needs --image IMAGE (the image tests run in)"
 
 
 def _image_missing(image: str) -> str | None:
@@ -43,7 +42,7 @@ def _named(kind: str, image: str | None) -> SandboxChoice:
             raise sandbox_error(f"--sandbox bwrap: {problem}")
         return SandboxChoice(kind, asked)
     if not image:
-        raise sandbox_error(NEEDS_IMAGE)
+        raise sandbox_error(container.NEEDS_IMAGE)
     if (no_daemon := daemon_problem()) is not None:
         raise sandbox_error(no_daemon)
     if (missing := _image_missing(image)) is not None:

@@ -51,6 +51,8 @@ from fixloop.sandboxes.protocol import (
     sandbox_error,
 )
 
+NEEDS_IMAGE = "--sandbox docker needs --image IMAGE (the image commands run in)"
+
 KIND = "docker"
 DEFAULT_MEMORY = "2g"
 DEFAULT_PIDS = 1024
@@ -116,7 +118,7 @@ class DockerSandbox(SandboxBase):
         import docker
 
         if not image:
-            raise sandbox_error("--sandbox docker needs --image IMAGE (the image tests run in)")
+            raise sandbox_error(NEEDS_IMAGE)
         try:
             memory_bytes = int(docker.utils.parse_bytes(memory))
         except docker.errors.DockerException:
