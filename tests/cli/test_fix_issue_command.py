@@ -117,7 +117,7 @@ BAD_INPUT = {
     ),
     "docker without an image": (
         ["ISSUE.md", "--sandbox", "docker"],
-        "--sandbox:1:1: sandbox: --sandbox docker needs --image IMAGE (the image tests run in)",
+        "--sandbox:1:1: sandbox: --sandbox docker needs --image IMAGE (the image commands run in)",
     ),
 }
 

@@ -131,7 +131,7 @@ def test_no_image_or_a_missing_image_is_one_line_exit_2(docker_client: Any, work
         DockerSandbox(worktree, image=None)
     assert error.value.exit_code == 2
     assert str(error.value) == (
-        "--sandbox:1:1: sandbox: --sandbox docker needs --image IMAGE (the image tests run in)"
+        "--sandbox:1:1: sandbox: --sandbox docker needs --image IMAGE (the image commands run in)"
     )
     with pytest.raises(FixloopError) as error:
         open_sandbox("docker", worktree=worktree, image="fixloop-no-such-image:1")

@@ -14,6 +14,8 @@ from tests.helpers.workflows import write_workflow
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.runs.run import Run
+from fixloop.sandboxes import SandboxChoice
+from fixloop.sandboxes.launcher import RunSandbox, write_launcher
 from fixloop.steps.runner import run_step
 
 DOC = """\
@@ -356,3 +358,40 @@ def test_a_pack_that_ships_its_own_library_gets_it(tmp_path: Path) -> None:
     result = run_step(doc, "use", cwd=tmp_path, inputs={})
     assert result.ok, result.describe_failure()
     assert result.outputs == {"LIB": "own", "PY": "own", "LINES": "own"}
+
+
+SANDBOXED_DOC = """\
+---
+name: sandboxed
+description: A step that runs a command through the run's sandbox.
+outputs:
+  SANDBOX: The launcher the step was handed, or none.
+  STEP: FIXLOOP_STEP as the sandboxed command saw it (a sandbox passes no such variable).
+---
+
+# Sandboxed
+
+## Check {#check}
+
+```bash
+. "$FIXLOOP_LIB/fixloop.sh"
+fixloop_output SANDBOX "${FIXLOOP_SANDBOX:-none}"
+fixloop_output STEP "$(fixloop_sandboxed printenv FIXLOOP_STEP || echo unset)"
+```
+"""
+
+
+def test_a_run_with_a_sandbox_launcher_hands_it_to_every_step(
+    tmp_path: Path, user_repo: UserRepo
+) -> None:
+    doc = write_workflow(tmp_path / "pack", SANDBOXED_DOC)
+    plain = Run.start(user_repo.path, "sandboxed")
+    outputs = run_step(doc, "check", cwd=user_repo.path, inputs={}, run=plain).outputs
+    assert outputs == {"SANDBOX": "none", "STEP": "check"}  # run directly, in the step's env
+    plain.finish("done")
+    run = Run.start(user_repo.path, "sandboxed")
+    launcher = write_launcher(run.dir, RunSandbox(SandboxChoice("local", "asked for")))
+    result = run_step(doc, "check", cwd=user_repo.path, inputs={}, run=run)
+    assert result.ok, result.describe_failure()
+    assert result.outputs == {"SANDBOX": str(launcher), "STEP": "unset"}
+    run.finish("done")

@@ -51,6 +51,7 @@ def test_sourcing_defines_functions_and_runs_nothing(tmp_path: Path) -> None:
         "fixloop_output",
         "fixloop_read_paths",
         "fixloop_refuse_unsafe_path",
+        "fixloop_sandboxed",
     ]
     assert "declare -ft fixloop_index_from_head" in done.stdout  # traced: its git commands count
     assert list(tmp_path.iterdir()) == []
@@ -201,3 +202,23 @@ def test_the_repository_is_the_root_when_no_worktree_is_set(user_repo: UserRepo)
     assert done.stderr == (
         "fixloop: refusing a path: 'src/out/x': passes through the symbolic link src/out\n"
     )
+
+
+def test_sandboxed_runs_the_argv_directly_without_a_launcher(tmp_path: Path) -> None:
+    done = bash('fixloop_sandboxed printf "%s|" "$@"', "a b", "$(c)", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "a b|$(c)|")
+
+
+def test_sandboxed_hands_the_argv_to_the_launcher_as_words(tmp_path: Path) -> None:
+    launcher = tmp_path / "launcher"
+    launcher.write_text('#!/bin/sh\nprintf "via launcher:"; printf " [%s]" "$@"; exit 7\n')
+    launcher.chmod(0o755)
+    script = 'code=0; fixloop_sandboxed printf "%s" "$@" || code=$?; echo " $code"'
+    done = bash(script, "a b", "$(c)", cwd=tmp_path, env={"FIXLOOP_SANDBOX": str(launcher)})
+    assert done.stdout == "via launcher: [printf] [%s] [a b] [$(c)] 7\n"
+
+
+def test_sandboxed_without_a_command_is_an_error(tmp_path: Path) -> None:
+    done = bash("fixloop_sandboxed", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == "fixloop: fixloop_sandboxed: no command given\n"

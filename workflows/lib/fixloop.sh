@@ -19,6 +19,7 @@
 #   fixloop_output NAME VALUE           hand a value back to the runtime ($FIXLOOP_OUTPUT)
 #   fixloop_index_from_head INDEX [LIST]
 #                                       a temporary index: HEAD plus exactly the listed paths
+#   fixloop_sandboxed CMD ARG...        run a verification command in the run's sandbox
 
 # fixloop_refuse_unsafe_path PATH
 #
@@ -226,3 +227,24 @@ fixloop_index_from_head() {
 # Traced: the runner's trace (and its crash switch, FIXLOOP_CRASH_AT) sees the git commands this
 # helper runs one by one, as if they were written in the step.
 declare -ft fixloop_index_from_head
+
+# fixloop_sandboxed CMD ARG...
+#
+# Runs the argv CMD ARG... (words, never shell text) in the sandbox the run chose, confined to
+# the git working tree holding the current directory, and returns its exit status (127: not
+# found there; 137: killed, also when it ran too long). Every verification command of a workflow
+# (tests, builds, syntax checks) goes through it. The runtime sets FIXLOOP_SANDBOX (the run's
+# launcher, <run dir>/sandbox/run) for every step of a run that chose a sandbox; where nothing
+# set it (a workflow followed by hand inside Claude Code, whose own sandbox confines Bash) the
+# argv runs directly. See docs/sandboxes.md.
+fixloop_sandboxed() {
+  if [ "$#" -eq 0 ]; then
+    echo "fixloop: fixloop_sandboxed: no command given" >&2
+    return 2
+  fi
+  if [ -n "${FIXLOOP_SANDBOX:-}" ]; then
+    "$FIXLOOP_SANDBOX" "$@"
+  else
+    "$@"
+  fi
+}

@@ -18,6 +18,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from fixloop.agents.toolbox import Toolbox
+from fixloop.sandboxes.launcher import RunSandbox
 
 
 class OutcomeStatus(StrEnum):
@@ -60,6 +61,9 @@ class AgentRequest:
     # An MCP config file (`{"mcpServers": ...}`) whose servers the call may use (Figma's, for a
     # design task); their tools are among `tools`.
     mcp_config: str | None = None
+    # The run's sandbox (`fixloop.sandboxes.launcher`): where the scripted model's shell
+    # commands run. None: no run chose one (they run directly, as before).
+    sandbox: RunSandbox | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

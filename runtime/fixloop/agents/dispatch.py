@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from fixloop.documents.inputs import InputError, coerce_inputs
 from fixloop.documents.pack import Pack
 from fixloop.documents.render import render_template
 from fixloop.events import Event, EventKind, EventStream
+from fixloop.sandboxes.launcher import RunSandbox
 
 
 def build_request(
@@ -76,6 +77,7 @@ class Dispatcher:
     events: EventStream = field(default_factory=EventStream)
     budget: RunBudget | None = None
     timeout_s: float | None = None
+    sandbox: RunSandbox | None = None  # set once the run chose it (`Workflow.start_run`)
 
     def __post_init__(self) -> None:
         if self.budget is not None and not isinstance(self.backend, BudgetedBackend):
@@ -99,6 +101,8 @@ class Dispatcher:
             timeout_s=self.timeout_s, extra_tools=extra_tools, mcp_config=mcp_config,
             toolbox=toolbox,
         )  # fmt: skip
+        if self.sandbox is not None:
+            request = replace(request, sandbox=self.sandbox)
         started = time.monotonic()
         outcome = self.backend.dispatch(request)
         self.events.emit(agent_event(request, outcome, time.monotonic() - started))

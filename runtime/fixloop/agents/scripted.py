@@ -43,7 +43,9 @@ Rules, all failing closed:
   `version: "@last"` is the version the last answer about that path reported. A script with
   `tools` for a call that was lent none is inconclusive (`crash`). Each tool call is a turn.
 - `bash` commands play a model's shell tool calls: each runs as `bash -c` in the worktree (stdin
-  empty, output discarded), in order, after the edits; one running past 60 s times the call out.
+  empty, output discarded), in order, after the edits, in the run's sandbox when the run chose
+  one (`AgentRequest.sandbox`: then, under bwrap or docker, a write outside the worktree fails);
+  one running past 60 s times the call out.
   Like a real shell command they are NOT checked against `writable` and never recorded as
   denied: they are how a script shows a workflow a write no refusal saw. A command's exit status
   does not end the call (a failed tool call does not end a real model's turn either).
@@ -71,8 +73,11 @@ from fixloop.agents.toolbox import latest_versions, with_version
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.located_yaml import load_located
 from fixloop.documents.spec_errors import spec_diagnostics
+from fixloop.sandboxes.launcher import working_tree_of
 from fixloop.schemas.registry import parse_output
 from fixloop.steps.paths import unsafe_reason
+
+SHELL_TIMEOUT_S = 60.0
 
 
 class _Strict(BaseModel):
@@ -230,16 +235,7 @@ class ScriptedBackend:
                 outcome = AgentOutcome.inconclusive(StopReason.CRASH, problem, usage)
                 return _with_denied(outcome, denied)
         for command in reply.bash:
-            try:
-                subprocess.run(
-                    ["bash", "-c", command],
-                    cwd=request.cwd,
-                    stdin=subprocess.DEVNULL,
-                    capture_output=True,
-                    timeout=60,
-                    check=False,
-                )
-            except subprocess.TimeoutExpired:
+            if not _shell(command, request):
                 outcome = AgentOutcome.inconclusive(StopReason.TIMEOUT, f"bash: {command}", usage)
                 return _with_denied(outcome, denied)
         if reply.fail == "crash":
@@ -261,6 +257,29 @@ def _play_tools(reply: ScriptedReply, request: AgentRequest) -> None:
         assert request.toolbox is not None
         answer = request.toolbox.call(call.name, with_version(call.input, versions))
         latest_versions([answer.text], versions)
+
+
+def _shell(command: str, request: AgentRequest) -> bool:
+    """Run one of the script's shell commands, in the run's sandbox when it chose one; False
+    when it ran past its time."""
+    if request.sandbox is not None:
+        worktree = working_tree_of(request.cwd)
+        done = request.sandbox.run(
+            ["bash", "-c", command], cwd=request.cwd, worktree=worktree, timeout_s=SHELL_TIMEOUT_S
+        )
+        return not done.timed_out
+    try:
+        subprocess.run(
+            ["bash", "-c", command],
+            cwd=request.cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=SHELL_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 def _with_denied(outcome: AgentOutcome, denied: list[DeniedWrite]) -> AgentOutcome:

@@ -14,9 +14,9 @@ from typing import TypeAlias
 
 from fixloop.cli.backend_option import add_backend_arguments, budget_from_args
 from fixloop.cli.envelope import dumps, envelope
-from fixloop.cli.fix_issue_command import add_sandbox_arguments
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
+from fixloop.cli.sandbox_option import add_sandbox_arguments
 from fixloop.efficacy import BenchOptions, export_tasks, freeze, markdown, run_bench
 from fixloop.events import EventStream
 from fixloop.masking import mask_json

@@ -18,6 +18,7 @@ from fixloop.cli.backend_option import add_backend_arguments, backend_from_args,
 from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
+from fixloop.cli.sandbox_option import add_sandbox_arguments, sandbox_from_args
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.workflows.execute_wave import ExecuteWaveOptions, ExecuteWaveResult, run_execute_wave
 from fixloop.workflows.execute_wave.plan import DEFAULT_PARALLEL, LATEST
@@ -62,6 +63,7 @@ def register(subparsers: Subparsers) -> None:
         help="an MCP config naming a Figma server for design tasks (default: .mcp.json)",
     )
     add_backend_arguments(parser)
+    add_sandbox_arguments(parser)
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=run)
@@ -94,6 +96,7 @@ class WaveProgress:
 
 def run(args: argparse.Namespace) -> int:
     pack = load_valid_pack(args.pack)
+    sandbox = sandbox_from_args(args)  # before any change: a bad choice is exit 2
     options = ExecuteWaveOptions(
         tasks=args.tasks,
         repo=args.repo,
@@ -107,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         backend_from_args(args, "execute-wave"),
         EventStream(WaveProgress()),
         budget=budget_from_args(args),
+        sandbox=sandbox,
     )
     result = run_execute_wave(options, context)
     if args.json:

@@ -18,6 +18,7 @@ from fixloop.cli.backend_option import add_backend_arguments, backend_from_args,
 from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
+from fixloop.cli.sandbox_option import add_sandbox_arguments, sandbox_from_args
 from fixloop.events import EventStream
 from fixloop.workflows.fix_engine import FixEngineOptions, FixEngineResult, run_fix_engine
 from fixloop.workflows.kernel.workflow import Context
@@ -45,6 +46,7 @@ def register(subparsers: Subparsers) -> None:
         "--resume", action="store_true", help="continue the stopped run of this section"
     )
     add_backend_arguments(parser)
+    add_sandbox_arguments(parser)
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=run)
@@ -52,10 +54,15 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     pack = load_valid_pack(args.pack)
+    sandbox = sandbox_from_args(args)  # before any change: a bad choice is exit 2
     budget = budget_from_args(args)
     options = FixEngineOptions(args.mini_prd, args.repo, resume=args.resume, budget=budget)
     context = Context(
-        pack, backend_from_args(args, "fix-engine"), EventStream(ProgressPrinter()), budget=budget
+        pack,
+        backend_from_args(args, "fix-engine"),
+        EventStream(ProgressPrinter()),
+        budget=budget,
+        sandbox=sandbox,
     )
     result = run_fix_engine(options, context)
     if args.json:

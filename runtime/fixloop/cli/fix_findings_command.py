@@ -18,6 +18,7 @@ from fixloop.cli.backend_option import add_backend_arguments, backend_from_args,
 from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
+from fixloop.cli.sandbox_option import add_sandbox_arguments, sandbox_from_args
 from fixloop.events import EventStream
 from fixloop.runs.show import run_totals
 from fixloop.workflows.fix_findings import (
@@ -81,6 +82,7 @@ def register(subparsers: Subparsers) -> None:
         help="the fixer needs more files: ask (headless: defer), approve, reject, or defer",
     )  # fmt: skip
     add_backend_arguments(parser)
+    add_sandbox_arguments(parser)
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     parser.add_argument(
         "--resume", nargs="?", const=LATEST, metavar="RUN_ID",
@@ -111,6 +113,7 @@ def _seconds(text: str) -> float:
 
 def run(args: argparse.Namespace) -> int:
     pack = load_valid_pack(args.pack)
+    sandbox = sandbox_from_args(args)  # before any change: a bad choice is exit 2
     options = FixFindingsOptions(
         args.findings, args.repo, args.on_prestaged, args.on_scope_expansion, args.resume,
         dry_run=args.dry_run, wait_s=args.wait,
@@ -121,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         EventStream(ProgressPrinter()),
         budget=budget_from_args(args),
         prompter=TerminalPrompter(),
+        sandbox=sandbox,
     )
     session = run_fix_findings(options, context)
     output = session.state.output()

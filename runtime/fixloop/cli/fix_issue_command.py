@@ -17,26 +17,15 @@ from fixloop.cli.backend_option import add_backend_arguments, backend_from_args,
 from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
+from fixloop.cli.sandbox_option import add_sandbox_arguments
 from fixloop.events import EventStream
 from fixloop.masking import mask_json
-from fixloop.sandboxes import KINDS
 from fixloop.workflows.fix_issue import FixIssueOptions, FixIssueResult, run_fix_issue
 from fixloop.workflows.fix_issue.plan import MAX_ATTEMPTS
 from fixloop.workflows.kernel.workflow import Context
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 COMMAND = "fix-issue"
-
-
-def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--sandbox", choices=KINDS, default="auto",
-        help="where test commands run: auto (the strongest that works here; it says which), "
-        "local (no isolation), bwrap (read-only root, no network), docker (needs --image)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--image", metavar="IMG", help="the Docker image test commands run in (never pulled)"
-    )
 
 
 def register(subparsers: Subparsers) -> None:
@@ -97,4 +86,4 @@ def to_envelope(result: FixIssueResult) -> dict[str, object]:
     return envelope(COMMAND, result.exit_code, run_id=result.run_id, items=[item], result=details)
 
 
-__all__ = ["add_sandbox_arguments", "register", "run"]
+__all__ = ["register", "run"]

@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "bench": "fixloop.cli.bench_command",
     "fix-engine": "fixloop.cli.fix_engine_command",
     "execute-wave": "fixloop.cli.execute_wave_command",
+    "sandbox": "fixloop.cli.sandbox_command",
 }
 
 

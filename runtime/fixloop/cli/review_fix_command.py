@@ -17,6 +17,7 @@ from fixloop.cli.backend_option import add_backend_arguments, backend_from_args,
 from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
+from fixloop.cli.sandbox_option import add_sandbox_arguments, sandbox_from_args
 from fixloop.events import EventStream
 from fixloop.gitrepo import state_dir_of
 from fixloop.reviews.model import FixScope
@@ -47,6 +48,7 @@ def register(subparsers: Subparsers) -> None:
         help="re-review and fix again until the review is clean, at most 3 iterations",
     )  # fmt: skip
     add_backend_arguments(parser)
+    add_sandbox_arguments(parser)
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(
@@ -59,6 +61,7 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     pack = load_valid_pack(args.pack)
+    sandbox = sandbox_from_args(args)  # before any change: a bad choice is exit 2
     options = ReviewFixOptions(
         review=args.review,
         repo=args.repo,
@@ -72,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         backend_from_args(args, "review-fix"),
         EventStream(ProgressPrinter()),
         budget=options.budget,
+        sandbox=sandbox,
     )
     result = run_review_fix(options, context)
     totals = run_totals(state_dir_of(args.repo), result.run_id) if result.run_id else None

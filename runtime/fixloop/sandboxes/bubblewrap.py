@@ -40,12 +40,14 @@ KIND = "bwrap"
 PROBE_TIMEOUT_S = 30.0
 
 
-def confinement(worktree: Path, cwd: Path) -> list[str]:
-    """bubblewrap's options, in order: later mounts go on top of earlier ones (so a worktree
-    under /tmp is bound on top of the private /tmp)."""
+def confinement(worktree: Path, cwd: Path, read_only: Sequence[Path] = ()) -> list[str]:
+    """bubblewrap's options, in order: later mounts go on top of earlier ones (so a worktree,
+    or a `read_only` folder, under /tmp is bound on top of the private /tmp; the worktree comes
+    last, so a read-only folder holding it cannot hide it)."""
+    shown = [word for folder in read_only for word in ("--ro-bind", str(folder), str(folder))]
     return [
         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP,
-        "--bind", str(worktree), str(worktree),
+        *shown, "--bind", str(worktree), str(worktree),
         "--unshare-all", "--die-with-parent", "--new-session", "--chdir", str(cwd),
     ]  # fmt: skip
 
@@ -81,12 +83,16 @@ class BubblewrapSandbox(SandboxBase):
         *,
         reason: str = "requested",
         output_cap: int = OUTPUT_CAP_BYTES,
+        read_only: Sequence[Path] = (),
     ) -> None:
         problem = unavailable()
         if problem is not None:
             raise sandbox_error(f"--sandbox bwrap: {problem}")
         super().__init__(SandboxChoice(KIND, reason), worktree, output_cap)
         self.bwrap = shutil.which("bwrap") or "bwrap"
+        # Folders under the private /tmp the commands must still see (the step library, the
+        # run's folder): everything else of the host is visible read-only anyway.
+        self.read_only = tuple(folder.resolve() for folder in read_only if folder.is_dir())
 
     def run(
         self,
@@ -104,7 +110,7 @@ class BubblewrapSandbox(SandboxBase):
         # would look like the command exiting 1).
         if not find_program(words[0], where, environment.get("PATH")):
             return not_found(words[0], KIND)
-        command = [self.bwrap, *confinement(self.worktree, where), "--", *words]
+        command = [self.bwrap, *confinement(self.worktree, where, self.read_only), "--", *words]
         return run_process_group(
             command, cwd=where, env=environment, timeout_s=timeout_s, cap=self.output_cap,
             kind=KIND,

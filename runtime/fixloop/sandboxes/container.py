@@ -2,8 +2,9 @@
 
 The container:
 - is made from `image` (which must exist; fixloop never pulls) and runs as the worktree's owner;
-- has its root file system read-only, the worktree bind-mounted read-write at its own path, and a
-  private tmpfs `/tmp` (`HOME` points there);
+- has its root file system read-only, the worktree bind-mounted read-write at its own path (and
+  any `read_only` folders the caller names, read-only at theirs), and a private tmpfs `/tmp`
+  (`HOME` points there);
 - has no network at all (`network_mode="none"`), no capabilities, no new privileges, a memory
   limit without swap and a limit on the number of processes;
 - carries the labels `fixloop.sandbox=docker` and `fixloop.run-id=<run id>`;
@@ -49,6 +50,8 @@ from fixloop.sandboxes.protocol import (
     not_found,
     sandbox_error,
 )
+
+NEEDS_IMAGE = "--sandbox docker needs --image IMAGE (the image commands run in)"
 
 KIND = "docker"
 DEFAULT_MEMORY = "2g"
@@ -110,11 +113,12 @@ class DockerSandbox(SandboxBase):
         pids: int = DEFAULT_PIDS,
         reason: str = "requested",
         output_cap: int = OUTPUT_CAP_BYTES,
+        read_only: Sequence[Path] = (),
     ) -> None:
         import docker
 
         if not image:
-            raise sandbox_error("--sandbox docker needs --image IMAGE (the image tests run in)")
+            raise sandbox_error(NEEDS_IMAGE)
         try:
             memory_bytes = int(docker.utils.parse_bytes(memory))
         except docker.errors.DockerException:
@@ -134,6 +138,9 @@ class DockerSandbox(SandboxBase):
         self.run_id = run_id or ""
         self.memory = memory
         self.pids = pids
+        self.read_only = tuple(
+            folder.resolve() for folder in read_only if folder.resolve() != self.worktree
+        )
         owner = self.worktree.stat()
         self.user = f"{owner.st_uid}:{owner.st_gid}"
         self._live: dict[str, Any] = {}
@@ -174,7 +181,13 @@ class DockerSandbox(SandboxBase):
                 working_dir=str(where),
                 environment=environment,
                 user=self.user,
-                mounts=[docker.types.Mount(str(self.worktree), str(self.worktree), type="bind")],
+                mounts=[
+                    docker.types.Mount(str(self.worktree), str(self.worktree), type="bind"),
+                    *(
+                        docker.types.Mount(str(path), str(path), type="bind", read_only=True)
+                        for path in self.read_only
+                    ),
+                ],
                 network_mode="none",
                 mem_limit=self.memory,
                 memswap_limit=self.memory,  # the same value: no swap beyond the limit

@@ -50,10 +50,12 @@ class SandboxResult:
 
 @dataclass(frozen=True)
 class SandboxChoice:
-    """Which sandbox runs the commands and why, in one line a user can read."""
+    """Which sandbox runs the commands and why, in one line a user can read (and, for docker,
+    the image the commands run in)."""
 
     kind: str
     reason: str
+    image: str | None = None
 
     def __str__(self) -> str:
         return f"sandbox: {self.kind} ({self.reason})"

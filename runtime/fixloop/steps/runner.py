@@ -16,6 +16,8 @@ How a step runs:
   change how bash or git behave (PATH, IFS, GIT_DIR, …) or the runtime's own `FIXLOOP_*`.
 - The runtime also sets `FIXLOOP_OUTPUT` (the file a step writes `NAME=value` lines to; see
   `steps/outputs.py`), `FIXLOOP_RUN_ID` and `FIXLOOP_RUN_DIR` (when a run is given),
+  `FIXLOOP_SANDBOX` (when the run chose a sandbox: its launcher, which the library's
+  `fixloop_sandboxed CMD ARG…` calls; see docs/sandboxes.md),
   `FIXLOOP_WORKFLOW`, `FIXLOOP_STEP`, `FIXLOOP_PACK` (the pack root), `FIXLOOP_LIB` (the shared
   step library a step sources with `. "$FIXLOOP_LIB/fixloop.sh"`: the document's own
   `workflows/lib/` when its pack ships one, else the bundled pack's) and `FIXLOOP_PYTHON` (this
@@ -50,6 +52,7 @@ from fixloop.documents.blocks import MarkdownDocument, Step
 from fixloop.documents.pack import WorkflowDoc, default_pack_root
 from fixloop.events import Event, EventKind
 from fixloop.gitrepo import state_dir_of
+from fixloop.steps import SANDBOX_LAUNCHER
 from fixloop.steps.interface import coerce_step_inputs, declared_outputs
 from fixloop.steps.locking import LOCK_MARKER, repository_lock
 from fixloop.steps.outputs import OutputError, parse_outputs, undeclared_outputs
@@ -244,6 +247,8 @@ def run_step(
         }
         if run is not None:
             env |= {"FIXLOOP_RUN_ID": run.id, "FIXLOOP_RUN_DIR": str(run.dir)}
+            if (launcher := run.dir / SANDBOX_LAUNCHER).is_file():
+                env["FIXLOOP_SANDBOX"] = str(launcher)
         if armed is not None:
             env["FIXLOOP_CRASH_AFTER"] = str(armed.after)
         lock: AbstractContextManager[int | None] = (

@@ -15,6 +15,7 @@ from tests.helpers.gitrepo import UserRepo, make_user_repo
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.events import Event, EventStream
+from fixloop.sandboxes import SandboxChoice
 from fixloop.workflows.execute_wave import ExecuteWaveOptions, ExecuteWaveResult, run_execute_wave
 from fixloop.workflows.kernel.workflow import Context
 
@@ -48,9 +49,12 @@ class Wave:
         listed = data if isinstance(data, list) else data["tasks"]
         return {str(task["id"]): task for task in listed}
 
-    def run(self, script: Mapping[str, Any], **options: Any) -> ExecuteWaveResult:
+    def run(
+        self, script: Mapping[str, Any], sandbox: SandboxChoice | None = None, **options: Any
+    ) -> ExecuteWaveResult:
         self.backend = ScriptedBackend(script)
-        context = Context(self.pack, self.backend, EventStream(self.events.append))
+        events = EventStream(self.events.append)
+        context = Context(self.pack, self.backend, events, sandbox=sandbox)
         chosen = ExecuteWaveOptions(tasks=self.tasks_path, repo=self.repo.path, **options)
         return run_execute_wave(chosen, context)
 

@@ -22,6 +22,7 @@ order the document names them, and that every id a workflow implements exists in
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,8 +37,10 @@ from fixloop.events import Event, EventKind, EventStream
 from fixloop.runs.git_session import GitSession, git_session
 from fixloop.runs.recovery import RecoveryReport
 from fixloop.runs.run import Run
+from fixloop.sandboxes.launcher import RunSandbox, write_launcher
+from fixloop.sandboxes.protocol import SandboxChoice
 from fixloop.steps.result import StepFailed, StepResult
-from fixloop.steps.runner import run_step
+from fixloop.steps.runner import run_step, step_library
 from fixloop.workflows.kernel.choices import Prompter, ScriptedPrompter
 from fixloop.workflows.kernel.items import ItemStatus
 
@@ -57,6 +60,9 @@ class Context:
     events: EventStream = field(default_factory=EventStream)
     budget: RunBudget | None = None  # once spent, no new role call starts
     prompter: Prompter = field(default_factory=lambda: ScriptedPrompter([]))  # nobody to ask
+    # Where the run's verification commands and the scripted model's shell run (chosen before
+    # any change: `fixloop.sandboxes.choose_sandbox`); None: directly, as inside Claude Code.
+    sandbox: SandboxChoice | None = None
 
 
 def implements(step_id: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -127,7 +133,24 @@ class Workflow:
     def start_run(self, repo: Path) -> Run:
         """Open this workflow's run in `repo`: its folder, its lock, its trace of every event."""
         self._run = Run.start(repo, self.name, events=self.events)
+        if self.context.sandbox is not None:
+            self._use_sandbox(self._run, self.context.sandbox)
         return self._run
+
+    def _use_sandbox(self, run: Run, choice: SandboxChoice) -> None:
+        """Write the run's sandbox launcher (steps reach it as FIXLOOP_SANDBOX) and hand the
+        sandbox to role calls; say which sandbox it is, and why."""
+        sandbox = RunSandbox(
+            choice,
+            run_id=run.id,
+            python=sys.executable,
+            # Seen read-only in a container, and under bwrap's private /tmp: the step library
+            # (its Python tools) and the run's folder (copies a step checks, like a baseline).
+            read_only=(str(step_library(self.doc)), str(run.dir)),
+        )
+        write_launcher(run.dir, sandbox)
+        self.dispatcher.sandbox = sandbox
+        self.note(str(choice))
 
     @contextmanager
     def phase(self, step_id: str) -> Iterator[None]:
