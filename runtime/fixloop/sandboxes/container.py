@@ -127,7 +127,7 @@ class DockerSandbox(SandboxBase):
             raise sandbox_error(f"memory limit {memory!r}: expected a size of at least 6m")
         if pids < 1:
             raise sandbox_error(f"process limit {pids}: expected a number >= 1")
-        super().__init__(SandboxChoice(KIND, reason), worktree, output_cap)
+        super().__init__(SandboxChoice(KIND, reason, image=image), worktree, output_cap)
         self.client = connect()
         problem = image_problem(self.client, image)
         if problem is not None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import pytest
 from tests.helpers.fix_issue import (
     FIXED_LINE,
     STATS,
@@ -15,6 +17,7 @@ from tests.helpers.fix_issue import (
     write_issue,
 )
 from tests.helpers.gitrepo import git
+from tests.sandboxes.support import kinds
 
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
@@ -69,3 +72,26 @@ def test_the_public_api_runs_it_by_name(tmp_path: Path, pack: Pack) -> None:
     )
     assert result.status is IssueStatus.RESOLVED
     assert result.sandbox.startswith("sandbox: ")  # the default: fixloop.sandboxes, auto
+
+
+@pytest.mark.parametrize("kind", kinds("bwrap", "local"))
+def test_the_model_shell_runs_in_the_sandbox_the_run_chose(
+    tmp_path: Path, pack: Pack, kind: str
+) -> None:
+    outside = Path("/var/tmp") / f"fixloop-fix-issue-{os.getpid()}-{kind}"
+    script = fixing_script()
+    script["issue-fixer/ISSUE/attempt-1"]["bash"] = [f"touch {outside}"]
+    options = FixIssueOptions(
+        issue=write_issue(tmp_path),
+        repo=make_issue_repo(tmp_path / "repo"),
+        tests=[UNITTEST],
+        sandbox=kind,
+    )
+    try:
+        result = run_fix_issue(options, Context(pack, ScriptedBackend(script)))
+        assert result.status is IssueStatus.RESOLVED, result.reason
+        assert outside.exists() is (kind == "local")  # local confines nothing, and says so
+        config = Path(result.result_path).parent / "sandbox" / "config.json"
+        assert json.loads(config.read_text())["kind"] == kind
+    finally:
+        outside.unlink(missing_ok=True)

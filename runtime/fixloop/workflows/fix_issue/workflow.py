@@ -54,7 +54,7 @@ class FixIssue(Workflow):
         started = time.monotonic()
         plan = self.read_issue()
         self.preflight_backend()
-        run = self.start_run(plan.repo)
+        run = self.start_run(plan.repo, sandbox=plan.sandbox)  # the scripted shell's too
         result = self.result
         result.run_id, result.tests = run.id, [test.shown for test in plan.tests]
         result.result_path = str(run.dir / RESULT_NAME)
@@ -101,13 +101,13 @@ class FixIssue(Workflow):
 
     @contextmanager
     def sandbox(self, worktree: Path, run_id: str) -> Iterator[Sandbox]:
-        """The sandbox every test command of the run's worktree runs in; it says which."""
+        """The sandbox every test command of the run's worktree runs in (the run has said
+        which when it started)."""
         opened = self.options.open_sandbox(
             self.options.sandbox, worktree=worktree, image=self.options.image, run_id=run_id
         )
         with opened as sandbox:
             self.result.sandbox = str(sandbox.choice)
-            self.note(self.result.sandbox)
             yield sandbox
 
     def fix_until_the_tests_pass(

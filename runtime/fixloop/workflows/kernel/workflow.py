@@ -130,11 +130,14 @@ class Workflow:
         Every workflow calls it before its first change."""
         preflight(self.context.backend, calls)
 
-    def start_run(self, repo: Path) -> Run:
-        """Open this workflow's run in `repo`: its folder, its lock, its trace of every event."""
+    def start_run(self, repo: Path, *, sandbox: SandboxChoice | None = None) -> Run:
+        """Open this workflow's run in `repo`: its folder, its lock, its trace of every event.
+        `sandbox`: where its commands run, when the workflow chose it itself (else the
+        context's choice)."""
         self._run = Run.start(repo, self.name, events=self.events)
-        if self.context.sandbox is not None:
-            self._use_sandbox(self._run, self.context.sandbox)
+        choice = sandbox or self.context.sandbox
+        if choice is not None:
+            self._use_sandbox(self._run, choice)
         return self._run
 
     def _use_sandbox(self, run: Run, choice: SandboxChoice) -> None:
