@@ -67,6 +67,18 @@ def test_modules_stay_small() -> None:
     assert too_big == {}, f"split these modules (> {MAX_MODULE_LINES} lines): {too_big}"
 
 
+def test_the_formatter_decides_the_layout() -> None:
+    """`ruff format` lays out every Python file; no statement opts out of it."""
+    markers = ("# fmt: " + "skip", "# fmt: " + "off")  # split: this file does not hold them
+    holding = [
+        str(path.relative_to(REPO_ROOT))
+        for folder in ("runtime", "tests", "bench")
+        for path in (REPO_ROOT / folder).rglob("*.py")
+        if any(marker in path.read_text(encoding="utf-8") for marker in markers)
+    ]
+    assert holding == [], f"remove the formatter opt-outs from: {holding}"
+
+
 @pytest.mark.slow
 def test_wheel_carries_the_pack(tmp_path: Path) -> None:
     result = subprocess.run(

@@ -156,9 +156,9 @@ class BudgetedBackend:
         admitted = self.budget.admit(request)
         if isinstance(admitted, BudgetStop):
             return AgentOutcome.inconclusive(
-                StopReason.RUN_BUDGET, f"{request.key or request.role}: not started: "
-                f"{admitted.describe()}",
-            )  # fmt: skip
+                StopReason.RUN_BUDGET,
+                f"{request.key or request.role}: not started: {admitted.describe()}",
+            )
         outcome = self.inner.dispatch(admitted)
         self.budget.charge(outcome.usage)
         return outcome

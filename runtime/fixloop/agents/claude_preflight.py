@@ -29,9 +29,12 @@ NO_CLI = (
     "reinstall fixloop, or put `claude` on PATH)"
 )
 CREDENTIAL_ENV = (
-    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
-    "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
-)  # fmt: skip
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+)
 TIMEOUT_S = 60.0
 
 
@@ -53,9 +56,14 @@ def check_claude_login(cli_path: Path | str | None, env: Mapping[str, str]) -> N
     child_env = {k: v for k, v in os.environ.items() if k != "CLAUDECODE"} | dict(env)
     try:
         done = subprocess.run(
-            [cli, "auth", "status", "--json"], env=child_env, capture_output=True, text=True,
-            timeout=TIMEOUT_S, stdin=subprocess.DEVNULL, check=False,
-        )  # fmt: skip
+            [cli, "auth", "status", "--json"],
+            env=child_env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
         status = json.loads(done.stdout) if done.returncode == 0 else None
     except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError):
         status = None

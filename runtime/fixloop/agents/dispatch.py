@@ -97,10 +97,18 @@ class Dispatcher:
         toolbox: Toolbox | None = None,
     ) -> AgentOutcome:
         request = build_request(
-            self.pack, role, inputs, task, cwd, writable=writable, key=key,
-            timeout_s=self.timeout_s, extra_tools=extra_tools, mcp_config=mcp_config,
+            self.pack,
+            role,
+            inputs,
+            task,
+            cwd,
+            writable=writable,
+            key=key,
+            timeout_s=self.timeout_s,
+            extra_tools=extra_tools,
+            mcp_config=mcp_config,
             toolbox=toolbox,
-        )  # fmt: skip
+        )
         if self.sandbox is not None:
             request = replace(request, sandbox=self.sandbox)
         started = time.monotonic()

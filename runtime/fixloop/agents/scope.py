@@ -78,10 +78,11 @@ class WriteScope:
         if self.writable is not None and inside not in self.writable:
             allowed = ", ".join(self.writable) or "none"
             return DeniedWrite(
-                tool, inside,
+                tool,
+                inside,
                 f"{inside} is not among the files assigned to this call ({allowed}); if the fix "
                 "needs it, make no edits and return a scope-expansion request naming it",
-            )  # fmt: skip
+            )
         return None
 
     def _shown(self, raw: str) -> str:

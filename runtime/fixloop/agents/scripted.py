@@ -286,9 +286,13 @@ def _with_denied(outcome: AgentOutcome, denied: list[DeniedWrite]) -> AgentOutco
     if not denied:
         return outcome
     return AgentOutcome(
-        outcome.status, outcome.output, outcome.reason, outcome.detail, outcome.usage,
+        outcome.status,
+        outcome.output,
+        outcome.reason,
+        outcome.detail,
+        outcome.usage,
         tuple(denied),
-    )  # fmt: skip
+    )
 
 
 def _validated(request: AgentRequest, raw: object, usage: Usage) -> AgentOutcome:

@@ -41,13 +41,17 @@ def add_backend_arguments(parser: argparse.ArgumentParser, *, default: str | Non
 
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--max-cost-usd", type=_non_negative, metavar="USD",
+        "--max-cost-usd",
+        type=_non_negative,
+        metavar="USD",
         help="run budget: once the run has spent this much, no new agent call starts",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--max-wall-s", type=_non_negative, metavar="SECONDS",
+        "--max-wall-s",
+        type=_non_negative,
+        metavar="SECONDS",
         help="run budget: once the run is this old, no new agent call starts",
-    )  # fmt: skip
+    )
 
 
 def backend_name(args: argparse.Namespace) -> str:

@@ -42,9 +42,11 @@ def register(subparsers: Subparsers) -> None:
     add_backend_arguments(parser, default="scripted")
     add_sandbox_arguments(parser)
     parser.add_argument(
-        "--patches", type=Path, metavar="DIR",
+        "--patches",
+        type=Path,
+        metavar="DIR",
         help="score DIR/<task-id>.patch instead of running fix-issue (another agent's patches)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--task", action="append", default=[], metavar="ID", help="only this task (repeatable)"
     )
@@ -53,13 +55,16 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write the table here")
     parser.add_argument(
-        "--export", type=Path, metavar="DIR",
+        "--export",
+        type=Path,
+        metavar="DIR",
         help="write each task's repository and issue (no hidden tests) for another agent, and stop",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--freeze", action="store_true",
+        "--freeze",
+        action="store_true",
         help="record the corpus's current digest in corpus.yaml after a deliberate change",
-    )  # fmt: skip
+    )
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=run)

@@ -40,13 +40,18 @@ def register(subparsers: Subparsers) -> None:
     shot.add_argument("--out", type=Path, required=True, metavar="FILE.png", help="where to save")
     width, height = DEFAULT_VIEWPORT
     shot.add_argument(
-        "--viewport", default=f"{width}x{height}", metavar="WxH",
+        "--viewport",
+        default=f"{width}x{height}",
+        metavar="WxH",
         help=f"viewport in CSS pixels (default: {width}x{height})",
-    )  # fmt: skip
+    )
     shot.add_argument(
-        "--timeout", type=float, default=30.0, metavar="S",
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
         help="seconds before the browser is killed (default: 30)",
-    )  # fmt: skip
+    )
     shot.set_defaults(handler=run_screenshot)
     clean = actions.add_parser(
         "cleanup",
@@ -57,9 +62,12 @@ def register(subparsers: Subparsers) -> None:
         ),
     )
     clean.add_argument(
-        "--max-age", type=float, default=DEFAULT_MAX_AGE_S, metavar="S",
+        "--max-age",
+        type=float,
+        default=DEFAULT_MAX_AGE_S,
+        metavar="S",
         help=f"only browsers at least this many seconds old (default: {DEFAULT_MAX_AGE_S:g})",
-    )  # fmt: skip
+    )
     clean.set_defaults(handler=run_cleanup)
 
 

@@ -37,10 +37,12 @@ def register(subparsers: Subparsers) -> None:
         "--dir", type=Path, help="where to build it (new or empty; default: a fresh temp dir)"
     )
     parser.add_argument(
-        "--backend", choices=("scripted", "claude"), default="scripted",
+        "--backend",
+        choices=("scripted", "claude"),
+        default="scripted",
         help="scripted (default: the demo's own script, offline) or claude (a real model: "
         "needs ANTHROPIC_API_KEY or a Claude Code login, and costs money)",
-    )  # fmt: skip
+    )
     add_budget_arguments(parser)
     parser.set_defaults(handler=run)
 

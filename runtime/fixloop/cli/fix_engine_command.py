@@ -38,9 +38,11 @@ def register(subparsers: Subparsers) -> None:
         ),
     )
     parser.add_argument(
-        "mini_prd", type=Path, metavar="MINI-PRD.md",
+        "mini_prd",
+        type=Path,
+        metavar="MINI-PRD.md",
         help="the section's mini-prd.md (or its folder), inside the repository",
-    )  # fmt: skip
+    )
     parser.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
     parser.add_argument(
         "--resume", action="store_true", help="continue the stopped run of this section"

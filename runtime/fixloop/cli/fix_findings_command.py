@@ -70,34 +70,45 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(
-        "--on-prestaged", choices=("ask", "commit", "set-aside", "stash", "proceed"),
-        default="ask", metavar="ask|commit|set-aside|proceed",
+        "--on-prestaged",
+        choices=("ask", "commit", "set-aside", "stash", "proceed"),
+        default="ask",
+        metavar="ask|commit|set-aside|proceed",
         help="a fixed file already holds your staged hunks: ask (in a terminal; headless the "
         "finding is escalated and nothing is touched), commit them first (only them), set them "
         "aside (saved in a ref and a patch; never `git stash`; `stash` is an old name for it), "
         "or stage them with the fix",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--on-scope-expansion", choices=("ask", "approve", "reject", "defer"), default="ask",
+        "--on-scope-expansion",
+        choices=("ask", "approve", "reject", "defer"),
+        default="ask",
         help="the fixer needs more files: ask (headless: defer), approve, reject, or defer",
-    )  # fmt: skip
+    )
     add_backend_arguments(parser)
     add_sandbox_arguments(parser)
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     parser.add_argument(
-        "--resume", nargs="?", const=LATEST, metavar="RUN_ID",
+        "--resume",
+        nargs="?",
+        const=LATEST,
+        metavar="RUN_ID",
         help="continue a stopped run of the same findings file (default: the latest)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--dry-run", action="store_true",
+        "--dry-run",
+        action="store_true",
         help="read and check the findings, the repository and the backend; say what would be "
         "done and change nothing: no run folder, nothing staged",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--wait", type=_seconds, default=0.0, metavar="SECONDS",
+        "--wait",
+        type=_seconds,
+        default=0.0,
+        metavar="SECONDS",
         help="another fix-findings run is working in this repository: wait up to SECONDS for "
         "it (default 0: refuse at once, naming it)",
-    )  # fmt: skip
+    )
     parser.set_defaults(handler=run)
 
 
@@ -115,9 +126,14 @@ def run(args: argparse.Namespace) -> int:
     pack = load_valid_pack(args.pack)
     sandbox = sandbox_from_args(args)  # before any change: a bad choice is exit 2
     options = FixFindingsOptions(
-        args.findings, args.repo, args.on_prestaged, args.on_scope_expansion, args.resume,
-        dry_run=args.dry_run, wait_s=args.wait,
-    )  # fmt: skip
+        args.findings,
+        args.repo,
+        args.on_prestaged,
+        args.on_scope_expansion,
+        args.resume,
+        dry_run=args.dry_run,
+        wait_s=args.wait,
+    )
     context = Context(
         pack,
         backend_from_args(args, "fix-findings"),
@@ -140,8 +156,9 @@ def run(args: argparse.Namespace) -> int:
             "totals": totals,
         }
         items = [_item(record) for record in session.state.records]
-        print(dumps(envelope("fix-findings", code, run_id=session.run_id, items=items,
-                             result=result)))  # fmt: skip
+        print(
+            dumps(envelope("fix-findings", code, run_id=session.run_id, items=items, result=result))
+        )
     else:
         print(summary(session))
         if totals is not None:

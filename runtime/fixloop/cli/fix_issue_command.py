@@ -43,15 +43,21 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("issue", type=Path, help="the issue, a Markdown or text file")
     parser.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
     parser.add_argument(
-        "--test", action="append", default=[], metavar="CMD",
+        "--test",
+        action="append",
+        default=[],
+        metavar="CMD",
         help="a test command, split into words like a shell would but never run by one "
         "(repeat for several; default: python3 -m pytest -q for a pytest project)",
-    )  # fmt: skip
+    )
     add_sandbox_arguments(parser)
     parser.add_argument(
-        "--max-attempts", type=int, default=MAX_ATTEMPTS, metavar="N",
+        "--max-attempts",
+        type=int,
+        default=MAX_ATTEMPTS,
+        metavar="N",
         help=f"fix attempts before giving up (default: {MAX_ATTEMPTS})",
-    )  # fmt: skip
+    )
     add_backend_arguments(parser)
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")

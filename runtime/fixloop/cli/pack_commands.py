@@ -47,9 +47,12 @@ def register(subparsers: Subparsers) -> None:
     render.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     source = render.add_mutually_exclusive_group()
     source.add_argument(
-        "--var", action="append", default=[], metavar="KEY=VALUE",
+        "--var",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="an input value; lists and objects as JSON (repeatable)",
-    )  # fmt: skip
+    )
     source.add_argument("--vars", type=Path, metavar="FILE.json", help="all inputs as JSON")
     render.set_defaults(handler=run_render)
 
@@ -170,9 +173,12 @@ def run_schema(args: argparse.Namespace) -> int:
     if not registry.is_known(args.name):
         raise FixloopError(
             Diagnostic(
-                "schema", 1, 1, "usage",
+                "schema",
+                1,
+                1,
+                "usage",
                 f"no schema named {args.name!r} (known: {', '.join(registry.SCHEMAS)})",
             )
-        )  # fmt: skip
+        )
     print(json.dumps(registry.json_schema(args.name), indent=2))
     return 0

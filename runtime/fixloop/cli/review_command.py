@@ -53,22 +53,28 @@ def register(subparsers: Subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "paths", nargs="*", metavar="PATH",
+        "paths",
+        nargs="*",
+        metavar="PATH",
         help="files or folders to review; a phase number first (2, 02, 2.1) names the phase",
-    )  # fmt: skip
+    )
     parser.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
     parser.add_argument(
-        "--format", choices=("review-md", "findings-json"), default="review-md",
+        "--format",
+        choices=("review-md", "findings-json"),
+        default="review-md",
         help="review-md: a GSD-format REVIEW.md (review-fix); findings-json: a ReviewOutput "
         "JSON (fix-findings); default: review-md",
-    )  # fmt: skip
+    )
     parser.add_argument("--phase", metavar="N", help="the phase, when PATHS do not start with it")
     parser.add_argument("--output", type=Path, metavar="FILE", help="where to write the review")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing file")
     parser.add_argument(
-        "--depth", choices=("quick", "standard", "deep"), default="standard",
+        "--depth",
+        choices=("quick", "standard", "deep"),
+        default="standard",
         help="how closely to read (default: standard)",
-    )  # fmt: skip
+    )
     parser.add_argument("--criteria", default="", help="criteria the code must satisfy")
     add_backend_arguments(parser)
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
@@ -79,9 +85,15 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     pack = load_valid_pack(args.pack)
     options = ReviewOptions(
-        paths=tuple(args.paths), repo=args.repo, format=args.format, phase=args.phase,
-        output=args.output, overwrite=args.overwrite, depth=args.depth, criteria=args.criteria,
-    )  # fmt: skip
+        paths=tuple(args.paths),
+        repo=args.repo,
+        format=args.format,
+        phase=args.phase,
+        output=args.output,
+        overwrite=args.overwrite,
+        depth=args.depth,
+        criteria=args.criteria,
+    )
     budget = budget_from_args(args)
     context = Context(
         pack, backend_from_args(args, "review"), EventStream(ProgressPrinter()), budget=budget

@@ -44,18 +44,20 @@ def register(subparsers: Subparsers) -> None:
         "--all", action="store_true", help="also fix info (IN-) findings; default: CR-/BL-/WR-"
     )
     parser.add_argument(
-        "--auto", action="store_true",
+        "--auto",
+        action="store_true",
         help="re-review and fix again until the review is clean, at most 3 iterations",
-    )  # fmt: skip
+    )
     add_backend_arguments(parser)
     add_sandbox_arguments(parser)
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(
-        "--dry-run", action="store_true",
+        "--dry-run",
+        action="store_true",
         help="parse, plan and check (backend, repository, paths); say what would be done and "
         "change nothing: no run folder, no worktree, no commit",
-    )  # fmt: skip
+    )
     parser.set_defaults(handler=run)
 
 

@@ -56,17 +56,21 @@ def register(subparsers: Any) -> None:
     )
     prune.add_argument("--repo", type=Path, default=Path(), help="repository (default .)")
     prune.add_argument(
-        "--keep", default=str(DEFAULT_KEEP), metavar="N",
+        "--keep",
+        default=str(DEFAULT_KEEP),
+        metavar="N",
         help=f"always keep the newest N finished runs (default {DEFAULT_KEEP}; 0 keeps none)",
-    )  # fmt: skip
+    )
     prune.add_argument(
-        "--older-than", metavar="DAYS",
+        "--older-than",
+        metavar="DAYS",
         help="also keep finished runs that ended less than DAYS days ago (fractions allowed)",
-    )  # fmt: skip
+    )
     prune.add_argument(
-        "--include-saved", action="store_true",
+        "--include-saved",
+        action="store_true",
         help="also remove runs holding user content they set aside (see below)",
-    )  # fmt: skip
+    )
     prune.add_argument("--dry-run", action="store_true", help="say what would go; change nothing")
     prune.add_argument("--json", action="store_true", help="machine-readable report")
     prune.set_defaults(handler=run_runs_prune)
@@ -130,9 +134,12 @@ def run_runs_prune(args: argparse.Namespace) -> int:
     older = _number("--older-than", args.older_than, whole=False)
     repo = existing_directory(args.repo)
     report = prune_runs(
-        repo, keep=int(keep or 0), older_than_days=older, include_saved=args.include_saved,
+        repo,
+        keep=int(keep or 0),
+        older_than_days=older,
+        include_saved=args.include_saved,
         dry_run=args.dry_run,
-    )  # fmt: skip
+    )
     if args.json:
         data = report.to_json()
         items = [{**d, "status": "removed"} for d in data.pop("removed")]

@@ -77,16 +77,20 @@ def register(subparsers: Any) -> None:
     run.add_argument("step", help="step id (the {#id} at the end of the step's heading)")
     run.add_argument("--repo", type=Path, default=Path(), help="repository to run in (default .)")
     run.add_argument(
-        "--input", action="append", default=[], metavar="KEY=VALUE",
+        "--input",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="an input, passed to bash as the environment variable KEY (repeatable)",
-    )  # fmt: skip
+    )
     run.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     run.add_argument("--timeout", type=float, default=300.0, help="seconds (default 300)")
     run.add_argument("--json", action="store_true", help="print the whole result as JSON")
     run.add_argument(
-        "--trace", action="store_true",
+        "--trace",
+        action="store_true",
         help="also list every command the step ran, with its line in the document (stderr)",
-    )  # fmt: skip
+    )
     run.set_defaults(handler=run_step_command)
     listing = step_sub.add_parser(
         "list",
@@ -132,13 +136,21 @@ def load_workflow(name: str, pack_root: Path | None) -> WorkflowDoc:
 
 def _result_json(result: StepResult, run: Run) -> dict[str, Any]:
     return {
-        "run": run.id, "events": str(run.events_path), "workflow": result.workflow,
-        "step": result.step, "ok": result.ok, "exit_code": result.exit_code,
-        "timed_out": result.timed_out, "duration_s": result.duration_s,
-        "outputs": result.outputs, "stdout": result.stdout, "stderr": result.stderr,
-        "commands": result.commands, "command_sites": result.command_sites,
+        "run": run.id,
+        "events": str(run.events_path),
+        "workflow": result.workflow,
+        "step": result.step,
+        "ok": result.ok,
+        "exit_code": result.exit_code,
+        "timed_out": result.timed_out,
+        "duration_s": result.duration_s,
+        "outputs": result.outputs,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "commands": result.commands,
+        "command_sites": result.command_sites,
         "error": result.error,
-    }  # fmt: skip
+    }
 
 
 def run_step_list(args: argparse.Namespace) -> int:

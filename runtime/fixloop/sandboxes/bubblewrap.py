@@ -46,10 +46,25 @@ def confinement(worktree: Path, cwd: Path, read_only: Sequence[Path] = ()) -> li
     last, so a read-only folder holding it cannot hide it)."""
     shown = [word for folder in read_only for word in ("--ro-bind", str(folder), str(folder))]
     return [
-        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP,
-        *shown, "--bind", str(worktree), str(worktree),
-        "--unshare-all", "--die-with-parent", "--new-session", "--chdir", str(cwd),
-    ]  # fmt: skip
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        PRIVATE_TMP,
+        *shown,
+        "--bind",
+        str(worktree),
+        str(worktree),
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--chdir",
+        str(cwd),
+    ]
 
 
 @functools.cache
@@ -112,6 +127,10 @@ class BubblewrapSandbox(SandboxBase):
             return not_found(words[0], KIND)
         command = [self.bwrap, *confinement(self.worktree, where, self.read_only), "--", *words]
         return run_process_group(
-            command, cwd=where, env=environment, timeout_s=timeout_s, cap=self.output_cap,
+            command,
+            cwd=where,
+            env=environment,
+            timeout_s=timeout_s,
+            cap=self.output_cap,
             kind=KIND,
-        )  # fmt: skip
+        )

@@ -43,9 +43,14 @@ def run_process_group(
     start = time.monotonic()
     try:
         process = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True,
-        )  # fmt: skip
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
     except FileNotFoundError:
         return not_found(argv[0], kind, time.monotonic() - start)
     except OSError as exc:
@@ -80,9 +85,12 @@ def run_process_group(
     code = process.returncode
     stdout, stderr = (drain.output.text() for drain in drains)
     return SandboxResult(
-        128 - code if code < 0 else code, stdout, stderr, expired.is_set(),
+        128 - code if code < 0 else code,
+        stdout,
+        stderr,
+        expired.is_set(),
         time.monotonic() - start,
-    )  # fmt: skip
+    )
 
 
 def kill_group(pgid: int) -> None:

@@ -41,11 +41,14 @@ def repository_lock(state_dir: Path, timeout_s: float) -> Iterator[int]:
                 if time.monotonic() >= deadline:
                     raise FixloopError(
                         Diagnostic(
-                            str(path), 1, 1, "lock",
+                            str(path),
+                            1,
+                            1,
+                            "lock",
                             f"another run held the repository lock for more than {timeout_s:g}s",
                         ),
                         exit_code=1,
-                    ) from None  # fmt: skip
+                    ) from None
                 time.sleep(0.02)
         yield fd
     finally:

@@ -84,12 +84,31 @@ LOCK_TIMEOUT_S = 120.0
 # Variables an input must never set: they would change what bash or git do, or lie to the runtime.
 _RESERVED = frozenset(
     {
-        "PATH", "IFS", "HOME", "SHELL", "SHELLOPTS", "BASHOPTS", "BASH_ENV", "ENV", "CDPATH",
-        "PS4", "LD_PRELOAD", "LD_LIBRARY_PATH", "GLOBIGNORE", "PROMPT_COMMAND",
+        "PATH",
+        "IFS",
+        "HOME",
+        "SHELL",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "BASH_ENV",
+        "ENV",
+        "CDPATH",
+        "PS4",
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "GLOBIGNORE",
+        "PROMPT_COMMAND",
     }
-)  # fmt: skip
-_STRIPPED_PREFIXES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
-                      "GIT_OBJECT_DIRECTORY", "GIT_PREFIX", "FIXLOOP_")  # fmt: skip
+)
+_STRIPPED_PREFIXES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_PREFIX",
+    "FIXLOOP_",
+)
 
 
 class _CappedReader(threading.Thread):
@@ -177,10 +196,12 @@ def _environment_values(
         if key in _RESERVED or key.startswith(_STRIPPED_PREFIXES) or not key.isidentifier():
             raise FixloopError(
                 source.diagnostic(
-                    "input", f"input {key!r}: not allowed as an environment variable name",
-                    "inputs", key,
+                    "input",
+                    f"input {key!r}: not allowed as an environment variable name",
+                    "inputs",
+                    key,
                 )
-            )  # fmt: skip
+            )
     values = coerce_step_inputs(workflow, step, inputs)
     env: dict[str, str] = {}
     for key, value in values.items():
@@ -189,10 +210,12 @@ def _environment_values(
         if isinstance(value, str) and "\0" in value:
             raise FixloopError(
                 source.diagnostic(
-                    "input", f"input {key!r}: holds a NUL byte, which no environment variable can",
-                    "inputs", key,
+                    "input",
+                    f"input {key!r}: holds a NUL byte, which no environment variable can",
+                    "inputs",
+                    key,
                 )
-            )  # fmt: skip
+            )
         if isinstance(value, bool):
             env[key] = "true" if value else "false"
         elif isinstance(value, str):
@@ -266,9 +289,14 @@ def run_step(
             # so recovery never races a step that is still running.
             held = tuple(fd for fd in (run.lock_fd if run else None, lock_fd) if fd is not None)
             exit_code, stdout, stderr, timed_out = _execute(
-                script.text, f"{workflow.source.display}#{step}", cwd, env,
-                timeout_s=timeout_s, cap=output_cap, pass_fds=held,
-            )  # fmt: skip
+                script.text,
+                f"{workflow.source.display}#{step}",
+                cwd,
+                env,
+                timeout_s=timeout_s,
+                cap=output_cap,
+                pass_fds=held,
+            )
         duration = time.monotonic() - start
         traced = read_trace(trace_file.read_bytes())
         _crash_after_shell(armed, len(traced))
@@ -285,9 +313,19 @@ def run_step(
             outputs = {name: value for name, value in outputs.items() if name in declared}
     sites = [script.document_line(command.line, command.source) for command in traced]
     result = StepResult(
-        workflow.name, step, exit_code, outputs, stdout, stderr, duration, timed_out,
-        [command.text for command in traced], error, sites[-1] if sites else None, sites,
-    )  # fmt: skip
+        workflow.name,
+        step,
+        exit_code,
+        outputs,
+        stdout,
+        stderr,
+        duration,
+        timed_out,
+        [command.text for command in traced],
+        error,
+        sites[-1] if sites else None,
+        sites,
+    )
     if run is not None:
         run.emit(step_event(result, started_at))
     return result
@@ -300,15 +338,26 @@ def _crash_after_shell(armed: CrashPoint | None, commands_run: int) -> None:
 
 
 def _execute(
-    script: str, name: str, cwd: Path, env: dict[str, str], *, timeout_s: float, cap: int,
+    script: str,
+    name: str,
+    cwd: Path,
+    env: dict[str, str],
+    *,
+    timeout_s: float,
+    cap: int,
     pass_fds: tuple[int, ...],
-) -> tuple[int, str, str, bool]:  # fmt: skip
+) -> tuple[int, str, str, bool]:
     try:
         process = subprocess.Popen(
             ["bash", "--noprofile", "--norc", "-c", script, name],
-            cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True, pass_fds=pass_fds,
-        )  # fmt: skip
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
     except OSError as exc:
         raise FixloopError(
             Diagnostic(str(cwd), 1, 1, "step", f"cannot start bash here: {exc.strerror or exc}")

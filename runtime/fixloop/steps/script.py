@@ -77,10 +77,13 @@ def crash_point(environ: Mapping[str, str]) -> CrashPoint | None:
     if match is None or int(match["k"]) < 1 or occurrence == 0:
         raise FixloopError(
             Diagnostic(
-                CRASH_ENV, 1, 1, "usage",
+                CRASH_ENV,
+                1,
+                1,
+                "usage",
                 f"{raw!r}: expected [WORKFLOW/]STEP[#N]:K with N, K >= 1",
             )
-        )  # fmt: skip
+        )
     return CrashPoint(match["step"], int(match["k"]), match["workflow"], occurrence)
 
 

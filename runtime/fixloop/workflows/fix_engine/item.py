@@ -146,11 +146,16 @@ class ItemLoop(Workflow):
         self, item: ItemRecord, number: int, impl: Path, verdict: Path, reason: str
     ) -> ItemRecord:
         recorded = self.step(
-            "record-verdict", self.section.repo, STATE=str(self.section.state), ITEM=item.id,
-            ATTEMPT=str(number), IMPL_RESULT=str(impl), VERDICT_FILE=str(verdict),
+            "record-verdict",
+            self.section.repo,
+            STATE=str(self.section.state),
+            ITEM=item.id,
+            ATTEMPT=str(number),
+            IMPL_RESULT=str(impl),
+            VERDICT_FILE=str(verdict),
             REASON=mask_text(reason),
             RUN_ID=self.active_run.id,
-        )  # fmt: skip
+        )
         return read_item(recorded)
 
     def commit_item(self, item: ItemRecord) -> ItemRecord:
@@ -169,9 +174,12 @@ class ItemLoop(Workflow):
     @implements("record-commit")
     def record_commit(self, item: ItemRecord, commit: str) -> ItemRecord:
         recorded = self.step(
-            "record-commit", self.section.repo, STATE=str(self.section.state), ITEM=item.id,
+            "record-commit",
+            self.section.repo,
+            STATE=str(self.section.state),
+            ITEM=item.id,
             COMMIT=commit,
-        )  # fmt: skip
+        )
         return read_item(recorded)
 
     @implements("tag")

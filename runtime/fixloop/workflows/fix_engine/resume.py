@@ -59,9 +59,12 @@ def resume_interrupted(flow: Workflow, section: Section) -> list[ItemRecord]:
             item = items.get(match["id"]) if match else None
             if item is not None and item.status == "passed":
                 recorded = flow.step(
-                    "record-commit", section.repo, STATE=str(section.state), ITEM=item.id,
+                    "record-commit",
+                    section.repo,
+                    STATE=str(section.state),
+                    ITEM=item.id,
                     COMMIT=commit.sha,
-                )  # fmt: skip
+                )
                 items[item.id] = read_item(recorded)
     _require_on_branch(section, list(items.values()))
     return [_again_if_uncommitted(item) for item in items.values()]

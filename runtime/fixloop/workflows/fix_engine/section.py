@@ -141,9 +141,12 @@ def refused_input(result: StepResult, repo: Path) -> FixloopError | None:
     try:
         fields = json.loads(problem)
         diagnostic = Diagnostic(
-            display_path(repo / str(fields["path"])), int(fields["line"]), int(fields["col"]),
-            str(fields["rule"]), str(fields["message"]),
-        )  # fmt: skip
+            display_path(repo / str(fields["path"])),
+            int(fields["line"]),
+            int(fields["col"]),
+            str(fields["rule"]),
+            str(fields["message"]),
+        )
     except (ValueError, KeyError, TypeError):
         return None
     return FixloopError(diagnostic, exit_code=BAD_INPUT)

@@ -59,9 +59,11 @@ class FixEngine(ItemLoop):
         run = self.start_run(section.repo)
         result.run_id = run.id
         state = FixEngineState(
-            input_path=section.mini_prd, input_digest=section.digest, section_id=section.id,
+            input_path=section.mini_prd,
+            input_digest=section.digest,
+            section_id=section.id,
             state_dir=str(section.state),
-        )  # fmt: skip
+        )
         save_state(run.dir, state)
         try:
             refuse_if_busy(self, section)
@@ -131,9 +133,12 @@ class FixEngine(ItemLoop):
     def make_checklist(self) -> list[ItemRecord]:
         section = self.section
         made = self.step(
-            "make-checklist", section.repo, MINI_PRD=section.mini_prd,
-            STATE=str(section.state), RUN_ID=self.active_run.id,
-        )  # fmt: skip
+            "make-checklist",
+            section.repo,
+            MINI_PRD=section.mini_prd,
+            STATE=str(section.state),
+            RUN_ID=self.active_run.id,
+        )
         items = read_items(made, "ITEMS")
         self.note(f"{section.state / 'checklist.md'}: {required_output(made, 'TOTAL')} item(s)")
         return items

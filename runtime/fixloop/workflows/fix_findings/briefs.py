@@ -26,9 +26,12 @@ def fix_brief(workflow: WorkflowDoc) -> str:
     blocks = [b for b in step.blocks if b.lang == "text"] if step else []
     if not blocks:
         problem = Diagnostic(
-            workflow.source.display, step.line if step else 1, 1, "fix-brief",
+            workflow.source.display,
+            step.line if step else 1,
+            1,
+            "fix-brief",
             "the fix-brief step needs a ```text block holding the rules for every fixer brief",
-        )  # fmt: skip
+        )
         raise FixloopError(problem)
     return blocks[0].content.strip()
 
@@ -39,10 +42,15 @@ def fixer_brief(
     """The fixer's inputs and task for round `number` of `record`'s finding."""
     finding = record.finding
     previous = [
-        {"round": r.number, "summary": r.summary, "files_changed": r.files_changed,
-         "verdict": r.verdict, "evidence": r.evidence}
+        {
+            "round": r.number,
+            "summary": r.summary,
+            "files_changed": r.files_changed,
+            "verdict": r.verdict,
+            "evidence": r.evidence,
+        }
         for r in record.rounds
-    ]  # fmt: skip
+    ]
     inputs: dict[str, Any] = {
         "finding": finding.model_dump(mode="json"),
         "files": list(record.scope),

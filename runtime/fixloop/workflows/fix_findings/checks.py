@@ -18,9 +18,14 @@ from fixloop.workflows.kernel.denied_writes import Denials
 
 
 def fix_failure(
-    repo: Path, outcome: AgentOutcome, result: FixReport | ScopeExpansionRequest | None, *,
-    denials: Denials, record: FindingRecord, before: RoundRecord,
-) -> str | None:  # fmt: skip
+    repo: Path,
+    outcome: AgentOutcome,
+    result: FixReport | ScopeExpansionRequest | None,
+    *,
+    denials: Denials,
+    record: FindingRecord,
+    before: RoundRecord,
+) -> str | None:
     """Why this call is a failed attempt (its round's summary), or None when it may be staged."""
     if denials.forbidden:
         where = "; ".join(denials.forbidden)

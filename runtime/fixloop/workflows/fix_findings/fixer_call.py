@@ -68,9 +68,13 @@ def call_fixer(
 ) -> tuple[AgentOutcome, Denials]:
     """One fixer call between two tree fingerprints: its denials, plus what it changed."""
     inputs, task = fixer_brief(
-        record, number, max_rounds=flow.max_rounds(record), repo=flow.repo, rules=flow.brief,
+        record,
+        number,
+        max_rounds=flow.max_rounds(record),
+        repo=flow.repo,
+        rules=flow.brief,
         note=note,
-    )  # fmt: skip
+    )
     assert record.in_flight is not None
     tree = flow.guard.before(Path(record.in_flight.snapshot_dir))
     record.in_flight.tree_before = str(tree)

@@ -111,11 +111,12 @@ LATEST = "latest"
 def first_calls(state: FixFindingsState) -> list[str]:
     """The call each undecided finding starts with: its pre-gate, or its Round 1 fixer."""
     return [
-        f"verifier/{r.finding.id}/pre-gate" if needs_pre_gate(r.finding) else
-        f"fixer/{r.finding.id}/round-1"
+        f"verifier/{r.finding.id}/pre-gate"
+        if needs_pre_gate(r.finding)
+        else f"fixer/{r.finding.id}/round-1"
         for r in state.records
         if r.bucket is None
-    ]  # fmt: skip
+    ]
 
 
 def load_state(findings_path: Path, repo: Path, resume: str | None) -> FixFindingsState:

@@ -103,10 +103,11 @@ class FixFindingsState(RunState):
             elif record.bucket == "demoted" and record.new_severity in ("P2", "P3"):
                 envelope.demoted.append(
                     DemotedFinding(
-                        id=finding_id, new_severity=record.new_severity,
+                        id=finding_id,
+                        new_severity=record.new_severity,
                         evidence=record.evidence or "",
                     )
-                )  # fmt: skip
+                )
             elif record.bucket == "escalated":
                 envelope.escalated.append(
                     EscalatedFinding(

@@ -55,8 +55,10 @@ class PathState(BaseModel):
 
     def same(self, other: PathState | None) -> bool:
         return other is not None and (self.status, self.kind, self.blob) == (
-            other.status, other.kind, other.blob,
-        )  # fmt: skip
+            other.status,
+            other.kind,
+            other.blob,
+        )
 
     def _entry(self, mode: int, blob: int) -> str | None:
         fields = self.status.split(" ")
@@ -132,9 +134,10 @@ class TreeGuard:
             return Stray(unrestorable=(moved,))
         outside = set(before.paths) | set(now.paths)
         changed = sorted(
-            p for p in outside - set(scope)
+            p
+            for p in outside - set(scope)
             if not (p in before.paths and before.paths[p].same(now.paths.get(p)))
-        )  # fmt: skip
+        )
         return self._restore(before, now, changed, folder) if changed else Stray()
 
     # -- taking ----------------------------------------------------------------------------
@@ -181,8 +184,9 @@ class TreeGuard:
 
     # -- putting back ----------------------------------------------------------------------
 
-    def _restore(self, before: Fingerprint, now: Fingerprint, changed: list[str], folder: Path
-                 ) -> Stray:  # fmt: skip
+    def _restore(
+        self, before: Fingerprint, now: Fingerprint, changed: list[str], folder: Path
+    ) -> Stray:
         plan = _plan(self.repo, before, now, changed)
         # Whatever is there now is copied first: on a resume it may be the user's later work.
         displaced = folder / "displaced"

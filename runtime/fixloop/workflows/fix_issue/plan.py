@@ -135,18 +135,20 @@ def preset_tests(
     if guessed:
         if not _looks_like_pytest(repo):
             raise _refuse(
-                "--test", "test-command",
+                "--test",
+                "test-command",
                 "no test command: give one with --test CMD (e.g. --test 'make test')",
-            )  # fmt: skip
+            )
         raw = [PYTEST]
     commands = tuple(PresetTest(_words(entry)) for entry in raw)
     if check_found:
         for command in commands:
             if not _found(command.argv[0], repo):
                 raise _refuse(
-                    "--test", "test-command",
+                    "--test",
+                    "test-command",
                     f"{command.argv[0]!r} (of {command.shown!r}) is not found",
-                )  # fmt: skip
+                )
     return commands, guessed
 
 
@@ -158,10 +160,11 @@ def _check_clean(repo: Path, issue: Path) -> None:
         first = sorted(changes)[0]
         more = f" and {len(changes) - 1} more" if len(changes) > 1 else ""
         raise _refuse(
-            display_path(repo), "uncommitted-changes",
+            display_path(repo),
+            "uncommitted-changes",
             f"the repository has uncommitted changes ({first}{more}); commit them or set them "
             "aside first: the patch is made against a commit, and your work is never touched",
-        )  # fmt: skip
+        )
 
 
 def _sandbox_to_be_had(options: FixIssueOptions, repo: Path) -> SandboxChoice:

@@ -254,9 +254,15 @@ class IssueTools:
             f"{number:>6}\t{line}" for number, line in enumerate(lines[first - 1 : last], first)
         )
         return _reply(
-            True, path=path, version=file_version(data), total_lines=len(lines),
-            start_line=first, end_line=last, truncated=last < len(lines), content=numbered,
-        )  # fmt: skip
+            True,
+            path=path,
+            version=file_version(data),
+            total_lines=len(lines),
+            start_line=first,
+            end_line=last,
+            truncated=last < len(lines),
+            content=numbered,
+        )
 
     def edit_file(self, args: EditArgs) -> ToolReply:
         found = self._file(args.path)
@@ -296,9 +302,12 @@ class IssueTools:
         self.touched.add(path)
         line = text[: text.index(old)].count("\n") + 1
         return _reply(
-            True, path=path, version=file_version(changed), line=line,
+            True,
+            path=path,
+            version=file_version(changed),
+            line=line,
             revision=self.suite.revision(),
-        )  # fmt: skip
+        )
 
     def create_file(self, args: CreateArgs) -> ToolReply:
         found = self._file(args.path)
@@ -331,10 +340,16 @@ class IssueTools:
         broken = [r for r in runs if r.status in (RunStatus.TIMED_OUT, RunStatus.NOT_FOUND)]
         revision = runs[0].revision if runs else self.suite.revision()
         return _reply(
-            not broken, revision=revision, passed=all_passed(runs), results=results,
-            **({"error": "test_run_failed", "message": "a command timed out or was not found"}
-               if broken else {}),
-        )  # fmt: skip
+            not broken,
+            revision=revision,
+            passed=all_passed(runs),
+            results=results,
+            **(
+                {"error": "test_run_failed", "message": "a command timed out or was not found"}
+                if broken
+                else {}
+            ),
+        )
 
 
 def _matches(path: str, glob: str) -> bool:

@@ -54,12 +54,17 @@ def as_review_md(
         fix = f"Satisfy: {criterion}" if criterion else "Address the issue above."
         findings.append(
             ReviewFinding(
-                id=f"{prefix}-{numbers[prefix]:02d}", severity=severity,
-                title=one_line(finding.title), file=finding.file, line=finding.line_start,
-                files=(finding.file,), issue=finding.body.strip() or finding.title, fix=fix,
+                id=f"{prefix}-{numbers[prefix]:02d}",
+                severity=severity,
+                title=one_line(finding.title),
+                file=finding.file,
+                line=finding.line_start,
+                files=(finding.file,),
+                issue=finding.body.strip() or finding.title,
+                fix=fix,
                 heading_line=0,
             )
-        )  # fmt: skip
+        )
     review = Review(
         phase=phase,
         status="issues_found" if findings else "clean",

@@ -126,9 +126,11 @@ class Review(Workflow):
         result.findings = list(output.findings)
         for finding in output.findings:
             self.item(
-                str(finding.id), ItemStatus.FOUND, f"{finding.severity} {finding.file or '-'}",
+                str(finding.id),
+                ItemStatus.FOUND,
+                f"{finding.severity} {finding.file or '-'}",
                 title=finding.title,
-            )  # fmt: skip
+            )
         kept = f"; {len(result.notes)} name no file (notes)" if result.notes else ""
         self.note(f"{len(output.findings)} finding(s) written to {result.output_path}{kept}")
 

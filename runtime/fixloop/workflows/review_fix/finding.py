@@ -282,9 +282,11 @@ class FindingFixer:
         except GitChangeFailed as exc:
             raise SkipItem("commit failed", str(exc), summary) from None
         diff = save_diff(
-            self.flow.active_run.dir, finding.id, f"iteration-{iteration}",
+            self.flow.active_run.dir,
+            finding.id,
+            f"iteration-{iteration}",
             gitrepo.commit_diff(self.worktree.path, commit),
-        )  # fmt: skip
+        )
         needs_human = summary.startswith(HUMAN_VERIFICATION) or is_logic_finding(finding)
         pre_existing = syntax.outputs.get("PREEXISTING", "").split()
         notes = [concerns] if concerns else []

@@ -87,10 +87,13 @@ def padded_phase_of(review: Review, shown: str, line: int) -> str:
     if match is None:
         raise FixloopError(
             Diagnostic(
-                shown, line, 1, "review-phase",
+                shown,
+                line,
+                1,
+                "review-phase",
                 f"phase {review.phase!r} does not start with a phase number like 02 or 3.1",
             )
-        )  # fmt: skip
+        )
     return match.group(0)
 
 
@@ -104,10 +107,13 @@ def check_finding_paths(review: Review, repo: Path, shown: str) -> None:
                 reason = exc.diagnostics[0].message
                 raise FixloopError(
                     Diagnostic(
-                        shown, finding.heading_line, 1, "review-path",
+                        shown,
+                        finding.heading_line,
+                        1,
+                        "review-path",
                         f"finding {finding.id}: {reason}",
                     )
-                ) from None  # fmt: skip
+                ) from None
 
 
 def _phase_line(text: str) -> int:

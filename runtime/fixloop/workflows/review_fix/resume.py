@@ -188,9 +188,14 @@ def _finish_its_cleanup(
 
 
 def _adopt(
-    flow: Workflow, resumed: Resumed, dead: str, earlier: ReviewFixState, padded_phase: str,
-    *, commits: list[gitrepo.CommitInfo],
-) -> None:  # fmt: skip
+    flow: Workflow,
+    resumed: Resumed,
+    dead: str,
+    earlier: ReviewFixState,
+    padded_phase: str,
+    *,
+    commits: list[gitrepo.CommitInfo],
+) -> None:
     """The dead run's `commits` are on the user's branch: carry its fixes (and its report, when
     it got that far) over instead of making them again."""
     recorded = {str(entry.get("id")): entry for entry in earlier.outcomes}
