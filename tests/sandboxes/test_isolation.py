@@ -234,3 +234,26 @@ def test_docker_container_is_removed_by_recovery_after_a_sigkill_of_fixloop(
     assert [c.id for c in removed] == [left.id]
     assert [c for c in leftover_containers() if c.run_id == run_id] == []
     assert wait_until(lambda: not processes_holding(token)), processes_holding(token)
+
+
+@NEEDS_BWRAP
+def test_bwrap_still_sees_an_interpreter_environment_under_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The private /tmp hides the host's /tmp, but not the environment fixloop itself runs from
+    (a virtualenv made under /tmp, as CI machines often do): the step library's tools run it."""
+    from fixloop.sandboxes.bubblewrap import BubblewrapSandbox
+
+    environment = tmp_path / "venv"
+    (environment / "bin").mkdir(parents=True)
+    tool = environment / "bin" / "tool"
+    tool.write_text("#!/bin/sh\necho from the environment\n")
+    tool.chmod(0o755)
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    (worktree / ".git").mkdir()
+    assert tmp_path.resolve().is_relative_to(Path("/tmp").resolve())  # the case this is about
+    monkeypatch.setattr(sys, "prefix", str(environment))
+    with BubblewrapSandbox(worktree) as sandbox:
+        done = sandbox.run([str(tool)], cwd=worktree)
+    assert (done.exit_code, done.stdout) == (0, "from the environment\n"), done.stderr

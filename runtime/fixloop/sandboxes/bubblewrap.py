@@ -2,7 +2,9 @@
 
 What the command gets:
 - the host's root file system, read-only; the worktree bound read-write at its own path;
-- a private, empty `/tmp` (a tmpfs; `HOME` points there) and a minimal `/dev`, `/proc` of its own;
+- a private, empty `/tmp` (a tmpfs; `HOME` points there) and a minimal `/dev`, `/proc` of its own
+  (what under the host's /tmp it must still see is bound read-only on top: the step library, the
+  run's folder, the interpreter environment fixloop runs from);
 - new namespaces for everything bubblewrap can unshare: no network but a loopback of its own
   (`--unshare-net`), its own process ids, IPC and host name;
 - `--die-with-parent` and a process group of its own: on timeout the group is killed, and when
@@ -19,6 +21,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -67,6 +70,14 @@ def confinement(worktree: Path, cwd: Path, read_only: Sequence[Path] = ()) -> li
     ]
 
 
+def _runtime_environment() -> list[Path]:
+    """This interpreter's environment (a virtualenv and the Python it was made from) when it
+    lives under /tmp, where the private /tmp would hide it: commands run it by its path."""
+    tmp = Path(PRIVATE_TMP).resolve()
+    folders = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    return sorted(folder for folder in folders if folder.is_relative_to(tmp))
+
+
 @functools.cache
 def _probe(bwrap: str) -> str | None:
     """None when bubblewrap can start the namespaces this sandbox uses here, else why not."""
@@ -106,8 +117,10 @@ class BubblewrapSandbox(SandboxBase):
         super().__init__(SandboxChoice(KIND, reason), worktree, output_cap)
         self.bwrap = shutil.which("bwrap") or "bwrap"
         # Folders under the private /tmp the commands must still see (the step library, the
-        # run's folder): everything else of the host is visible read-only anyway.
-        self.read_only = tuple(folder.resolve() for folder in read_only if folder.is_dir())
+        # run's folder, this interpreter's environment, which runs the step library's tools):
+        # everything else of the host is visible read-only anyway.
+        wanted = [*read_only, *_runtime_environment()]
+        self.read_only = tuple(dict.fromkeys(f.resolve() for f in wanted if f.is_dir()))
 
     def run(
         self,
