@@ -129,14 +129,16 @@ def test_a_browser_that_is_not_installed_is_named(tmp_path: Path) -> None:
 def test_cleanup_stops_stale_fixloop_browsers_and_no_other(
     chromium: str, slow_page: str, tmp_path: Path, profiles: Path
 ) -> None:
-    # The user's own browser: same binary, same page, a profile without fixloop's marker.
+    # The user's own browser: same binary, same page, a profile without fixloop's marker. It
+    # serves a debugging port, so it runs until it is killed (a --screenshot browser may finish
+    # on its own under load, which would look like cleanup had ended it).
     foreign = subprocess.Popen(
         [
             chromium,
             *FLAGS,
             "--no-sandbox",
             f"--user-data-dir={tmp_path / 'mine'}",
-            "--screenshot=/dev/null",
+            "--remote-debugging-port=0",
             slow_page,
         ],
         stdout=subprocess.DEVNULL,
