@@ -7,6 +7,9 @@ untracked file) unless a test commits it.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +88,16 @@ def messages(repo: Path, since: str) -> list[str]:
 def files_of(repo: Path, commit: str) -> list[str]:
     listed = git(repo, "diff-tree", "--no-commit-id", "-r", "--name-only", commit)
     return sorted(listed.split())
+
+
+def review_fix_cli(
+    repo: Path, script: Path, crash_at: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`fixloop review-fix` on the repository's REVIEW.md as a user runs it (a process of its own),
+    the scripted model playing `script`; `crash_at` kills it there (the crash switch)."""
+    env = {k: v for k, v in os.environ.items() if k != "FIXLOOP_CRASH_AT"}
+    if crash_at is not None:
+        env["FIXLOOP_CRASH_AT"] = crash_at
+    argv = [sys.executable, "-m", "fixloop", "review-fix", str(repo / REVIEW_REL)]
+    argv += ["--repo", str(repo), "--script", str(script)]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=False)

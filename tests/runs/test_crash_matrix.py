@@ -29,7 +29,13 @@ from pathlib import Path
 import pytest
 from tests.helpers.crash_tally import COVERED, VIOLATIONS
 from tests.helpers.gitrepo import UserRepo, UserWork, copy_repo, make_user_repo
-from tests.helpers.reviews import APP_FIX, REVIEW_REL, finding, review_text, write_review
+from tests.helpers.reviews import (
+    APP_FIX,
+    finding,
+    review_fix_cli,
+    review_text,
+    write_review,
+)
 
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.runs.git_session import load_protocol
@@ -282,29 +288,6 @@ REPORT_COMMIT = ("commit-paths", 2)  # a one-finding review: the fix, then the r
 REVIEW_FIX_ENDING = (REPORT_COMMIT, ("cleanup", 1))
 
 
-def _review_fix(repo: Path, script: Path, crash_at: str | None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "FIXLOOP_CRASH_AT"}
-    if crash_at is not None:
-        env["FIXLOOP_CRASH_AT"] = crash_at
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fixloop",
-            "review-fix",
-            str(repo / REVIEW_REL),
-            "--repo",
-            str(repo),
-            "--script",
-            str(script),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 @pytest.mark.parametrize(
     "point", REVIEW_FIX_ENDING, ids=[f"review-fix {s}#{n}" for s, n in REVIEW_FIX_ENDING]
 )
@@ -315,7 +298,7 @@ def test_review_fix_killed_around_its_report_commit_resumes_without_doubling_it(
     write_review(probe.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"fixer/CR-01/iteration-1": APP_FIX}))
-    done = _review_fix(probe.path, script, None)
+    done = review_fix_cli(probe.path, script, None)
     assert done.returncode == 0, done.stderr
     [run_dir] = (probe.path / ".git" / "fixloop" / "runs").iterdir()
     count = _step_commands(run_dir / "events.jsonl")[point]
@@ -328,12 +311,12 @@ def test_review_fix_killed_around_its_report_commit_resumes_without_doubling_it(
         before = repo.user_work()
         status = repo.git("status", "--porcelain=v1", "--untracked-files=all")
         old_tip = repo.head()
-        killed = _review_fix(repo.path, script, crash_at)
+        killed = review_fix_cli(repo.path, script, crash_at)
         if killed.returncode != -9:
             violations.append(f"{crash_at}: not killed (exit {killed.returncode})")
             continue
         _wait_until_dead(repo.path)
-        again = _review_fix(repo.path, script, None)  # the same review: resumes the dead run
+        again = review_fix_cli(repo.path, script, None)  # the same review: resumes the dead run
         if again.returncode != 0:
             violations.append(f"{crash_at}: the resumed run exited {again.returncode}")
         report = recover(repo.path, load_protocol())

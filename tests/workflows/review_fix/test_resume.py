@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from tests.helpers.gitrepo import UserRepo
 from tests.helpers.reviews import (
     APP_FIX,
-    REVIEW_REL,
     UTIL_FIX,
     finding,
     messages,
+    review_fix_cli,
     review_text,
     run,
     write_review,
@@ -43,26 +40,7 @@ def test_a_killed_run_is_resumed_without_fixing_committed_findings_again(
         json.dumps({"fixer/CR-01/iteration-1": APP_FIX, "fixer/CR-02/iteration-1": UTIL_FIX})
     )
     # Killed right after the first per-finding commit, before the runtime hears of it.
-    env = {**os.environ, "FIXLOOP_CRASH_AT": "git-protocol/commit-paths:999"}
-    killed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fixloop",
-            "review-fix",
-            str(repo / REVIEW_REL),
-            "--repo",
-            str(repo),
-            "--script",
-            str(script),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    _kill(repo, script, "git-protocol/commit-paths:999")
     assert user_repo.head() == tip
     assert len(user_repo.worktrees()) == 2
     [dead] = list_runs(repo / ".git" / "fixloop")
@@ -84,25 +62,7 @@ def test_a_killed_run_is_resumed_without_fixing_committed_findings_again(
 
 
 def _kill(repo: Path, script: Path, crash_at: str) -> None:
-    env = {**os.environ, "FIXLOOP_CRASH_AT": crash_at}
-    killed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fixloop",
-            "review-fix",
-            str(repo / REVIEW_REL),
-            "--repo",
-            str(repo),
-            "--script",
-            str(script),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    killed = review_fix_cli(repo, script, crash_at)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
 
 
