@@ -25,9 +25,7 @@ The number of crash points covered is printed in pytest's summary (with the git 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,7 +37,7 @@ from tests.helpers.crash_tally import COVERED, VIOLATIONS
 from tests.helpers.gitrepo import UserRepo, copy_repo
 from tests.workflows.fix_engine.scenario import (
     ADD_RIGHT,
-    MINI_PRD,
+    fix_engine_cli,
     make_section_repo,
     script,
     state_dir,
@@ -65,35 +63,6 @@ STEPS = {
         ("error-report", 1),
     },
 }
-
-
-def _cli(
-    repo: Path, replies: Path, *extra: str, crash: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "FIXLOOP_CRASH_AT"}
-    if crash is not None:
-        env["FIXLOOP_CRASH_AT"] = crash
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fixloop",
-            "fix-engine",
-            MINI_PRD,
-            "--repo",
-            str(repo),
-            "--script",
-            str(replies),
-            "--json",
-            *extra,
-        ],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def _events(repo: Path, run_id: str) -> list[dict[str, Any]]:
@@ -133,7 +102,7 @@ def points(
     found = {}
     for name in SCENARIOS:
         repo = copy_repo(template, tmp_path_factory.mktemp(f"uncrashed-{name}") / "repo").path
-        done = _cli(repo, scripts[name])
+        done = fix_engine_cli(repo, scripts[name])
         assert done.returncode == (0 if name == "complete" else 1), done.stderr
         counts = _step_commands(repo, json.loads(done.stdout)["run_id"])
         wanted = STEPS[name]
@@ -171,9 +140,9 @@ def _after_the_kill(repo: UserRepo) -> list[str]:
 
 def _resume(repo: UserRepo, replies: Path) -> tuple[subprocess.CompletedProcess[str] | None, str]:
     """What a user does next: --resume; a plain run when there was nothing to resume yet."""
-    done = _cli(repo.path, replies, "--resume")
+    done = fix_engine_cli(repo.path, replies, "--resume")
     if done.returncode == 2 and "no stopped run of this section" in done.stderr:
-        return _cli(repo.path, replies), "started again"
+        return fix_engine_cli(repo.path, replies), "started again"
     if done.returncode == 2 and "nothing to resume" in done.stderr:
         return None, "finished before the kill"
     return done, "resumed"
@@ -249,7 +218,7 @@ def _crash_and_resume(
     repo = copy_repo(template, target)
     before, old_tip = repo.user_work(), repo.head()
     status = repo.git("status", "--porcelain=v1", "--untracked-files=all")
-    killed = _cli(repo.path, replies, crash=crash)
+    killed = fix_engine_cli(repo.path, replies, crash=crash)
     if killed.returncode != -9:
         return [f"{crash}: not killed (exit {killed.returncode}): {killed.stderr[-300:]}"]
     _wait_until_dead(repo.path)

@@ -15,6 +15,9 @@ untracked, as a person would have it. The section has two items:
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +150,18 @@ def shipped_pack() -> Pack:
 
 def subjects(repo: Path, since: str) -> list[str]:
     return git(repo, "log", "--reverse", "--format=%s", f"{since}..main").splitlines()
+
+
+def fix_engine_cli(
+    repo: Path, replies: Path, *extra: str, crash: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`fixloop fix-engine MINI_PRD --json` in `repo` as a process of its own, the scripted model
+    playing `replies`; `crash` kills it there (the crash switch)."""
+    env = {k: v for k, v in os.environ.items() if k != "FIXLOOP_CRASH_AT"}
+    if crash is not None:
+        env["FIXLOOP_CRASH_AT"] = crash
+    argv = [sys.executable, "-m", "fixloop", "fix-engine", MINI_PRD, "--repo", str(repo)]
+    argv += ["--backend", "scripted", "--script", str(replies), "--json", *extra]
+    return subprocess.run(
+        argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300, check=False
+    )

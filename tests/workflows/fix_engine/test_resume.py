@@ -7,9 +7,6 @@ subprocess) stops it anywhere. Either way meta.yaml and the checklist on disk sa
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +15,7 @@ import yaml
 from tests.helpers.gitrepo import UserRepo
 from tests.workflows.fix_engine.scenario import (
     MINI_PRD,
+    fix_engine_cli,
     make_section_repo,
     run,
     script,
@@ -90,37 +88,6 @@ def test_a_finished_escalated_section_runs_again_retrying_only_what_failed(
     assert (history / "error_report.yaml").is_file() and (history / "meta.yaml").is_file()
 
 
-def _cli(
-    repo: Path, script: Path, *extra: str, crash: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "FIXLOOP_CRASH_AT"}
-    if crash is not None:
-        env["FIXLOOP_CRASH_AT"] = crash
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fixloop",
-            "fix-engine",
-            MINI_PRD,
-            "--repo",
-            str(repo),
-            "--backend",
-            "scripted",
-            "--script",
-            str(script),
-            "--json",
-            *extra,
-        ],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-
-
 def _calls(repo: Path, run_id: str) -> list[str]:
     events = repo / ".git" / "fixloop" / "runs" / run_id / "events.jsonl"
     lines = [json.loads(line) for line in events.read_text(encoding="utf-8").splitlines()]
@@ -146,11 +113,11 @@ def test_a_killed_run_resumes_where_it_stopped(
     before = section.user_work()
     script = tmp_path / "script.json"
     script.write_text(json.dumps(passing()), encoding="utf-8")
-    killed = _cli(repo, script, crash=crash)
+    killed = fix_engine_cli(repo, script, crash=crash)
     assert killed.returncode == -9, killed.stderr
     assert not (state_dir(repo) / "COMPLETE").exists()
 
-    resumed = _cli(repo, script, "--resume")
+    resumed = fix_engine_cli(repo, script, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     envelope = json.loads(resumed.stdout)
     assert envelope["result"]["status"] == "completed"
@@ -171,18 +138,18 @@ def test_a_stopped_runs_commits_kept_on_a_branch_must_be_merged_before_resuming(
     section.git("commit", "--quiet", "-m", "user: everything")
     script = tmp_path / "script.json"
     script.write_text(json.dumps(passing()), encoding="utf-8")
-    assert _cli(repo, script, crash="record-commit#1:999").returncode == -9
+    assert fix_engine_cli(repo, script, crash="record-commit#1:999").returncode == -9
     # The user commits meanwhile: the dead run's branch can no longer fast-forward.
     (repo / "src" / "util.py").write_text("the user's own change\n", encoding="utf-8")
     section.git("commit", "--quiet", "-m", "user: meanwhile", "--", "src/util.py")
-    refused = _cli(repo, script, "--resume")
+    refused = fix_engine_cli(repo, script, "--resume")
     assert refused.returncode == 1
     assert "are not on your branch" in refused.stderr
     kept = [b for b in section.branches() if b.startswith("fixloop/run/")]
     assert len(kept) == 1
     section.git("merge", "--quiet", "--no-edit", kept[0])
     section.git("branch", "-D", kept[0])
-    resumed = _cli(repo, script, "--resume")
+    resumed = fix_engine_cli(repo, script, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     envelope = json.loads(resumed.stdout)
     assert envelope["result"]["status"] == "completed"
