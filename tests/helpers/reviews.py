@@ -7,13 +7,13 @@ untracked file) unless a test commits it.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import REPO_ROOT
+from tests.helpers.crash_tally import crash_env
 from tests.helpers.gitrepo import git
 
 from fixloop.agents.backend import Backend
@@ -95,9 +95,7 @@ def review_fix_cli(
 ) -> subprocess.CompletedProcess[str]:
     """`fixloop review-fix` on the repository's REVIEW.md as a user runs it (a process of its own),
     the scripted model playing `script`; `crash_at` kills it there (the crash switch)."""
-    env = {k: v for k, v in os.environ.items() if k != "FIXLOOP_CRASH_AT"}
-    if crash_at is not None:
-        env["FIXLOOP_CRASH_AT"] = crash_at
+    env = crash_env(crash_at)
     argv = [sys.executable, "-m", "fixloop", "review-fix", str(repo / REVIEW_REL)]
     argv += ["--repo", str(repo), "--script", str(script)]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=False)

@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.helpers.crash_tally import COVERED, VIOLATIONS
+from tests.helpers import crash_tally
+from tests.helpers.crash_tally import COVERED, VIOLATIONS, crash_env
 from tests.helpers.gitrepo import UserRepo, UserWork, copy_repo, make_user_repo
 from tests.helpers.reviews import (
     APP_FIX,
@@ -66,9 +67,7 @@ RUN_STEPS = (
 
 
 def _driver(repo: Path, crash_at: str | None, *options: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "FIXLOOP_CRASH_AT"}
-    if crash_at is not None:
-        env["FIXLOOP_CRASH_AT"] = crash_at
+    env = crash_env(crash_at)
     return subprocess.run(
         [sys.executable, str(DRIVER), str(repo), *options],
         env=env,
@@ -76,17 +75,6 @@ def _driver(repo: Path, crash_at: str | None, *options: str) -> subprocess.Compl
         text=True,
         timeout=120,
     )
-
-
-def _step_commands(events: Path) -> dict[tuple[str, int], int]:
-    """Commands each run of each step ran, by (step, N) as FIXLOOP_CRASH_AT=STEP#N:K counts."""
-    counts: dict[tuple[str, int], int] = {}
-    for line in events.read_text().splitlines():
-        event = json.loads(line)
-        if event["event"] == "step":
-            occurrence = 1 + sum(1 for step, _ in counts if step == event["step"])
-            counts[event["step"], occurrence] = event["commands"]
-    return counts
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +95,9 @@ def step_commands(
     done = _driver(repo.path, None)
     assert done.returncode == 0, done.stderr
     run_id = json.loads(done.stdout)["run"]
-    counts = _step_commands(repo.path / ".git" / "fixloop" / "runs" / run_id / "events.jsonl")
+    counts = crash_tally.step_commands(
+        repo.path / ".git" / "fixloop" / "runs" / run_id / "events.jsonl"
+    )
     assert set(counts) == set(RUN_STEPS), "the crash matrix must name every step a run executes"
     return counts
 
@@ -227,7 +217,7 @@ def test_kill_after_every_command_of_a_cleanup_that_cannot_fast_forward(
     result = json.loads(done.stdout)
     assert result["state"] == "kept-branch"
     events = probe.path / ".git" / "fixloop" / "runs" / result["run"] / "events.jsonl"
-    count = _step_commands(events)["cleanup", 1]
+    count = crash_tally.step_commands(events)["cleanup", 1]
     violations: list[str] = []
     for k in range(1, count + 1):
         target = tmp_path / f"k{k}"
@@ -253,7 +243,7 @@ def test_kill_recovery_after_every_command(
     recorder.close()
     [item] = report.recovered
     assert item.kept_branch, "the probe must leave a fix commit to protect"
-    count = _step_commands(recorder.events_path)["recover-run", 1]
+    count = crash_tally.step_commands(recorder.events_path)["recover-run", 1]
     violations: list[str] = []
     for k in range(1, count + 1):
         repo = copy_repo(template, tmp_path / f"k{k}")
@@ -301,7 +291,7 @@ def test_review_fix_killed_around_its_report_commit_resumes_without_doubling_it(
     done = review_fix_cli(probe.path, script, None)
     assert done.returncode == 0, done.stderr
     [run_dir] = (probe.path / ".git" / "fixloop" / "runs").iterdir()
-    count = _step_commands(run_dir / "events.jsonl")[point]
+    count = crash_tally.step_commands(run_dir / "events.jsonl")[point]
     step, occurrence = point
     violations: list[str] = []
     for k in range(1, count + 1):

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.helpers.crash_tally import COVERED, VIOLATIONS
+from tests.helpers.crash_tally import COVERED, VIOLATIONS, step_commands
 from tests.helpers.gitrepo import UserRepo, copy_repo
 from tests.workflows.fix_engine.scenario import (
     ADD_RIGHT,
@@ -65,18 +65,13 @@ STEPS = {
 }
 
 
+def _events_path(repo: Path, run_id: str) -> Path:
+    return repo / ".git" / "fixloop" / "runs" / run_id / "events.jsonl"
+
+
 def _events(repo: Path, run_id: str) -> list[dict[str, Any]]:
-    path = repo / ".git" / "fixloop" / "runs" / run_id / "events.jsonl"
+    path = _events_path(repo, run_id)
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def _step_commands(repo: Path, run_id: str) -> dict[tuple[str, int], int]:
-    counts: dict[tuple[str, int], int] = {}
-    for event in _events(repo, run_id):
-        if event["event"] == "step":
-            occurrence = 1 + sum(1 for step, _ in counts if step == event["step"])
-            counts[event["step"], occurrence] = event["commands"]
-    return counts
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +99,7 @@ def points(
         repo = copy_repo(template, tmp_path_factory.mktemp(f"uncrashed-{name}") / "repo").path
         done = fix_engine_cli(repo, scripts[name])
         assert done.returncode == (0 if name == "complete" else 1), done.stderr
-        counts = _step_commands(repo, json.loads(done.stdout)["run_id"])
+        counts = step_commands(_events_path(repo, json.loads(done.stdout)["run_id"]))
         wanted = STEPS[name]
         found[name] = {key: n for key, n in counts.items() if wanted is None or key in wanted}
     return found

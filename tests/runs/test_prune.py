@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers.crash_tally import crash_env
 from tests.helpers.fix_findings import BUGGY, Policies, finding, make_repo, run, verdict
 from tests.helpers.gitrepo import UserRepo, git
 
@@ -54,9 +55,7 @@ def _finished_runs(repo: Path, count: int) -> list[str]:
 
 def _driver(repo: Path, *options: str, crash_at: str | None = None) -> str:
     """Run the protocol driver; return the id of the run it made."""
-    env = {k: v for k, v in os.environ.items() if k != "FIXLOOP_CRASH_AT"}
-    if crash_at:
-        env["FIXLOOP_CRASH_AT"] = crash_at
+    env = crash_env(crash_at or None)
     before = _names(_runs(repo))
     done = subprocess.run(
         [sys.executable, str(DRIVER), str(repo), *options],

@@ -17,7 +17,6 @@ same tree on the user's branch, the same task statuses, nothing left behind.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers.crash_tally import crash_env, step_commands
 from tests.helpers.gitrepo import UserRepo, UserWork, copy_repo, make_user_repo
 from tests.workflows.execute_wave import crash_scenario
 from tests.workflows.execute_wave.crash_scenario import COVERED, EXPECTED, VIOLATIONS
@@ -58,9 +58,7 @@ ALLOWED_SUBJECTS = ("merge: task ", "task ", "feat: implement wave ")
 
 
 def driver(repo: Path, tasks: Path, script: Path, crash_at: str | None, *options: str) -> Any:
-    env = {k: v for k, v in os.environ.items() if k != "FIXLOOP_CRASH_AT"}
-    if crash_at is not None:
-        env["FIXLOOP_CRASH_AT"] = crash_at
+    env = crash_env(crash_at)
     return subprocess.run(
         [sys.executable, str(DRIVER), str(repo), str(tasks), str(script), *options],
         env=env,
@@ -69,16 +67,6 @@ def driver(repo: Path, tasks: Path, script: Path, crash_at: str | None, *options
         timeout=300,
         check=False,
     )
-
-
-def step_counts(events: Path) -> dict[tuple[str, int], int]:
-    counts: dict[tuple[str, int], int] = {}
-    for line in events.read_text().splitlines():
-        event = json.loads(line)
-        if event["event"] == "step":
-            occurrence = 1 + sum(1 for step, _ in counts if step == event["step"])
-            counts[event["step"], occurrence] = event["commands"]
-    return counts
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +84,7 @@ def uncrashed(template: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     result = json.loads(done.stdout)
     assert result["statuses"] == EXPECTED
     events = repo.path / ".git" / "fixloop" / "runs" / result["run"] / "events.jsonl"
-    counts = step_counts(events)
+    counts = step_commands(events)
     assert set(POINTS) <= set(counts), sorted(counts)
     return {"tree": repo.git("rev-parse", "main^{tree}").strip(), "counts": counts}
 

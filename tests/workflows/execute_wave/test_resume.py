@@ -3,35 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from tests.helpers.gitrepo import UserRepo
 from tests.workflows.execute_wave import crash_scenario
 from tests.workflows.execute_wave.conftest import Wave
 from tests.workflows.execute_wave.crash_scenario import EXPECTED
-from tests.workflows.execute_wave.test_crash_matrix import DRIVER, wait_until_dead
+from tests.workflows.execute_wave.test_crash_matrix import driver, wait_until_dead
 
 from fixloop.diagnostics import FixloopError
 from fixloop.events import EventKind
-
-
-def driver(repo: Path, tasks: Path, script: Path, crash_at: str | None, *options: str) -> Any:
-    env = {k: v for k, v in os.environ.items() if k != "FIXLOOP_CRASH_AT"}
-    if crash_at:
-        env["FIXLOOP_CRASH_AT"] = crash_at
-    return subprocess.run(
-        [sys.executable, str(DRIVER), str(repo), str(tasks), str(script), *options],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def agent_keys(repo: Path, run_id: str) -> list[str]:

@@ -15,12 +15,12 @@ untracked, as a person would have it. The section has two items:
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.crash_tally import crash_env
 from tests.helpers.gitrepo import UserRepo, git, make_user_repo
 
 from fixloop.agents.budget import RunBudget
@@ -157,9 +157,7 @@ def fix_engine_cli(
 ) -> subprocess.CompletedProcess[str]:
     """`fixloop fix-engine MINI_PRD --json` in `repo` as a process of its own, the scripted model
     playing `replies`; `crash` kills it there (the crash switch)."""
-    env = {k: v for k, v in os.environ.items() if k != "FIXLOOP_CRASH_AT"}
-    if crash is not None:
-        env["FIXLOOP_CRASH_AT"] = crash
+    env = crash_env(crash)
     argv = [sys.executable, "-m", "fixloop", "fix-engine", MINI_PRD, "--repo", str(repo)]
     argv += ["--backend", "scripted", "--script", str(replies), "--json", *extra]
     return subprocess.run(

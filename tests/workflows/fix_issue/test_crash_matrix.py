@@ -17,7 +17,6 @@ For each command K of each of them, a fresh repository goes through `fixloop fix
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.helpers.crash_tally import COVERED, VIOLATIONS
+from tests.helpers.crash_tally import COVERED, VIOLATIONS, crash_env
 from tests.helpers.fix_issue import fixing_script, make_issue_repo, write_issue
 from tests.helpers.gitrepo import git
 
@@ -43,9 +42,7 @@ POINTS = (
 
 
 def _fix_issue(case: Path, crash_at: str | None) -> subprocess.CompletedProcess[str]:
-    env = {key: value for key, value in os.environ.items() if key != "FIXLOOP_CRASH_AT"}
-    if crash_at is not None:
-        env["FIXLOOP_CRASH_AT"] = crash_at
+    env = crash_env(crash_at)
     return subprocess.run(
         [
             sys.executable,
