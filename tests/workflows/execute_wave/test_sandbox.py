@@ -60,3 +60,16 @@ def test_unconfined_the_same_build_passes(wave: Wave, outside: Path) -> None:
     result = wave.run(script, sandbox=choose_sandbox("local"))
     assert result.exit_code == 0, result.to_json()
     assert outside.exists()
+
+
+@NEEDS_BWRAP
+def test_under_bwrap_an_executors_shell_cannot_write_outside_its_worktree(
+    wave: Wave, outside: Path
+) -> None:
+    """Every task's role calls go through the run's sandbox, not only the wave's own steps."""
+    wave.write_tasks({"tasks": [{"id": 1, "name": "a"}]})
+    executor = {**implement(1, {"src/a.py": "a = 1\n"}), "bash": [f"touch {outside}"]}
+    script = {"executor/1/implement": executor, "reviewer/1/verify": score(1, scores("logic", 9))}
+    result = wave.run(script, sandbox=choose_sandbox("bwrap"))
+    assert result.exit_code == 0, result.to_json()
+    assert not outside.exists()

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
-from fixloop.agents.dispatch import Dispatcher
 from fixloop.runs.git_session import GitSession
 from fixloop.steps.result import StepFailed, required_output
 from fixloop.workflows.execute_wave import design, fixes, resume
@@ -358,8 +358,9 @@ class ExecuteWave(Workflow):
         key: str,
         design: bool = False,
     ) -> AgentOutcome:
-        """A role call about one task: its events carry the task's id."""
-        dispatcher = Dispatcher(self.pack, self.dispatcher.backend, events=work.events)
+        """A role call about one task: its events carry the task's id (the run's dispatcher
+        otherwise: its backend, budget, timeout and sandbox)."""
+        dispatcher = replace(self.dispatcher, events=work.events)
         figma = self.plan.figma if design and work.task.figma_url else None
         return dispatcher.call(
             role,
