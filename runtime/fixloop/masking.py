@@ -9,7 +9,15 @@ Two kinds of secrets are replaced by a placeholder naming what was there, never 
 - strings shaped like well-known credentials become `«masked:KIND»`: Anthropic and OpenAI keys,
   GitHub tokens, AWS access key ids and the secret keys written next to them, PEM private-key
   blocks, Slack, Google, Stripe, npm and Hugging Face tokens, the credentials of Authorization
-  and API-key headers, bare bearer tokens, passwords in URLs.
+  and API-key headers, bare bearer tokens, passwords in URLs;
+- values assigned to a secret-looking name in text, as `.env` files, shells, YAML and JSON write
+  them (`AWS_SECRET_ACCESS_KEY=…`, `export GH_TOKEN=…`, `password: …`, `"api_key": "…"`),
+  become `«masked:NAME»`, whatever the value looks like: an upper-case variable name is judged
+  as the environment's names are; a name in any case must hold a strong part (`secret`,
+  `password`, `token`, `api_key`, …), so `key: value` in prose is left alone.
+
+`MaskingStream` puts the same masking in front of a terminal stream: the command line writes
+everything it prints through one (`cli/main.py`), so no secret reaches the screen either.
 
 `mask_text`, `mask_json` and `dumps_masked` use a process-wide `Masker`: it snapshots the
 environment once and takes a new snapshot only when the environment changed (a cheap check). Most
@@ -105,11 +113,24 @@ _HEADER = re.compile(
 _HEADER_HINTS = ("authorization", "bearer", "api-key", "auth-token")
 _URL_PASSWORD = re.compile(r"(://[^/\s:@\"'\\]{1,256}:)([^/\s@\"'\\]{1,256})(@)")
 # An AWS secret access key: 40 base64 characters near an access key id or named as one.
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+# (An `=` may stand before one: `AWS_SECRET_ACCESS_KEY=…`; base64 pads only at the end.)
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _AWS_ANCHOR = re.compile(
     r"«masked:(?:aws-access-key-id|[A-Z0-9_]*ACCESS_KEY_ID)»|(?i:secret_?access_?key)"
 )
 _HEX_ID = re.compile(r"[0-9a-f]{40}")  # a git object id is no secret
+# `NAME=value`, `export NAME=value`, `NAME: value`, `"NAME": "value"`; the value quoted or a run
+# of characters that cannot end a JSON string early (no quote, no backslash).
+_ASSIGNMENT = re.compile(
+    r"(?<![\w.-])(?:export\s+)?([A-Za-z_][\w.-]*)([\"']?\s*[:=]\s*)"
+    r"(?:\"([^\"\n\\]*)\"|'([^'\n\\]*)'|([^\s\"'`,;\\]+))"
+)
+# Parts that make a name of any case a secret's; the same as a cheap first test of a text.
+_STRONG_NAME = re.compile(
+    r"(?i)secret|passw(?:or)?d|passphrase|token|credential|api_?key|access_?key|private_?key"
+)
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+_ENV_ASSIGNMENT_HINT = re.compile(r"[A-Z0-9](?:KEYS?|AUTH|PASS|PAT|COOKIE|CREDS)[\"']?\s*[:=]")
 _AWS_WINDOW = 200
 
 
@@ -124,6 +145,15 @@ def is_secret_name(name: str) -> bool:
     if not words or words[-1] in _LOCATION_WORDS:
         return False
     return any(part in upper for part in _NAME_PARTS) or any(w in _NAME_WORDS for w in words)
+
+
+def is_secret_assignment_name(name: str) -> bool:
+    """True for a name whose assigned value in text is a secret: an environment-style name that
+    looks like a secret's, or any name holding a strong part (`password`, `api_key`, `token`)."""
+    if _ENV_NAME.fullmatch(name):
+        return is_secret_name(name)
+    words = [word for word in re.split(r"[^A-Za-z0-9]+", name.upper()) if word]
+    return bool(words) and words[-1] not in _LOCATION_WORDS and bool(_STRONG_NAME.search(name))
 
 
 def is_secret_value(value: str) -> bool:
@@ -164,7 +194,9 @@ class Masker:
         if "://" in text or any(hint.search(text) for hint in _SHAPE_HINTS):
             return True
         lowered = text.lower()
-        return any(hint in lowered for hint in _HEADER_HINTS) or "secret" in lowered
+        if any(hint in lowered for hint in _HEADER_HINTS) or "secret" in lowered:
+            return True
+        return bool(_STRONG_NAME.search(text) or _ENV_ASSIGNMENT_HINT.search(text))
 
     def mask_text(self, text: str) -> str:
         """`text` with every secret replaced by «masked:NAME» (environment) or «masked:KIND»."""
@@ -183,6 +215,10 @@ class Masker:
             text = _URL_PASSWORD.sub(rf"\1{placeholder('url-password')}\3", text)
         if len(text) >= 40 and ("ACCESS_KEY_ID»" in text or "access" in text.lower()):
             text = _mask_aws_secrets(text)
+        if ("=" in text or ":" in text) and (
+            _STRONG_NAME.search(text) or _ENV_ASSIGNMENT_HINT.search(text)
+        ):
+            text = _ASSIGNMENT.sub(_mask_assignment, text)
         return text
 
     def mask_json(self, data: Any) -> Any:
@@ -214,6 +250,22 @@ class Masker:
         if not self.may_hold_secret(text):
             return text
         return json.dumps(self._walk(data, options.get("default")), **options)
+
+
+def _mask_assignment(match: re.Match[str]) -> str:
+    name, value = match.group(1), next(g for g in match.groups()[2:] if g is not None)
+    if (
+        not is_secret_assignment_name(name)
+        or not is_secret_value(value)
+        or value.isdigit()  # a count (`max_tokens: 100000000`), not a secret worth a placeholder
+        or value.startswith(("$", "«masked:", "<"))  # a reference or a placeholder, no value
+    ):
+        return match.group()
+    start, end = match.span()
+    value_start = match.start(next(i for i in (3, 4, 5) if match.group(i) is not None))
+    value_end = value_start + len(value)
+    text = match.string
+    return text[start:value_start] + placeholder(name) + text[value_end:end]
 
 
 def _mask_header(match: re.Match[str]) -> str:
@@ -274,3 +326,33 @@ def mask_json(data: Any) -> Any:
 def dumps_masked(data: Any, **options: Any) -> str:
     """`json.dumps` for anything written to disk: the same text, with every secret masked."""
     return current_masker().dumps(data, **options)
+
+
+class MaskingStream:
+    """A text stream that masks what it is given before its target sees it.
+
+    Text is held until a line ends (or `flush`), then masked whole: a secret printed in pieces
+    on one line (`print("token", value)` writes three times) is masked as one line, and a
+    multi-line one printed at once (a PEM block) as one text. Everything else is the target's.
+    """
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        cut = self._pending.rfind("\n") + 1
+        if cut:
+            ready, self._pending = self._pending[:cut], self._pending[cut:]
+            self.target.write(mask_text(ready))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            ready, self._pending = self._pending, ""
+            self.target.write(mask_text(ready))
+        self.target.flush()
+
+    def __getattr__(self, name: str) -> Any:  # fileno, isatty, encoding, buffer, …
+        return getattr(self.target, name)
