@@ -11,6 +11,7 @@ traceback for an unexpected one.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -97,10 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(arguments)
     finally:
         for masked in (sys.stdout, sys.stderr):
-            try:
+            # A reader gone or a stream closed: nothing is lost by not flushing.
+            with contextlib.suppress(BrokenPipeError, ValueError):
                 masked.flush()
-            except (BrokenPipeError, ValueError):  # a reader gone, a stream closed: nothing lost
-                pass
         sys.stdout, sys.stderr = streams
 
 
