@@ -4,8 +4,8 @@ A scripted fixer of review-fix quotes an AWS secret access key as `AWS_SECRET_AC
 a token as `export API_TOKEN=…` and a password as `DB_PASSWORD: …`, in its summary, in its
 concerns, in a shell command's output and in an answer that is not the result JSON; the review
 quotes the token in a finding's title, which the progress lines print. Then the run's folder,
-the committed REVIEW-FIX.md, review-fix's own stdout and stderr (progress, summary, `--json`) and `runs show` (text and `--json`) must
-hold none of them, and the placeholders must be there.
+the committed REVIEW-FIX.md, review-fix's own stdout and stderr (progress, summary, `--json`)
+and `runs show` (text and `--json`) must hold none of them, and the placeholders must be there.
 """
 
 from __future__ import annotations
