@@ -130,7 +130,36 @@ _STRONG_NAME = re.compile(
     r"(?i)secret|passw(?:or)?d|passphrase|token|credential|api_?key|access_?key|private_?key"
 )
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
-_ENV_ASSIGNMENT_HINT = re.compile(r"[A-Z0-9](?:KEYS?|AUTH|PASS|PAT|COOKIE|CREDS)[\"']?\s*[:=]")
+# A cheap first test for an assignment worth a closer look: a secret-looking word of a name, then
+# the rest of the name, `=` or `:` and the start of a value that is not a number, an object or a
+# placeholder (`"input_tokens": 12` and `"tokens": {` in a trace line are no secrets). Words are
+# found with `str.find`: one regex alternation over them costs more than serialising the line.
+_STRONG_WORDS = (
+    "secret",
+    "passw",
+    "passphrase",
+    "token",
+    "credential",
+    "api_key",
+    "apikey",
+    "access_key",
+    "private_key",
+)
+_UPPER_WORDS = ("KEY", "AUTH", "PASS", "PAT", "COOKIE", "CREDS")  # whole words, upper case only
+_ASSIGNED = re.compile(r"[\w.-]*[\"']?\s*[:=]\s*[\"']?[^\s\"'\d{\[«$<]")
+
+
+def _may_assign_secret(text: str) -> bool:
+    for haystack, words in ((text.lower(), _STRONG_WORDS), (text, _UPPER_WORDS)):
+        for word in words:
+            at = haystack.find(word)
+            while at != -1:
+                if _ASSIGNED.match(text, at + len(word)):
+                    return True
+                at = haystack.find(word, at + 1)
+    return False
+
+
 _AWS_WINDOW = 200
 
 
@@ -196,7 +225,7 @@ class Masker:
         lowered = text.lower()
         if any(hint in lowered for hint in _HEADER_HINTS) or "secret" in lowered:
             return True
-        return bool(_STRONG_NAME.search(text) or _ENV_ASSIGNMENT_HINT.search(text))
+        return _may_assign_secret(text)
 
     def mask_text(self, text: str) -> str:
         """`text` with every secret replaced by «masked:NAME» (environment) or «masked:KIND»."""
@@ -215,9 +244,7 @@ class Masker:
             text = _URL_PASSWORD.sub(rf"\1{placeholder('url-password')}\3", text)
         if len(text) >= 40 and ("ACCESS_KEY_ID»" in text or "access" in text.lower()):
             text = _mask_aws_secrets(text)
-        if ("=" in text or ":" in text) and (
-            _STRONG_NAME.search(text) or _ENV_ASSIGNMENT_HINT.search(text)
-        ):
+        if _may_assign_secret(text):
             text = _ASSIGNMENT.sub(_mask_assignment, text)
         return text
 
