@@ -14,9 +14,10 @@ What the command gets:
 - `--die-with-parent` and a process group of its own: on timeout the group is killed, and when
   fixloop dies, even by SIGKILL, the kernel kills the sandbox and everything inside it.
 
-What it does not do: hide files. The command can READ whatever the user running fixloop can
-(that is how it finds the same python, compilers and libraries as the host). It sets no memory
-or process limit. Use docker for a file system of its own and resource limits.
+What it does not do: hide files (but /run, /tmp and $XDG_RUNTIME_DIR). The command can READ
+whatever the user running fixloop can (that is how it finds the same python, compilers and
+libraries as the host). It sets no memory or process limit. Use docker for a file system of
+its own and resource limits.
 """
 
 from __future__ import annotations
