@@ -24,7 +24,7 @@ from fixloop.documents.pack import WorkflowDoc
 from fixloop.gitrepo import state_dir_of
 from fixloop.runs.run import RUN_ID_PATTERN, Run, is_live, list_runs, mark_recovered
 from fixloop.sandboxes import LeftoverContainer, leftover_containers, remove_leftovers
-from fixloop.steps.runner import run_step
+from fixloop.steps.caller import Steps
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 TEMP_BRANCH_PREFIX = "refs/heads/fixloop/run/"
@@ -157,14 +157,7 @@ def recover(
             report.live.append(run_id)
             continue
         had_sentinel = (state_dir / "sentinels" / run_id).is_file()
-        result = run_step(
-            protocol,
-            "recover-run",
-            cwd=repo,
-            inputs={"RUN_ID": run_id},
-            run=run,
-            timeout_s=timeout_s,
-        )
+        result = Steps(protocol, run, timeout_s).attempt("recover-run", repo, RUN_ID=run_id)
         out = result.outputs
         unmerged = out.get("UNMERGED", "0")
         item = Recovered(

@@ -67,7 +67,7 @@ def put_back_strays(flow: ExecuteWave, allowed: list[str], before: set[str]) -> 
 
 def backpressure(flow: ExecuteWave, works: list[TaskWork], wave: int) -> None:
     """The build command after the merges; at most 3 fixer rounds; else the merged tasks fail."""
-    command = flow.plan.tasks.settings.backpressureCommand
+    command = flow.wave_plan.tasks.settings.backpressureCommand
     merged = [work for work in works if work.merged and not work.failed]
     if not command.strip() or not merged:
         return
@@ -130,7 +130,7 @@ class FixLoop:
 
     def __call__(self) -> bool:
         flow, work = self.flow, self.work
-        settings = flow.plan.tasks.settings
+        settings = flow.wave_plan.tasks.settings
         best = work.score or scoring.zero(work.task.kind)
         if not self.files:
             work.fail("verification failed and the task changed no file a fixer could work on")

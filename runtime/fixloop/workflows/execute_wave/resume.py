@@ -51,7 +51,7 @@ def _resumed_already(flow: ExecuteWave) -> set[str]:
 
 def _on_branch(flow: ExecuteWave, commit: str) -> bool:
     try:
-        return gitrepo.unmerged_count(flow.plan.repo, commit, "HEAD") == 0
+        return gitrepo.unmerged_count(flow.wave_plan.repo, commit, "HEAD") == 0
     except Exception:  # gitpython: an unknown or pruned commit is simply not on the branch
         return False
 
@@ -61,7 +61,9 @@ def resume_or_warn(flow: ExecuteWave) -> None:
     done = _resumed_already(flow)
     stopped = [
         (run_id, state)
-        for run_id, state in stopped_runs(run.state_dir, ExecuteWaveState, flow.plan.tasks.digest)
+        for run_id, state in stopped_runs(
+            run.state_dir, ExecuteWaveState, flow.wave_plan.tasks.digest
+        )
         if run_id != run.id and run_id not in done
     ]
     wanted = flow.options.resume
@@ -80,7 +82,7 @@ def resume_or_warn(flow: ExecuteWave) -> None:
         raise FixloopError(Diagnostic("--resume", 1, 1, "resume", problem))
     run_id, earlier = chosen[0]
     if earlier.waves_commit and not _on_branch(flow, earlier.waves_commit):
-        flow.step("resume-run", flow.plan.repo, WAVES_COMMIT=earlier.waves_commit)
+        flow.step("resume-run", flow.wave_plan.repo, WAVES_COMMIT=earlier.waves_commit)
     carry_over(flow, run_id, earlier)
 
 
@@ -101,7 +103,7 @@ def carry_over(flow: ExecuteWave, run_id: str, earlier: ExecuteWaveState) -> Non
     flow.tasks_file.update_many(changes)
     flow.records.save()
     for wave in state.waves:  # the wave results, as that run wrote them (or would have)
-        write_wave_result(flow.active_run.dir, wave, flow.plan.tasks.raw_ids)
+        write_wave_result(flow.active_run.dir, wave, flow.wave_plan.tasks.raw_ids)
     waves = ", ".join(str(w) for w in sorted(finished)) or "none"
     flow.note(f"resuming run {run_id}: waves finished there: {waves}")
 
