@@ -27,9 +27,9 @@ from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack
 from fixloop.runs.recovery import RecoveryReport, recover
 from fixloop.runs.run import Run
+from fixloop.steps.caller import Steps
 from fixloop.steps.paths import write_paths_file
 from fixloop.steps.result import StepFailed, StepResult, required_count, required_output
-from fixloop.steps.runner import run_step
 
 PROTOCOL = "git-protocol"
 
@@ -76,17 +76,8 @@ class GitSession:
 
     def step(self, name: str, inputs: Mapping[str, str], *, cwd: Path | None = None) -> StepResult:
         """Run one protocol step; raise StepFailed unless it succeeded."""
-        result = run_step(
-            self.protocol,
-            name,
-            cwd=cwd or self.worktree,
-            inputs=inputs,
-            run=self.run,
-            timeout_s=self.timeout_s,
-        )
-        if not result.ok:
-            raise StepFailed(result)
-        return result
+        steps = Steps(self.protocol, self.run, self.timeout_s)
+        return steps.must(name, cwd or self.worktree, **inputs)
 
     def paths_file(self, paths: Iterable[str]) -> Path:
         """Check `paths` (refusing any that escape the worktree) and write them for a step."""
@@ -159,32 +150,26 @@ def git_session(
     protocol: WorkflowDoc | None = None,
     timeout_s: float = 300.0,
     recovered: list[RecoveryReport] | None = None,
+    preflighted: bool = False,
 ) -> Iterator[GitSession]:
     """Preflight, recover dead runs, set up this run's worktree, tag `baseline`; clean up on
     every exit.
 
     `recovered`, when given, receives the recovery report so the caller can show it.
+    `preflighted`: the caller ran the protocol's preflight before the run started (a workflow's
+    run always does), so it is not run twice.
     """
     protocol = protocol or load_protocol()
-    preflight = run_step(
-        protocol, "preflight", cwd=run.repo, inputs={}, run=run, timeout_s=timeout_s
-    )
-    if not preflight.ok:
-        raise StepFailed(preflight)
+    steps = Steps(protocol, run, timeout_s)
+    if not preflighted:
+        steps.must("preflight", run.repo)
     report = recover(run.repo, protocol, run=run, timeout_s=timeout_s)
     if recovered is not None:
         recovered.append(report)
-    setup = run_step(
-        protocol,
-        "setup-worktree",
-        cwd=run.repo,
-        inputs={"RUN_ID": run.id},
-        run=run,
-        timeout_s=timeout_s,
-    )
+    setup = steps.attempt("setup-worktree", run.repo, RUN_ID=run.id)
     if not setup.ok:
         # Setup may have died after `git worktree add`; undo whatever it left, keeping no commit.
-        run_step(protocol, "recover-run", cwd=run.repo, inputs={"RUN_ID": run.id}, run=run)
+        steps.attempt("recover-run", run.repo, RUN_ID=run.id)
         raise StepFailed(setup)
     session = GitSession(protocol, run, setup.outputs, timeout_s)
     try:

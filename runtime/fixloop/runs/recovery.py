@@ -28,7 +28,7 @@ from fixloop.sandboxes import LeftoverContainer, remove_leftovers
 from fixloop.sandboxes.daemon import daemon_problem
 from fixloop.sandboxes.launcher import CONFIG_NAME
 from fixloop.steps import SANDBOX_LAUNCHER
-from fixloop.steps.runner import run_step
+from fixloop.steps.caller import Steps
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 # Written into a dead run's sandbox folder once its containers are gone: later recoveries do
@@ -171,14 +171,7 @@ def recover(
             report.live.append(run_id)
             continue
         had_sentinel = (state_dir / "sentinels" / run_id).is_file()
-        result = run_step(
-            protocol,
-            "recover-run",
-            cwd=repo,
-            inputs={"RUN_ID": run_id},
-            run=run,
-            timeout_s=timeout_s,
-        )
+        result = Steps(protocol, run, timeout_s).attempt("recover-run", repo, RUN_ID=run_id)
         out = result.outputs
         unmerged = out.get("UNMERGED", "0")
         item = Recovered(

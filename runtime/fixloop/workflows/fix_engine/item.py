@@ -37,15 +37,15 @@ from fixloop.workflows.fix_engine.briefs import (
     verifier_brief,
     verifier_key,
 )
-from fixloop.workflows.fix_engine.section import ItemRecord, Section, read_item
+from fixloop.workflows.fix_engine.result import ChecklistStatus, FixEngineResult, outcome_of
+from fixloop.workflows.fix_engine.section import FixEngineOptions, ItemRecord, Section, read_item
 from fixloop.workflows.kernel.errors import SkipItem
-from fixloop.workflows.kernel.items import ItemStatus
 from fixloop.workflows.kernel.workflow import Workflow, implements
 
 LAST_ITEM = "last-item"  # the run's tag at its last item commit: where an undo goes back to
 
 
-class ItemLoop(Workflow):
+class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
     """The per-item part of fix-engine; `FixEngine` sets `section` and `git` before using it."""
 
     section: Section
@@ -57,7 +57,7 @@ class ItemLoop(Workflow):
     @implements("fix-item")
     def fix_item(self, item: ItemRecord, where: Mapping[str, int]) -> ItemRecord:
         """One item to done or failed; left as it is when the run budget is spent."""
-        self.item(item.id, ItemStatus.RUNNING, title=item.text, data=where)
+        self.item(item.id, ChecklistStatus.RUNNING, title=item.text, data=where)
         while item.status == "pending" and not self.stopped:
             item = self.attempt(item, item.next_attempt)
         if item.status == "passed":
@@ -212,21 +212,9 @@ class ItemLoop(Workflow):
         return bool(self.stopped)
 
 
-def outcome_of(item: ItemRecord, stopped: str) -> tuple[ItemStatus, str]:
-    """The item's status for events and reports, and one line saying how it ended."""
-    attempts = f"{len(item.attempts)} attempt(s)"
-    last = item.last
-    if item.status == "done":
-        return ItemStatus.DONE, f"done after {attempts}"
-    if item.status == "failed":
-        verdict = (last.verdict if last else None) or "none (inconclusive)"
-        return ItemStatus.FAILED, f"failed after {attempts}; last verdict: {verdict}"
-    return ItemStatus.PENDING, f"not finished ({stopped or 'the run stopped'})"
-
-
 def _write_json(path: Path, data: Any) -> None:
     """A role's answer on disk (meta.yaml and the error report quote it): secrets masked."""
     path.write_text(dumps_masked(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-__all__ = ["LAST_ITEM", "ItemLoop", "outcome_of"]
+__all__ = ["LAST_ITEM", "ItemLoop"]

@@ -33,9 +33,8 @@ from fixloop.steps.paths import path_problem
 from fixloop.steps.runner import step_inputs
 from fixloop.workflows.kernel.denied_writes import sort_denials
 from fixloop.workflows.kernel.errors import SkipItem
-from fixloop.workflows.kernel.items import ItemStatus
-from fixloop.workflows.kernel.workflow import Workflow
-from fixloop.workflows.review_fix.outcome import FindingOutcome
+from fixloop.workflows.kernel.workflow import AnyWorkflow
+from fixloop.workflows.review_fix.outcome import FindingOutcome, FindingStatus
 from fixloop.workflows.review_fix.worktree import GitChangeFailed, Worktree
 
 ROLLED_BACK = "fix caused errors, rolled back"
@@ -139,7 +138,7 @@ class FindingFixer:
     """Fixes findings one at a time inside the run's worktree."""
 
     def __init__(
-        self, flow: Workflow, worktree: Worktree, padded_phase: str, inputs: dict[str, str]
+        self, flow: AnyWorkflow, worktree: Worktree, padded_phase: str, inputs: dict[str, str]
     ) -> None:
         self.flow = flow
         self.worktree = worktree
@@ -200,7 +199,7 @@ class FindingFixer:
             except GitChangeFailed as exc:
                 detail = f"undoing it failed: {exc}"
             reason = "fixer committed on its own"
-            return FindingOutcome(finding, iteration, ItemStatus.SKIPPED, reason, detail=detail)
+            return FindingOutcome(finding, iteration, FindingStatus.SKIPPED, reason, detail=detail)
         try:
             return self._verify_and_commit(finding, iteration, outcome, files, changed)
         except SkipItem as skip:
@@ -212,7 +211,7 @@ class FindingFixer:
             return FindingOutcome(
                 finding,
                 iteration,
-                ItemStatus.SKIPPED,
+                FindingStatus.SKIPPED,
                 skip.reason,
                 summary=skip.summary,
                 detail=detail,
@@ -295,7 +294,7 @@ class FindingFixer:
         return FindingOutcome(
             finding,
             iteration,
-            ItemStatus.NEEDS_HUMAN if needs_human else ItemStatus.FIXED,
+            FindingStatus.NEEDS_HUMAN if needs_human else FindingStatus.FIXED,
             files=tuple(changed),
             commit=commit[:7],
             summary=summary,
