@@ -131,9 +131,10 @@ _STRONG_NAME = re.compile(
 )
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 # A cheap first test for an assignment worth a closer look: a secret-looking word of a name, then
-# the rest of the name, `=` or `:` and the start of a value that is not a number, an object or a
-# placeholder (`"input_tokens": 12` and `"tokens": {` in a trace line are no secrets). Words are
-# found with `str.find`: one regex alternation over them costs more than serialising the line.
+# the rest of the name, `=` or `:` and a value that is not a number, an object or a placeholder
+# (it may start with digits: `API_TOKEN=7f3a…`; `"input_tokens": 12` and `"tokens": {` in a trace
+# line are no secrets). Words are found with `str.find`: one regex alternation over them costs
+# more than serialising the line.
 _STRONG_WORDS = (
     "secret",
     "passw",
@@ -146,7 +147,7 @@ _STRONG_WORDS = (
     "private_key",
 )
 _UPPER_WORDS = ("KEY", "AUTH", "PASS", "PAT", "COOKIE", "CREDS")  # whole words, upper case only
-_ASSIGNED = re.compile(r"[\w.-]*[\"']?\s*[:=]\s*[\"']?[^\s\"'\d{\[«$<]")
+_ASSIGNED = re.compile(r"[\w.-]*[\"']?\s*[:=]\s*[\"']?\d*[^\s\"'\d{\[«$<,}\]]")
 
 
 def _may_assign_secret(text: str) -> bool:
@@ -245,7 +246,7 @@ class Masker:
         if len(text) >= 40 and ("ACCESS_KEY_ID»" in text or "access" in text.lower()):
             text = _mask_aws_secrets(text)
         if _may_assign_secret(text):
-            text = _ASSIGNMENT.sub(_mask_assignment, text)
+            text = _mask_assignments(text)
         return text
 
     def mask_json(self, data: Any) -> Any:
@@ -279,20 +280,28 @@ class Masker:
         return json.dumps(self._walk(data, options.get("default")), **options)
 
 
-def _mask_assignment(match: re.Match[str]) -> str:
-    name, value = match.group(1), next(g for g in match.groups()[2:] if g is not None)
-    if (
-        not is_secret_assignment_name(name)
-        or not is_secret_value(value)
-        or value.isdigit()  # a count (`max_tokens: 100000000`), not a secret worth a placeholder
-        or value.startswith(("$", "«masked:", "<"))  # a reference or a placeholder, no value
-    ):
-        return match.group()
-    start, end = match.span()
-    value_start = match.start(next(i for i in (3, 4, 5) if match.group(i) is not None))
-    value_end = value_start + len(value)
-    text = match.string
-    return text[start:value_start] + placeholder(name) + text[value_end:end]
+def _mask_assignments(text: str) -> str:
+    """Every value assigned to a secret name, masked. A match whose name is no secret's is
+    looked into again from its value on: `progress: DB_PASSWORD=…` holds an assignment in what
+    first reads as the value of `progress`."""
+    out: list[str] = []
+    at = 0
+    while (match := _ASSIGNMENT.search(text, at)) is not None:
+        name = match.group(1)
+        group = next(i for i in (3, 4, 5) if match.group(i) is not None)
+        value = match.group(group)
+        if (
+            not is_secret_assignment_name(name)
+            or not is_secret_value(value)
+            or value.isdigit()  # a count (`max_tokens: 100000000`), not a secret worth hiding
+            or value.startswith(("$", "«masked:", "<"))  # a reference or a placeholder
+        ):
+            out.append(text[at : match.end(2)])
+            at = match.end(2)
+            continue
+        out.append(text[at : match.start(group)] + placeholder(name))
+        at = match.end(group)
+    return "".join(out) + text[at:]
 
 
 def _mask_header(match: re.Match[str]) -> str:
