@@ -90,7 +90,8 @@ def test_recover_removes_the_container_of_a_run_killed_during_a_docker_command(
     argv += ["--repo", str(user_repo.path), "--script", str(script)]
     argv += ["--sandbox", "docker", "--image", docker_image]
     fixloop = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    run_id, running = "", list[dict[str, Any]]()
+    run_id = ""
+    running: list[dict[str, Any]] = []
     try:
         deadline = time.monotonic() + 90
         while not running and time.monotonic() < deadline and fixloop.poll() is None:
