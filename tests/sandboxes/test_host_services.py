@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 import shutil
 import socketserver
+import subprocess
 import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.sandboxes.support import NEEDS_DOCKER, OpenSandbox, kinds, python_in
+from tests.sandboxes.support import NEEDS_DOCKER, OpenSandbox, kinds, python_in, wait_until
 
 from fixloop.sandboxes.host_services import HOST_SERVICE_VARIABLES, host_sockets
 
@@ -115,14 +116,43 @@ def test_a_host_unix_socket_is_out_of_reach(
         assert GREETING not in result.stdout
 
 
-@NEEDS_DOCKER
-@pytest.mark.parametrize("kind", ALL)
-def test_the_docker_daemon_is_out_of_reach(sandbox_of: OpenSandbox, kind: str) -> None:
-    """The daemon the tests use (DOCKER_HOST, else /var/run/docker.sock): a command that reached
-    it could start a container writing anywhere on the host."""
+@pytest.fixture
+def daemon_at_run() -> Iterator[str]:
+    """The Docker daemon the tests use, also answering at the runtime folder, where a system
+    daemon's socket is (`/var/run/docker.sock`): socat relays a socket there to it."""
     address = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
     assert address.startswith("unix://"), address
-    socket_path = address.removeprefix("unix://")
+    relay = _runtime_folder() / f"fixloop-test-docker-{uuid.uuid4().hex[:12]}.sock"
+    process = subprocess.Popen(
+        ["socat", f"UNIX-LISTEN:{relay},fork", f"UNIX-CONNECT:{address.removeprefix('unix://')}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert wait_until(relay.exists), "socat did not listen"
+        yield str(relay)
+    finally:
+        process.kill()
+        process.wait()
+        relay.unlink(missing_ok=True)
+
+
+@NEEDS_DOCKER
+@pytest.mark.needs("socat")
+@pytest.mark.parametrize("kind", ALL)
+@pytest.mark.parametrize("where", ["DOCKER_HOST", "runtime folder"])
+def test_the_docker_daemon_is_out_of_reach(
+    sandbox_of: OpenSandbox, request: pytest.FixtureRequest, kind: str, where: str
+) -> None:
+    """The real daemon: a command that reached it could start a container writing anywhere on
+    the host. Asked where the tests' daemon listens, and at the folder a system daemon's is."""
+    if where == "DOCKER_HOST":
+        address = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+        assert address.startswith("unix://"), address
+        socket_path = address.removeprefix("unix://")
+    else:
+        socket_path = request.getfixturevalue("daemon_at_run")
+        socket_path = socket_path.replace("/run/", "/var/run/", 1)
     ping = "GET /_ping HTTP/1.0\\r\\n\\r\\n"
     result = sandbox_of(kind).run([python_in(kind), "probe.py", "unix", socket_path, ping])
     if kind == "local":
