@@ -30,6 +30,7 @@ from fixloop.documents.discovery import (
     orphan_sidecars,
     pack_files,
 )
+from fixloop.documents.files import resolved
 from fixloop.documents.pack_rules import PACK_RULES
 from fixloop.documents.reading import read_source
 from fixloop.documents.source import forget_read_documents
@@ -53,7 +54,7 @@ class CheckResult:
 def kind_of(path: Path) -> str:
     """What a document is to its pack: agent, command, skill or workflow by the nearest folder
     so named (`commands/ns/x.md` is a command), else a plain document."""
-    for folder in path.resolve().parents:
+    for folder in resolved(path).parents:
         if folder.name in _KINDS:
             return _KINDS[folder.name]
         if is_pack_root(folder):
@@ -75,16 +76,16 @@ class Library:
     def profile_of(self, path: Path) -> Profile:
         if self.profile is not None:
             return self.profile
-        folder = path.resolve().parent
+        folder = resolved(path).parent
         if folder not in self.profiles:
             self.profiles[folder] = find_config(folder).profile()
         return self.profiles[folder]
 
     def get(self, path: Path) -> CheckedDocument | None:
-        key = path.resolve()
+        key = resolved(path)
         if key not in self.cache:
             self.cache[key] = None
-            if key.is_file():
+            if key.exists() or path.is_symlink():  # reading reports what is not a file
                 profile = self.profile_of(key)
                 base = self.base or Path.cwd()
                 source = read_source(path, base, profile, self.failures)
@@ -178,10 +179,10 @@ def _check_paths(paths: Sequence[Path], base: Path | None, profile: Profile | No
             result.diagnostics.append(orphan_diagnostic(path, display_path(path, base)))
             continue
         for document_path in _documents(path):
-            if document_path.resolve() in seen:
+            if resolved(document_path) in seen:
                 continue
-            seen.add(document_path.resolve())
-            if not document_path.is_file():
+            seen.add(resolved(document_path))
+            if not (document_path.exists() or document_path.is_symlink()):
                 result.diagnostics.append(
                     Diagnostic(display_path(document_path, base), 1, 1, "usage", "no such document")
                 )

@@ -21,6 +21,7 @@ from fixloop.checker.tree import Seq
 from fixloop.checker.worlds import FlowResult, World
 from fixloop.checker.worlds import Unit as FlowUnit
 from fixloop.diagnostics import Diagnostic
+from fixloop.documents.files import resolved
 
 Lookup = Callable[[Path], CheckedDocument | None]
 
@@ -124,7 +125,7 @@ class Evaluator:
         return Scope([(doc, units)], (doc.display, anchor), what), problems
 
     def _folded(self, path: Path) -> bool:
-        if path.resolve() in self.broken:
+        if resolved(path) in self.broken:
             self.folded += 1
             return True
         return False
@@ -133,7 +134,7 @@ class Evaluator:
         doc = self.document
         agents_dir = doc.source.path.parent.parent / "agents"
         paths = [agents_dir / f"{name}.md" for name in doc.agents]
-        paths += [(doc.source.path.parent / rel).resolve() for rel in doc.contracts.checker.briefs]
+        paths += [resolved(doc.source.path.parent / rel) for rel in doc.contracts.checker.briefs]
         return paths
 
     def _problem(self, contract: Contract, message: str) -> Diagnostic:

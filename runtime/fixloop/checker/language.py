@@ -32,6 +32,7 @@ from fixloop.checker.patterns import Pattern, PatternError, parse_pattern
 from fixloop.checker.rules import RESERVED_IDS
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.discovery import SIDECAR_SUFFIX
+from fixloop.documents.files import present, read_text
 from fixloop.documents.located_yaml import KeyPath, line_of, load_located
 from fixloop.documents.source import SourceDocument
 from fixloop.documents.spec_errors import spec_diagnostics
@@ -215,13 +216,11 @@ def _layers(source: SourceDocument, base: Path | None) -> tuple[list[Layer], lis
     if front:
         layers.append((source.display, front, dict(source.key_lines), source.commented))
     sidecar = sidecar_of(source.path)
-    if not sidecar.is_file():
+    if not present(sidecar):
         return layers, diagnostics
     shown = display_path(sidecar, base)
     try:
-        located = load_located(
-            sidecar.read_text(encoding="utf-8"), display=shown, rule="contract-spec"
-        )
+        located = load_located(read_text(sidecar), display=shown, rule="contract-spec")
     except FixloopError as exc:
         return layers, diagnostics + exc.diagnostics
     except (OSError, UnicodeDecodeError) as exc:

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from fixloop.documents.files import resolved
+
 if TYPE_CHECKING:
     from fixloop.checker.check import Library
     from fixloop.checker.document import CheckedDocument
@@ -76,7 +78,7 @@ def _pack_of(path: Path) -> Path | None:
     root = find_pack_root(path.parent)
     if root is None:
         return None
-    parts = path.resolve().relative_to(root).parts
+    parts = resolved(path).relative_to(root).parts
     return root if len(parts) > 1 and parts[0] in _PACK_KINDS else None
 
 
