@@ -207,6 +207,11 @@ def unterminated_quote(root: Path) -> None:
     _agent(root, _contract_doc("git stash", "echo 'Don't stash the tree'\ngit stash"))
 
 
+def many_unclosed_quotes(root: Path) -> None:
+    block = "```bash\necho 'Don't stash the tree'\ngit stash\n```\n"
+    _agent(root, _contract_doc("git stash", "true") + block * 5000)
+
+
 def heredoc_unclosed(root: Path) -> None:
     _agent(root, AGENT + "```bash\ncat <<EOF\nno end\n```\n")
 

@@ -177,3 +177,22 @@ def test_a_step_with_an_interface_is_held_to_it(check_text: CheckText) -> None:
     assert "but its interface does not declare it (declared: COMMIT)" in writes[0].message
     fine = INTERFACED.replace("inputs: [RUN_ID]", "inputs: [RUN_ID]\noptional: [MESSAGE]")
     assert check_text(fine.replace('-m "$RUN_ID"', '-m "$MESSAGE"')) == []
+
+
+def test_an_unclosed_quote_is_reported_where_it_opens_not_hidden_by_recovery(
+    check_text: CheckText,
+) -> None:
+    text = "---\nname: d\n---\n\n```bash\necho ok\necho 'Don't stash the tree'\ngit stash\n```\n"
+    found = check_text(text)
+    assert [(d.rule, d.line, d.col) for d in found] == [("bash-syntax", 7, 27)]
+    assert "quote opened here is never closed" in found[0].message
+
+
+def test_a_block_tree_sitter_accepts_but_bash_refuses_is_an_error_at_bash_s_line(
+    check_text: CheckText,
+) -> None:
+    # tree-sitter reads `${x:-`y}` as a default holding a backquote; bash looks for its match.
+    text = '---\nname: d\n---\n\n```bash\necho ok\n```\n\n```bash\ntrue\necho "${x:-`y}"\n```\n'
+    found = check_text(text)
+    assert [(d.rule, d.line) for d in found] == [("bash-syntax", 11)]
+    assert "matching" in found[0].message

@@ -15,11 +15,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fixloop.checker import suppressions
+from fixloop.checker import bash_n, suppressions
 from fixloop.checker.document import CheckedDocument, check_document
 from fixloop.checker.evaluate import Evaluator
 from fixloop.checker.language import Contract
-from fixloop.checker.rules import RULES, check_rules
+from fixloop.checker.rules import RULES, bash_refusals, check_rules
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.config import Profile, find_config
 from fixloop.documents.discovery import (
@@ -149,6 +149,7 @@ def check_paths(
     `profile`: judge every document by it, instead of by the settings where each lives.
     """
     forget_read_documents()  # every check reads its documents afresh, once
+    bash_n.start_check()
     try:
         with _collector_paused():
             return _check_paths(paths, base, profile)
@@ -193,6 +194,7 @@ def _check_paths(paths: Sequence[Path], base: Path | None, profile: Profile | No
             result.documents.append(document)
             result.diagnostics += check_document_rules(document, library, result)
     result.diagnostics += library.failures
+    result.diagnostics += bash_refusals(result.documents)
     for _document, contract in result.contracts:
         result.rule_help[contract.id] = contract.spec.why or f"{contract.kind} contract"
     loaded = [d for d in library.cache.values() if d is not None]

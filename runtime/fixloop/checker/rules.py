@@ -15,12 +15,12 @@
 from __future__ import annotations
 
 import re
-import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from fixloop.checker import bash_n
 from fixloop.checker.events import visit
 from fixloop.checker.outputs import undeclared_outputs
 from fixloop.checker.tree import Arith, Command
@@ -63,13 +63,13 @@ def _syntax(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
         message = (
             f"nested more than {MAX_NESTING} levels deep; the checker does not look into this block"
         )
-        if unit.block.closed and not _bash_accepts(unit.block.content):
+        if unit.block.closed and not bash_n.accepts(unit.block.content):
             message += ", and bash -n cannot parse it"
             return [Diagnostic(document.display, at, 1, "bash-syntax", message)]
         return [Diagnostic(document.display, at, 1, "bash-syntax", message, Severity.WARNING)]
     if not unit.script.errors or not unit.block.closed:
         return []
-    accepted = _bash_accepts(unit.block.content)
+    accepted = bash_n.accepts(unit.block.content)
     sketch = None if document.runner or accepted else _sketch(unit.block.content)
     if sketch is not None:
         # A template for the model to fill in (`git merge <feature-branch>`, `# ...` for the
@@ -88,7 +88,7 @@ def _syntax(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     found = []
     for error in unit.script.errors[:1]:
         near = error.reason or (
-            f"missing `{error.missing}`" if error.missing else f"unexpected `{error.text}`"
+            f"missing `{error.missing}`" if error.missing else _unexpected(error.text)
         )
         if accepted:
             found.append(
@@ -115,6 +115,16 @@ def _syntax(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     return found
 
 
+def _unexpected(text: str) -> str:
+    """What is wrong at a stretch tree-sitter could not place, in one line."""
+    if text[:1] in ("'", '"', "`") and text.count(text[0]) == 1:
+        # bash reads an unclosed quote to the end of the block: every command after it is text.
+        return f"the {text[0]} quote opened here is never closed"
+    lines = text.strip().splitlines() or [text]
+    cut = len(lines) > 1 or len(lines[0]) > 80
+    return f"unexpected `{lines[0][:80]}{'…' if cut else ''}`"
+
+
 _PLACEHOLDER = re.compile(r"(?<![<\w$])<[A-Za-z][^<>\n]{0,80}>")
 _ELISION = re.compile(r"^\s*(?:#\s*)?(?:\.\.\.|…)\s*$", re.MULTILINE)
 
@@ -129,14 +139,30 @@ def _sketch(text: str) -> str | None:
     return None
 
 
-def _bash_accepts(text: str) -> bool:
-    try:
-        done = subprocess.run(
-            ["bash", "-n"], input=text, capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+def bash_refusals(documents: Sequence[CheckedDocument]) -> list[Diagnostic]:
+    """`bash-syntax` for the blocks tree-sitter parsed cleanly but bash refuses (`bash_n.py`),
+    at the line bash names."""
+    clean = [
+        (document, unit)
+        for document in documents
+        for unit in document.units
+        if unit.block.closed and not unit.script.errors and not unit.script.too_deep
+    ]
+    found = []
+    for index, refusal in bash_n.refusals([unit.block.content for _, unit in clean]).items():
+        document, unit = clean[index]
+        last = unit.block.content_line + max(unit.block.content.count("\n") - 1, 0)
+        line = min(unit.block.content_line + (refusal.line or 1) - 1, last)
+        sketch = None if document.runner else _sketch(unit.block.content)
+        if sketch is not None:
+            message = f"bash cannot parse this block as written: it is a sketch ({sketch})"
+            found.append(
+                Diagnostic(document.display, line, 1, "bash-syntax", message, Severity.WARNING)
+            )
+        else:
+            message = f"bash cannot parse this block: {refusal.message}"
+            found.append(Diagnostic(document.display, line, 1, "bash-syntax", message))
+    return found
 
 
 def _unquoted_inputs(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
