@@ -36,6 +36,7 @@ EXPECTED = {
     "deep_mcp": "nested deeper than 64 levels",
     "deep_sidecar": "nested",
     "deep_config": "nested too deeply",
+    "empty_folder": "not a pack",
     "unterminated_quote": "quote opened here is never closed",
     "many_unclosed_quotes": "quote opened here is never closed",
 }

@@ -36,6 +36,7 @@ from fixloop.documents.reading import read_source
 from fixloop.documents.source import forget_read_documents
 
 _SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
+_NOTHING_TO_CHECK = "no Markdown document below this folder, and it is not a pack"
 _KINDS = {"agents": "agent", "commands": "command", "workflows": "workflow", "skills": "skill"}
 
 
@@ -100,13 +101,23 @@ def is_pack(path: Path) -> bool:
     return path.is_dir() and is_pack_root(path)
 
 
+def _markdown_below(folder: Path) -> Iterator[Path]:
+    for found in sorted(folder.rglob("*.md")):
+        if not _SKIP_DIRS & set(found.relative_to(folder).parts):
+            yield found
+
+
 def _documents(path: Path) -> Iterator[Path]:
     if is_pack(path):
-        yield from pack_files(path, manifest_data(path)).markdown()
+        files = pack_files(path, manifest_data(path))
+        yield from files.markdown()
+        # A skill's other documents (`references/*.md`) are read by the model with its SKILL.md,
+        # and their bash is run as much as the skill's own.
+        for _, skill in files.skills:
+            if skill.parent != path:  # a skill at the root: its folder is the whole pack
+                yield from (p for p in _markdown_below(skill.parent) if p != skill)
     elif path.is_dir():
-        for found in sorted(path.rglob("*.md")):
-            if not _SKIP_DIRS & set(found.relative_to(path).parts):
-                yield found
+        yield from _markdown_below(path)
     elif path.name.endswith(SIDECAR_SUFFIX):
         yield path.with_name(path.name.removesuffix(SIDECAR_SUFFIX) + ".md")
     else:
@@ -159,6 +170,14 @@ def check_paths(
 
 def _check_paths(paths: Sequence[Path], base: Path | None, profile: Profile | None) -> CheckResult:
     missing = [p for p in paths if not p.exists()]
+    # A folder with nothing to check is a wrong path (a typo, a checkout not made), not a pass.
+    empty = [
+        p for p in paths if p.is_dir() and not is_pack(p) and next(_documents(p), None) is None
+    ]
+    if empty:
+        raise FixloopError(
+            [Diagnostic(display_path(p, base), 1, 1, "usage", _NOTHING_TO_CHECK) for p in empty]
+        )
     if missing:
         raise FixloopError(
             [
