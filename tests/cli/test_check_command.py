@@ -40,7 +40,7 @@ def test_violations_exit_1_with_one_located_line_each(tmp_path: Path) -> None:
     result = fixloop(str(FIXTURES / "defects"), cwd=FIXTURES)
     assert result.returncode == 1
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("defects/workflows/report-paths.md:22:55: undefined-variable: ")
+    assert lines[0].startswith("defects/workflows/report-paths.md:22:55: unexported-env: ")
     assert all(line.count(":") >= 4 for line in lines)
     data = json.loads(fixloop(str(FIXTURES / "defects"), "--format", "json").stdout)
     assert data["ok"] is False and len(data["diagnostics"]) == len(lines)

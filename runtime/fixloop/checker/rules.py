@@ -3,8 +3,9 @@
 - `bash-syntax`: a bash block that does not parse (confirmed with `bash -n`; when bash accepts what
   tree-sitter-bash rejects, it is a warning that the checker cannot see into that stretch).
 - `undefined-variable`: a variable read that nothing in scope sets, declares as an input or output,
-  or lists under `checker.env`; and an environment variable read by an embedded `node -e`,
-  `python -c` (or heredoc) script that nothing exports: the REVIEW_PATH / FIX_REPORT_PATH defect.
+  or lists under `checker.env` (in the runner's documents, or those listing their inputs).
+- `unexported-env`: an environment variable read by an embedded `node -e`, `python -c` (or
+  heredoc) script that nothing exports: the REVIEW_PATH / FIX_REPORT_PATH defect. On everywhere.
 - `unquoted-input`: `$INPUT` unquoted in a command's arguments: an input is data, never code.
 - `rm-rf-empty-var`: `rm -r` of a path built from a variable that could be empty.
 - `errexit-arithmetic`: `((n++))` under `set -e` exits when n was 0; use `n=$((n + 1))`.
@@ -24,7 +25,7 @@ from fixloop.checker import bash_n
 from fixloop.checker.events import visit
 from fixloop.checker.outputs import undeclared_outputs
 from fixloop.checker.tree import Arith, Command
-from fixloop.checker.variables import undefined_variables
+from fixloop.checker.variables import undefined_variables, unexported_env
 from fixloop.checker.words import MAX_NESTING
 from fixloop.diagnostics import Diagnostic, Severity
 from fixloop.documents.pack_rules import PACK_RULES
@@ -308,6 +309,9 @@ RULES: Mapping[str, Rule] = MappingProxyType(
         "bash-syntax": Rule("a bash block that bash cannot parse", _per_unit(_syntax)),
         "undefined-variable": Rule(
             "a variable read that nothing in scope sets, declares or exports", undefined_variables
+        ),
+        "unexported-env": Rule(
+            "an embedded script reads an environment variable that nothing exports", unexported_env
         ),
         "unquoted-input": Rule(
             "an input expanded without quotes in a command's arguments", _per_unit(_unquoted_inputs)
