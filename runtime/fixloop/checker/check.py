@@ -20,6 +20,7 @@ from fixloop.checker.document import CheckedDocument, check_document
 from fixloop.checker.evaluate import Evaluator
 from fixloop.checker.language import Contract
 from fixloop.checker.rules import RULES, bash_refusals, check_rules
+from fixloop.checker.scoped import spared
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.config import Profile, find_config
 from fixloop.documents.discovery import (
@@ -253,4 +254,4 @@ def check_document_rules(
         found.append(Diagnostic(document.display, 1, 1, "bash-syntax", message, Severity.WARNING))
     if result is not None:
         result.folded += evaluator.folded
-    return found
+    return spared(document, found)

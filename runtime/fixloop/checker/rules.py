@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from fixloop.checker import bash_n
 from fixloop.checker.events import visit
 from fixloop.checker.outputs import undeclared_outputs
+from fixloop.checker.scoped import errexit_of
 from fixloop.checker.tree import Arith, Command
 from fixloop.checker.variables import undefined_variables, unexported_env
 from fixloop.checker.words import MAX_NESTING
@@ -271,8 +272,7 @@ def _rm_rf(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
 
 def _arithmetic(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     # fixloop's runner starts a workflow's shell under `set -euo pipefail`.
-    configured = document.contracts.checker.errexit
-    errexit = document.runner if configured is None else configured
+    errexit = errexit_of(document, unit)
     found = []
     for node, cond in unit.nodes:
         if isinstance(node, Command) and node.words and node.words[0].literal == "set":
