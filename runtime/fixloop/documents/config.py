@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.documents.files import present, read_text, resolved
 from fixloop.documents.located_yaml import KeyPath
 from fixloop.documents.spec_errors import spec_diagnostics
 from fixloop.secret_files import SecretFiles
@@ -77,7 +78,7 @@ class Config:
     def pack(self) -> Path | None:
         if self.settings.pack is None or self.folder is None:
             return None
-        return (self.folder / self.settings.pack).resolve()
+        return resolved(self.folder / self.settings.pack)
 
     @property
     def secret_files(self) -> SecretFiles:
@@ -97,7 +98,7 @@ class Config:
             return True
         where = ((base or Path.cwd()) / diagnostic.path).resolve()
         try:
-            relative = where.relative_to(self.folder.resolve()).as_posix()
+            relative = where.relative_to(resolved(self.folder)).as_posix()
         except ValueError:
             return True
         return not any(
@@ -117,22 +118,22 @@ class Config:
 
 def find_config(start: Path) -> Config:
     """The settings that apply at `start` (a file or folder); empty settings when none."""
-    folder = start.resolve()
+    folder = resolved(start)
     if not folder.is_dir():
         folder = folder.parent
     for candidate in (folder, *folder.parents):
         own = candidate / CONFIG_FILE
-        if own.is_file():
+        if present(own):
             return _load(own, table=False)
         pyproject = candidate / PYPROJECT
-        if pyproject.is_file() and re.search(r"(?m)^\[tool\.fixloop[.\]]", _text(pyproject)):
+        if present(pyproject) and re.search(r"(?m)^\[tool\.fixloop[.\]]", _text(pyproject)):
             return _load(pyproject, table=True)
     return Config()
 
 
 def _text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise FixloopError(Diagnostic(display_path(path), 1, 1, "config", str(exc))) from None
 
@@ -142,6 +143,10 @@ def _load(path: Path, table: bool) -> Config:
     shown = display_path(path)
     try:
         data: Any = tomllib.loads(text)
+    except RecursionError:  # tomllib recurses into nested arrays and inline tables
+        raise FixloopError(
+            Diagnostic(shown, 1, 1, "config", "invalid TOML: nested too deeply")
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         at = re.search(r"line (\d+), column (\d+)", str(exc))
         end = (text.count("\n") + 1, 1) if "end of document" in str(exc) else (1, 1)
