@@ -47,7 +47,8 @@ DEFAULT_SECRET_FILES: tuple[str, ...] = (
     ".git-credentials",
     ".pgpass",
     ".htpasswd",
-    ".aws/credentials",
+    "credentials",  # .aws/credentials, a CLI's credentials file
+    ".aws/*",
     ".docker/config.json",
     ".kube/config",
 )

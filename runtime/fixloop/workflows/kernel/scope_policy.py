@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from fixloop.secret_files import SecretFiles
 from fixloop.steps.paths import path_problem
 from fixloop.workflows.kernel.choices import Prompter, question
 
@@ -47,19 +48,11 @@ PROTECTED: tuple[tuple[str, str], ...] = (
     ("workflows/*.md", "an agent pack's documents"),
     ("workflows/*.contracts.yaml", "an agent pack's contracts"),
     ("commands/*.md", "an agent pack's documents"),
-    (".env", "a secret or credential file"),
-    (".env.*", "a secret or credential file"),
-    ("*.pem", "a secret or credential file"),
-    ("*.key", "a secret or credential file"),
-    ("id_rsa*", "a secret or credential file"),
-    ("id_ed25519*", "a secret or credential file"),
-    (".netrc", "a secret or credential file"),
-    (".npmrc", "a secret or credential file"),
-    (".pypirc", "a secret or credential file"),
-    ("credentials", "a secret or credential file"),
-    ("*.p12", "a secret or credential file"),
     (".git*", "git metadata or configuration"),  # last: `*` crosses `/`, `.github/` is CI's
 )
+
+
+SECRET_FILES = SecretFiles()
 
 
 def protected_reason(path: str) -> str | None:
@@ -69,6 +62,8 @@ def protected_reason(path: str) -> str | None:
     parts = [part.lower() for part in posix.parts]
     if ".git" in parts:
         return "git metadata or configuration"
+    if SECRET_FILES.pattern_of(str(posix)) is not None:  # the one list of secret files
+        return "a secret or credential file"
     for pattern, what in PROTECTED:
         if fnmatch.fnmatchcase(whole, pattern) or fnmatch.fnmatchcase(name, pattern):
             return what
