@@ -268,6 +268,7 @@ _VALUE = "7f3a" + _random(20)  # a value may start with digits
         (f"  password: {_VALUE}", "password"),
         (f'{{"client_secret": "{_VALUE}"}}', "client_secret"),
     ],
+    ids=lambda value: "written" if _VALUE in value else value,  # the value is random: no id
 )
 def test_a_value_assigned_to_a_secret_name_is_masked(written: str, name: str) -> None:
     masked = Masker({}).mask_text(written)
