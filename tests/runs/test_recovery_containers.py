@@ -1,4 +1,5 @@
-"""Recovery removes the docker sandbox containers of dead runs, and only theirs."""
+"""Recovery, handed the containers sweeper, removes the sandbox containers of dead runs, and only
+theirs."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import pytest
 from tests.helpers.gitrepo import UserRepo
 from tests.helpers.sandbox_image import docker_client, docker_image
 
-from fixloop.gitrepo import state_dir_of
-from fixloop.runs.recovery import remove_dead_run_containers
+from fixloop.runs.git_session import load_protocol
+from fixloop.runs.recovery import recover
 from fixloop.runs.run import Run
-from fixloop.sandboxes.daemon import LABEL_RUN_ID, LABEL_SANDBOX
+from fixloop.sandboxes.daemon import LABEL_RUN_ID, LABEL_SANDBOX, sweep_containers
 
 __all__ = ["docker_client", "docker_image"]
 
@@ -34,8 +35,9 @@ def test_only_dead_runs_of_this_repository_lose_their_containers(
         for run_id in (live.id, dead.id, "20990101T000000Z-1-abcdef")  # the last: no run here
     }
     try:
-        removed = remove_dead_run_containers(state_dir_of(user_repo.path))
-        assert [c.id for c in removed] == [containers[dead.id]]
+        report = recover(user_repo.path, load_protocol(), sweepers=(sweep_containers,))
+        removed = containers[dead.id][:12]
+        assert report.swept == [f"run {dead.id}: removed its sandbox container {removed} (created)"]
         assert not _exists(docker_client, containers[dead.id])
         assert _exists(docker_client, containers[live.id])
         assert _exists(docker_client, containers["20990101T000000Z-1-abcdef"])

@@ -6,29 +6,33 @@ its sentinel `sentinels/R` (or a half-written `sentinels/R.tmp`), a worktree reg
 live (its runtime holds `runs/R/lock`); otherwise the document's `recover-run` step removes what it
 can, keeps any temp branch holding commits the user's branch does not have, and removes the
 sentinel last. Python only *finds* runs here (read-only git); every change is made by the step.
-A dead run's dev servers (a design task's, recorded in its folder) are stopped first: they run in
-the worktrees about to be removed.
+What a dead run left outside git (a design task's dev servers, a sandbox's containers) is swept
+first, by the sweepers the caller hands in: they run in the worktrees about to be removed, and
+recovery imports neither the browser nor the sandboxes.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fixloop import gitrepo
-from fixloop.browser.devserver import stop_leftovers
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.gitrepo import state_dir_of
 from fixloop.runs.run import RUN_ID_PATTERN, Run, is_live, list_runs, mark_recovered
-from fixloop.sandboxes import LeftoverContainer, leftover_containers, remove_leftovers
 from fixloop.steps.caller import Steps
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 TEMP_BRANCH_PREFIX = "refs/heads/fixloop/run/"
 TAG_PREFIX = "refs/tags/fixloop/"
+
+# Cleans up what the dead runs whose folders it is given left outside git; one line for each
+# thing it stopped or removed.
+Sweeper = Callable[[Sequence[Path]], list[str]]
 
 
 @dataclass(frozen=True)
@@ -88,14 +92,14 @@ class RecoveryReport:
     recovered: list[Recovered] = field(default_factory=list)
     live: list[str] = field(default_factory=list)
     stopped: list[Stopped] = field(default_factory=list)
-    dev_servers: list[str] = field(default_factory=list)  # the dead runs' dev servers stopped
+    swept: list[str] = field(default_factory=list)  # what the sweepers stopped or removed
 
     @property
     def ok(self) -> bool:
         return all(item.error is None for item in self.recovered)
 
     def lines(self) -> list[str]:
-        lines = list(self.dev_servers) + [item.describe() for item in self.recovered]
+        lines = list(self.swept) + [item.describe() for item in self.recovered]
         lines += [f"run {run_id}: still running; left alone" for run_id in self.live]
         lines += [item.describe() for item in self.stopped]
         return lines or ["nothing to recover"]
@@ -106,7 +110,7 @@ class RecoveryReport:
             "recovered": [asdict(item) for item in self.recovered],
             "live": self.live,
             "stopped": [asdict(item) for item in self.stopped],
-            "dev_servers": self.dev_servers,
+            "swept": self.swept,
         }
 
 
@@ -147,11 +151,18 @@ def leftover_run_ids(repo: Path, state_dir: Path) -> set[str]:
 
 
 def recover(
-    repo: Path, protocol: WorkflowDoc, *, run: Run | None = None, timeout_s: float = 120.0
+    repo: Path,
+    protocol: WorkflowDoc,
+    *,
+    run: Run | None = None,
+    timeout_s: float = 120.0,
+    sweepers: Sequence[Sweeper] = (),
 ) -> RecoveryReport:
-    """Recover every dead run of the repository at `repo` (never `run` itself, never a live one)."""
+    """Recover every dead run of the repository at `repo` (never `run` itself, never a live one),
+    after `sweepers` have cleaned up what the dead runs left outside git."""
     state_dir = run.state_dir if run else state_dir_of(repo)
-    report = RecoveryReport(dev_servers=stop_dead_dev_servers(state_dir, run))
+    dead = dead_run_folders(state_dir, run) if sweepers else []
+    report = RecoveryReport(swept=[line for sweep in sweepers for line in sweep(dead)])
     for run_id in sorted(leftover_run_ids(repo, state_dir)):
         if (run is not None and run_id == run.id) or is_live(state_dir / "runs" / run_id):
             report.live.append(run_id)
@@ -180,27 +191,8 @@ def recover(
     return report
 
 
-def stop_dead_dev_servers(state_dir: Path, run: Run | None = None) -> list[str]:
-    """Stop the dev servers recorded in dead runs' folders; one line for each."""
+def dead_run_folders(state_dir: Path, run: Run | None = None) -> list[Path]:
+    """The folders of the runs no process holds (never `run`'s own): what sweepers clean up."""
     runs = state_dir / "runs"
-    stopped: list[str] = []
-    for folder in sorted(runs.iterdir()) if runs.is_dir() else []:
-        if (run is not None and folder.name == run.id) or is_live(folder):
-            continue
-        for server in stop_leftovers(folder):
-            stopped.append(f"run {folder.name}: stopped its dev server in {server.worktree}")
-    return stopped
-
-
-def remove_dead_run_containers(state_dir: Path) -> list[LeftoverContainer]:
-    """Remove docker sandbox containers of this repository's dead runs (a SIGKILL of fixloop
-    skips a sandbox's own removal); never a live run's, nor those of another repository's runs."""
-    runs = state_dir / "runs"
-    dead = {
-        leftover.run_id
-        for leftover in leftover_containers()
-        if _RUN_ID.match(leftover.run_id)
-        and (runs / leftover.run_id).is_dir()
-        and not is_live(runs / leftover.run_id)
-    }
-    return remove_leftovers(dead)
+    folders = sorted(runs.iterdir()) if runs.is_dir() else []
+    return [f for f in folders if not (run is not None and f.name == run.id) and not is_live(f)]

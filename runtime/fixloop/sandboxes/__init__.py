@@ -12,7 +12,12 @@ group and capped output that local and bwrap share. See docs/sandboxes.md.
 """
 
 from fixloop.sandboxes.choose import KINDS, choose_sandbox, open_sandbox
-from fixloop.sandboxes.daemon import LeftoverContainer, leftover_containers, remove_leftovers
+from fixloop.sandboxes.daemon import (
+    LeftoverContainer,
+    leftover_containers,
+    remove_leftovers,
+    sweep_containers,
+)
 from fixloop.sandboxes.protocol import Sandbox, SandboxChoice, SandboxResult
 
 __all__ = [
@@ -25,4 +30,5 @@ __all__ = [
     "leftover_containers",
     "open_sandbox",
     "remove_leftovers",
+    "sweep_containers",
 ]
