@@ -115,6 +115,8 @@ def test_wheel_carries_the_pack(tmp_path: Path) -> None:
 LAYERS = (
     "diagnostics",
     "masking",
+    "processes",
+    "locks",
     "events",
     "gitrepo",
     "documents",

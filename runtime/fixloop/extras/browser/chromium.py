@@ -17,8 +17,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
 import urllib.error
@@ -29,8 +27,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from fixloop.diagnostics import Diagnostic, FixloopError
-from fixloop.extras.browser.processes import ProcessInfo, processes, signal_group, stop
+from fixloop.extras.browser.processes import ProcessInfo, processes, stop
 from fixloop.masking import mask_text
+from fixloop.processes import run as run_in_group
 
 PROFILE_MARKER = "fixloop-browser-"
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -174,10 +173,8 @@ def _browser_argv(
     ]
 
 
-def _tail(output: bytes, lines: int = 5) -> str:
-    useful = [
-        line for line in output.decode(errors="replace").splitlines() if not _NOISE.search(line)
-    ]
+def _tail(output: str, lines: int = 5) -> str:
+    useful = [line for line in output.splitlines() if not _NOISE.search(line)]
     return mask_text(" | ".join(useful[-lines:])) or "no output"
 
 
@@ -217,10 +214,12 @@ def screenshot(
     return Screenshot(out, size[0], size[1], round(time.monotonic() - started, 3))
 
 
+# The browser's own words (dbus noise, a crash message): enough for the tail of an error.
+OUTPUT_CAP_BYTES = 64 * 1024
 _SHORT_TMP = Path("/tmp")  # noqa: S108 (a folder of our own is made in it, mkdtemp)
 
 
-def _run_browser(argv: Sequence[str], profile: Path, started: float, timeout_s: float) -> bytes:
+def _run_browser(argv: Sequence[str], profile: Path, started: float, timeout_s: float) -> str:
     # Chromium puts a UNIX socket (SingletonSocket) in TMPDIR, and such a path may not be longer
     # than 107 bytes: a deep TMPDIR (a CI job's, a test's) makes it abort. Give it a short one.
     scratch = Path(tempfile.mkdtemp(prefix="fxb-", dir=_SHORT_TMP if _SHORT_TMP.is_dir() else None))
@@ -238,39 +237,24 @@ def _run_browser(argv: Sequence[str], profile: Path, started: float, timeout_s: 
 
 def _browse(
     argv: Sequence[str], env: dict[str, str], profile: Path, started: float, timeout_s: float
-) -> bytes:
+) -> str:
+    remaining = max(0.1, timeout_s - (time.monotonic() - started))
     try:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
+        done = run_in_group(
+            argv, env=env, timeout_s=remaining, cap=OUTPUT_CAP_BYTES, merge_stderr=True
         )
     except OSError as exc:
         raise _error(argv[0], f"cannot start the browser: {exc.strerror or exc}") from None
-    try:
-        remaining = max(0.1, timeout_s - (time.monotonic() - started))
-        try:
-            output, _ = process.communicate(timeout=remaining)
-        except subprocess.TimeoutExpired:
-            signal_group(process.pid, signal.SIGKILL)  # not reaped yet: the group is still ours
-            output, _ = process.communicate()
-            raise _error(
-                argv[-1], f"the browser did not finish within {timeout_s:g} s; killed", 1
-            ) from None
     finally:
-        if process.returncode is None:
-            signal_group(process.pid, signal.SIGKILL)
-            process.wait()
         # What is left of this browser (helpers outside its group included) goes with it.
         stop(lambda: [p for p in fixloop_browsers() if profile_of(p) == profile], 0.0, gentle=False)
-    if process.returncode != 0:
+    if done.timed_out:
+        raise _error(argv[-1], f"the browser did not finish within {timeout_s:g} s; killed", 1)
+    if done.returncode != 0:
         raise _error(
-            argv[-1], f"the browser failed (exit {process.returncode}): {_tail(output)}", 1
+            argv[-1], f"the browser failed (exit {done.returncode}): {_tail(done.stdout)}", 1
         )
-    return output
+    return done.stdout
 
 
 def cleanup(max_age_s: float, profile_root: Path | None = None) -> Cleanup:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fixloop.sandboxes.capture import CappedOutput
+from fixloop.processes import CappedOutput
 
 
 def _captured(chunks: list[bytes], cap: int) -> str:
