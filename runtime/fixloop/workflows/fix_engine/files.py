@@ -1,10 +1,12 @@
 """The files of a fix-engine section: the mini-PRD, checklist.md and meta.yaml, read and written.
 
-`fix_engine.py` (the steps' commands) is their only user. Reading checks everything and raises
-`Problem` (file, line, key, message) for bad input: a mini-PRD without acceptance criteria or with
-duplicate ids, a checklist.md in another shape, a meta.yaml that does not parse or lacks a key.
-Writing goes through a temporary file and a rename; meta.yaml is dumped whole by PyYAML.
-Standard library and PyYAML only.
+The one model of them: the document's steps (`workflows/lib/fix_engine.py`, through its thin
+`fix_engine_files.py`) read and write the files with it, and the runtime reads what those steps
+report (`section.py`). Reading checks everything and raises `Problem` (file, line, key, message)
+for bad input: a mini-PRD without acceptance criteria or with duplicate ids, a checklist.md in
+another shape, a meta.yaml that does not parse (read bounded, as every YAML file a user gives
+fixloop: `fixloop.documents.located_yaml`) or lacks a key. Writing goes through a temporary file
+and a rename; meta.yaml is dumped whole by PyYAML.
 """
 
 from __future__ import annotations
@@ -12,16 +14,15 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-try:
-    import yaml
-except ImportError:  # pragma: no cover - depends on the interpreter a person picked
-    sys.exit("fixloop: fix-engine needs PyYAML: set FIXLOOP_PYTHON to a Python that has it")
+import yaml
+
+from fixloop.diagnostics import FixloopError
+from fixloop.documents.located_yaml import LocatedYaml, load_located
 
 MAX_ATTEMPTS = 3
 STATUSES = ("in_progress", "completed", "escalated")
@@ -196,9 +197,12 @@ def parse_checklist(text: str, shown: str) -> list[Item]:
             if loose:
                 key = loose.group(0)
             raise Problem(
-                shown, number, "checklist", key,
+                shown,
+                number,
+                "checklist",
+                key,
                 f"{stripped[:60]!r} is not '- [ ] ID: criterion', a heading or the progress line",
-            )  # fmt: skip
+            )
         item_id = match.group("id")
         if item_id in seen:
             raise Problem(
@@ -215,35 +219,24 @@ def parse_checklist(text: str, shown: str) -> list[Item]:
 def key_line(text: str, path: Sequence[str]) -> int:
     """The line of the key at `path` in the YAML `text` (the deepest one found; 1 without)."""
     try:
-        node = yaml.compose(text)
-    except yaml.YAMLError:
+        return load_located(text, display="meta.yaml", rule="meta").line_of(*path)
+    except FixloopError:
         return 1
-    line = 1
-    for key in path:
-        if not isinstance(node, yaml.MappingNode):
-            break
-        found = next((pair for pair in node.value if pair[0].value == key), None)
-        if found is None:
-            break
-        line = found[0].start_mark.line + 1
-        node = found[1]
-    return line
 
 
 def read_meta(path: Path, shown: str) -> dict[str, Any]:
     text = path.read_text(encoding="utf-8")
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        key = _key_before(text, line)
-        problem = str(getattr(exc, "problem", None) or exc).strip()
-        raise Problem(shown, line, "meta", key, f"not valid YAML ({problem})") from None
-    if not isinstance(data, dict):
+        located = load_located(text, display=shown, rule="meta")
+    except FixloopError as exc:
+        where = exc.diagnostics[0]
+        problem = where.message.removeprefix("invalid YAML: ").strip()
+        key = _key_before(text, where.line)
+        raise Problem(shown, where.line, "meta", key, f"not valid YAML ({problem})") from None
+    if not isinstance(located.data, dict):
         raise Problem(shown, 1, "meta", "meta.yaml", "must be a mapping of keys to values")
-    check_meta(data, text, shown)
-    return data
+    check_meta(located, shown)
+    return located.data
 
 
 def _key_before(text: str, line: int) -> str:
@@ -254,9 +247,11 @@ def _key_before(text: str, line: int) -> str:
     return "meta.yaml"
 
 
-def check_meta(data: dict[str, Any], text: str, shown: str) -> None:
+def check_meta(located: LocatedYaml, shown: str) -> None:
+    data = located.data
+
     def problem(path: Sequence[str], message: str) -> Problem:
-        return Problem(shown, key_line(text, path), "meta", ".".join(path), message)
+        return Problem(shown, located.line_of(*path), "meta", ".".join(path), message)
 
     expected: dict[str, Callable[[Any], bool]] = {
         "section_id": lambda v: isinstance(v, str) and bool(SECTION_ID.match(v)),
@@ -363,3 +358,33 @@ def item_json(item: Item, record: Mapping[str, Any]) -> dict[str, Any]:
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+__all__ = [
+    "ITEM_STATUSES",
+    "MAX_ATTEMPTS",
+    "SECTION_ID",
+    "SHA",
+    "STATUSES",
+    "VERDICTS",
+    "Item",
+    "Problem",
+    "State",
+    "check_meta",
+    "checklist_text",
+    "digest",
+    "dump_yaml",
+    "item_json",
+    "items_json",
+    "key_line",
+    "parse_checklist",
+    "parse_mini_prd",
+    "read_meta",
+    "read_state",
+    "section_id_of",
+    "set_progress",
+    "shown",
+    "write_atomically",
+    "write_checklist",
+    "write_meta",
+]
