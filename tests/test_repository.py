@@ -117,6 +117,7 @@ LAYERS = (
     "masking",
     "processes",
     "locks",
+    "secret_files",
     "events",
     "gitrepo",
     "documents",

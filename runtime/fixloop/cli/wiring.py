@@ -22,7 +22,7 @@ def wired(context: Context) -> Context:
 def recovery_sweepers() -> tuple[Sweeper, ...]:
     """What `fixloop recover` sweeps before it recovers: dev servers, then containers."""
     from fixloop.extras.browser.seams import SWEEPERS
-    from fixloop.sandboxes.daemon import sweep_containers
+    from fixloop.sandboxes.sweep import sweep_containers
 
     return (*SWEEPERS, sweep_containers)
 

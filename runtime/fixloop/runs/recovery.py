@@ -195,4 +195,5 @@ def dead_run_folders(state_dir: Path, run: Run | None = None) -> list[Path]:
     """The folders of the runs no process holds (never `run`'s own): what sweepers clean up."""
     runs = state_dir / "runs"
     folders = sorted(runs.iterdir()) if runs.is_dir() else []
-    return [f for f in folders if not (run is not None and f.name == run.id) and not is_live(f)]
+    own = run.id if run is not None else None
+    return [f for f in folders if _RUN_ID.match(f.name) and f.name != own and not is_live(f)]

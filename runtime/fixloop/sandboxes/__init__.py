@@ -7,17 +7,13 @@
 
 `protocol.py` the Sandbox protocol, SandboxResult and SandboxChoice; `local.py`, `bubblewrap.py`,
 `container.py` the three sandboxes; `choose.py` `auto` and `open_sandbox`; `daemon.py` the Docker
-daemon and the containers a killed run left behind (recovery's `sweep_containers`); `process.py`
-the process group (`fixloop.processes`) that local and bwrap share. See docs/sandboxes.md.
+daemon and the containers a killed run left behind (`sweep.py`: recovery's sweeper of them);
+`process.py` the process group (`fixloop.processes`) that local and bwrap share. See
+docs/sandboxes.md.
 """
 
 from fixloop.sandboxes.choose import KINDS, choose_sandbox, open_sandbox
-from fixloop.sandboxes.daemon import (
-    LeftoverContainer,
-    leftover_containers,
-    remove_leftovers,
-    sweep_containers,
-)
+from fixloop.sandboxes.daemon import LeftoverContainer, leftover_containers, remove_leftovers
 from fixloop.sandboxes.protocol import Sandbox, SandboxChoice, SandboxResult
 
 __all__ = [
@@ -30,5 +26,4 @@ __all__ = [
     "leftover_containers",
     "open_sandbox",
     "remove_leftovers",
-    "sweep_containers",
 ]

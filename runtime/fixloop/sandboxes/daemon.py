@@ -3,8 +3,8 @@ containers its sandboxes leave behind.
 
 Every container fixloop starts carries the label `fixloop.sandbox=docker` and
 `fixloop.run-id=<run id>`. A sandbox removes its containers itself, also when the caller fails;
-only a SIGKILL of fixloop skips that, and then `remove_leftovers(run_ids)` (recovery's sweeper
-`sweep_containers`, for runs that are dead) removes them. Nothing here needs a daemon: without
+only a SIGKILL of fixloop skips that, and then `remove_leftovers(run_ids)` (recovery's sweeper,
+`sweep.sweep_containers`, for runs that are dead) removes them. Nothing here needs a daemon: without
 one there is nothing left over.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,15 +144,6 @@ def remove_leftovers(run_ids: Iterable[str]) -> list[LeftoverContainer]:
     finally:
         client.close()
     return removed
-
-
-def sweep_containers(dead_run_folders: Sequence[Path]) -> list[str]:
-    """Recovery's sweeper: remove the sandbox containers of the dead runs with these folders."""
-    removed = remove_leftovers(folder.name for folder in dead_run_folders)
-    return [
-        f"run {gone.run_id}: removed its sandbox container {gone.id[:12]} ({gone.status})"
-        for gone in removed
-    ]
 
 
 def _client_or_none() -> Any:

@@ -56,7 +56,6 @@ from fixloop.workflows.fix_findings.fixer_call import (
 )
 from fixloop.workflows.fix_findings.intake import first_calls, load_state, needs_pre_gate
 from fixloop.workflows.fix_findings.prestaged import settle_prestaged
-from fixloop.workflows.fix_findings.scope_expansion import APPROVE, DEFER, ScopePolicy
 from fixloop.workflows.fix_findings.staging import StagingSteps
 from fixloop.workflows.fix_findings.state import (
     FindingRecord,
@@ -75,6 +74,7 @@ from fixloop.workflows.fix_findings.verdicts import (
 )
 from fixloop.workflows.kernel.errors import Escalate, StepFailed
 from fixloop.workflows.kernel.result import Result
+from fixloop.workflows.kernel.scope_policy import APPROVE, DEFER, ScopePolicy
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
 
 MAX_ATTEMPTS = 2

@@ -58,9 +58,9 @@ from fixloop.runs.preflight import check_repository, no_optional_locks
 from fixloop.runs.recovery import RecoveryReport, Sweeper
 from fixloop.runs.run import Run
 from fixloop.runs.state import RunState, save_state
-from fixloop.sandboxes.daemon import sweep_containers
 from fixloop.sandboxes.launcher import RunSandbox, write_launcher
 from fixloop.sandboxes.protocol import SandboxChoice
+from fixloop.sandboxes.sweep import sweep_containers
 from fixloop.steps.caller import Steps
 from fixloop.steps.result import StepFailed, StepResult
 from fixloop.steps.runner import StepRun, step_library
@@ -349,10 +349,9 @@ class Workflow(Generic[OptionsT, PlanT, ResultT]):
         return {"depth": self._depth}
 
     def sweepers(self) -> tuple[Sweeper, ...]:
-        """The context's sweepers, and a docker run's sweeper of dead runs' containers (only a
-        docker run pays for asking the daemon; `fixloop recover` always asks)."""
-        docker = self.context.sandbox is not None and self.context.sandbox.kind == "docker"
-        return (*self.context.sweepers, sweep_containers) if docker else self.context.sweepers
+        """What recovery sweeps before it recovers: the extras' (the context's: dev servers),
+        then the core's own, dead runs' docker containers."""
+        return (*self.context.sweepers, sweep_containers)
 
     def _say_recovered(self, reports: Sequence[RecoveryReport]) -> None:
         for line in (line for report in reports for line in report.lines()):
