@@ -24,7 +24,7 @@ from pathlib import Path
 from fixloop.agents.claude import ClaudeBackend
 from fixloop.agents.dispatch import build_request
 from fixloop.documents.pack import default_pack_root, load_pack
-from fixloop.testing.messages_server import MessagesServer, structured, text, tool_use
+from fixloop.extras.testing.messages_server import MessagesServer, structured, text, tool_use
 
 REPO = Path(__file__).resolve().parent.parent
 VARS = REPO / "tests" / "documents" / "goldens" / "render"

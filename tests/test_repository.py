@@ -110,27 +110,27 @@ def test_wheel_carries_the_pack(tmp_path: Path) -> None:
     assert "fixloop/cli/main.py" in names
 
 
-# Lower layers never import higher ones (DESIGN.md: "imports point one way").
+# Lower layers never import higher ones (DESIGN.md: "imports point one way"). Three parts: the
+# runtime core (these layers), the checker, and the extras above them all.
 LAYERS = (
     "diagnostics",
     "masking",
+    "processes",
+    "locks",
     "secret_files",
-    "browser",
     "events",
     "gitrepo",
     "documents",
     "schemas",
     "steps",
+    "runs",  # below the sandboxes: recovery gets its sweepers handed in
     "sandboxes",
-    "runs",
     "agents",
     "reviews",
     "workflows",
     "api",
-    "efficacy",
-    "demo",
-    "testing",
-    "cli",
+    "extras",  # browser, efficacy, demo, testing: the core imports none of them
+    "cli",  # the front door wires the extras in
     "__main__",
 )
 # The checker is a sibling of the runtime on the same trunk, not a floor under it: it reads the
@@ -181,3 +181,13 @@ def test_the_layer_rule_catches_a_runtime_import_of_the_checker() -> None:
     assert _layer_problems("checker", {"steps", "documents"}) == ["steps"]
     assert _layer_problems("documents", {"runs"}) == ["runs"]
     assert _layer_problems("cli", {"checker", "workflows"}) == []
+
+
+def test_the_layer_rule_keeps_the_extras_out_of_the_core() -> None:
+    """The control for the extras tier: no core layer may import one, the front door may."""
+    core = LAYERS[: LAYERS.index("extras")]
+    assert all(_layer_problems(layer, {"extras"}) == ["extras"] for layer in core)
+    assert _layer_problems("runs", {"sandboxes", "steps"}) == ["sandboxes"]
+    assert _layer_problems("cli", {"extras"}) == []
+    assert _layer_problems("extras", {"workflows", "runs"}) == []
+    assert _layer_problems("checker", {"extras"}) == ["extras"]

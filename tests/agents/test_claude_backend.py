@@ -29,8 +29,7 @@ from fixloop.agents.claude_sandbox import sandbox_settings
 from fixloop.agents.dispatch import Dispatcher, build_request
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.events import Event, EventStream
-from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
-from fixloop.testing.messages_server import (
+from fixloop.extras.testing.messages_server import (
     MessagesServer,
     Turn,
     error,
@@ -39,7 +38,8 @@ from fixloop.testing.messages_server import (
     text,
     tool_use,
 )
-from fixloop.testing.replay import ScriptReplay
+from fixloop.extras.testing.replay import ScriptReplay
+from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
 
 RENDER_VARS = Path(__file__).resolve().parent.parent / "documents" / "goldens" / "render"
 

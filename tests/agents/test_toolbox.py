@@ -23,8 +23,8 @@ from fixloop.agents.toolbox import (
     qualified,
     with_version,
 )
-from fixloop.testing.messages_server import MessagesServer, structured, tool_use
-from fixloop.testing.replay import ScriptReplay
+from fixloop.extras.testing.messages_server import MessagesServer, structured, tool_use
+from fixloop.extras.testing.replay import ScriptReplay
 
 NOTE_SCHEMA = {
     "type": "object",

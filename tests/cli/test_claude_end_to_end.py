@@ -2,10 +2,10 @@
 claude-agent-sdk, the Claude Code CLI bundled in its wheel, real tools in real git worktrees, and
 a scripted Messages API on loopback playing the model.
 
-The model's moves are the demo's scripts (`fixloop.demo.model`), replayed by
-`fixloop.testing.replay.ScriptReplay` as the tool calls a model would make: Read the file, Edit
-it, and return the result through the StructuredOutput tool, matched to each agent call by the
-call key the claude backend sends with every model request.
+The model's moves are the demo's scripts (`fixloop.extras.demo.model`), replayed by
+`fixloop.extras.testing.replay.ScriptReplay` as the tool calls a model would make: Read the file,
+Edit it, and return the result through the StructuredOutput tool, matched to each agent call by
+the call key the claude backend sends with every model request.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 import yaml
 
-from fixloop.demo.example import REVIEW_PATH, build_example
-from fixloop.demo.model import FIX_FINDINGS_SCRIPT, REVIEW_FIX_SCRIPT
-from fixloop.testing.messages_server import (
+from fixloop.extras.demo.example import REVIEW_PATH, build_example
+from fixloop.extras.demo.model import FIX_FINDINGS_SCRIPT, REVIEW_FIX_SCRIPT
+from fixloop.extras.testing.messages_server import (
     Conversations,
     MessagesServer,
     RecordedRequest,
@@ -31,7 +31,7 @@ from fixloop.testing.messages_server import (
     structured,
     tool_use,
 )
-from fixloop.testing.replay import ScriptReplay
+from fixloop.extras.testing.replay import ScriptReplay
 
 pytestmark = [pytest.mark.cli, pytest.mark.slow]
 

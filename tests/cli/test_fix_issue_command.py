@@ -16,8 +16,8 @@ from tests.helpers.fix_issue import STATS, fixing_script, make_issue_repo, write
 from tests.helpers.gitrepo import git
 
 from fixloop.agents.toolbox import qualified
-from fixloop.testing.messages_server import MessagesServer
-from fixloop.testing.replay import ScriptReplay
+from fixloop.extras.testing.messages_server import MessagesServer
+from fixloop.extras.testing.replay import ScriptReplay
 
 UNITTEST = "python3 -m unittest"
 

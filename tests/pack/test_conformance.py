@@ -16,9 +16,9 @@ import pytest
 from fixloop.diagnostics import Severity
 from fixloop.documents.config import Profile
 from fixloop.documents.validate import validate_pack
+from fixloop.extras.testing.claude_cli import plugin_validate, run_headless
+from fixloop.extras.testing.messages_server import MessagesServer, text
 from fixloop.schemas import registry
-from fixloop.testing.claude_cli import plugin_validate, run_headless
-from fixloop.testing.messages_server import MessagesServer, text
 
 CORPUS = Path(__file__).resolve().parent / "conformance"
 CASES = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from fixloop.documents.pack import Pack, load_pack
-from fixloop.testing.claude_cli import plugin_validate, run_headless
-from fixloop.testing.messages_server import MessagesServer, text
+from fixloop.extras.testing.claude_cli import plugin_validate, run_headless
+from fixloop.extras.testing.messages_server import MessagesServer, text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -166,6 +167,7 @@ def test_fixloop_runs_list_shows_states(
 
 RUNTIME_DIES_ALONE = """
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from fixloop.runs.git_session import load_protocol
 from fixloop.runs.run import Run
@@ -231,3 +233,25 @@ def test_a_temp_branch_the_user_checked_out_is_kept_not_forced(
     assert "could not be deleted (checked out?)" in item.describe()
     assert user_repo.git("symbolic-ref", "--short", "HEAD").strip() == f"fixloop/run/{run_id}"
     assert user_repo.user_work() == before
+
+
+def test_the_sweepers_handed_in_see_the_dead_runs_only_and_speak_first(
+    user_repo: UserRepo, protocol: WorkflowDoc
+) -> None:
+    dead_id, _ = _abandoned_run(user_repo, protocol)
+    live, other = Run.start(user_repo.path, "demo"), Run.start(user_repo.path, "demo")
+    seen: list[list[str]] = []
+
+    def sweeper(folders: Sequence[Path]) -> list[str]:
+        seen.append([folder.name for folder in folders])
+        return [f"run {folder.name}: swept" for folder in folders]
+
+    try:
+        report = recover(user_repo.path, protocol, run=live, sweepers=(sweeper, sweeper))
+    finally:
+        live.close()
+        other.close()
+    assert seen == [[dead_id], [dead_id]]  # never the recovering run's own folder, nor a live one
+    assert report.lines()[:2] == [f"run {dead_id}: swept"] * 2
+    assert report.to_json()["swept"] == [f"run {dead_id}: swept"] * 2
+    assert [item.run_id for item in report.recovered] == [dead_id]

@@ -1,4 +1,5 @@
-"""Recovery removes the docker sandbox containers of dead runs, and only theirs: the labels say
+"""Recovery, with the containers sweeper handed in, removes the docker sandbox containers of dead
+runs, and only theirs: the labels say
 whose a container is, the run's sandbox configuration says it ran in docker, its lock says it
 is dead. End to end: a real docker-sandboxed review-fix killed in the middle of its model's
 shell command, then `fixloop recover`."""
@@ -20,11 +21,13 @@ from tests.helpers.reviews import APP_FIX, REVIEW_REL, finding, review_text, wri
 from tests.helpers.sandbox_image import docker_client, docker_image
 
 from fixloop.gitrepo import state_dir_of
-from fixloop.runs.recovery import CONTAINERS_RELEASED, remove_dead_run_containers
+from fixloop.runs.git_session import load_protocol
+from fixloop.runs.recovery import recover
 from fixloop.runs.run import Run
 from fixloop.sandboxes import SandboxChoice
 from fixloop.sandboxes.daemon import LABEL_RUN_ID, LABEL_SANDBOX
 from fixloop.sandboxes.launcher import RunSandbox, write_launcher
+from fixloop.sandboxes.sweep import CONTAINERS_RELEASED, sweep_containers
 
 __all__ = ["docker_client", "docker_image"]
 
@@ -59,8 +62,9 @@ def test_only_dead_runs_of_this_repository_lose_their_containers(
         for run_id in (live.id, dead.id, "20990101T000000Z-1-abcdef")  # the last: no run here
     }
     try:
-        removed = remove_dead_run_containers(state_dir_of(user_repo.path))
-        assert [c.id for c in removed] == [containers[dead.id]]
+        report = recover(user_repo.path, load_protocol(), sweepers=(sweep_containers,))
+        removed = containers[dead.id][:12]
+        assert report.swept == [f"run {dead.id}: removed its sandbox container {removed} (created)"]
         assert not _exists(docker_client, containers[dead.id])
         assert _exists(docker_client, containers[live.id])
         assert _exists(docker_client, containers["20990101T000000Z-1-abcdef"])

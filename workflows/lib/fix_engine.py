@@ -20,7 +20,8 @@ every change, so a kill between the two files is repaired by the next write.
 Exit 0 done; 2 bad input (the mini-PRD, checklist.md or meta.yaml): one line on stderr,
 `file:line:col: rule: key: message`, the same problem as the PROBLEM output (JSON), and nothing
 written; 1 the state does not allow the command (say, recording a commit for an item that did
-not pass). Standard library and PyYAML only; the files themselves are `fix_engine_files.py`'s.
+not pass). The files themselves are the runtime's model (`fixloop.workflows.fix_engine.files`,
+through `fix_engine_files.py`): `FIXLOOP_PYTHON` is the interpreter fixloop is installed in.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
 from fixloop.cli.sandbox_option import add_sandbox_arguments
-from fixloop.efficacy import BenchOptions, export_tasks, freeze, markdown, run_bench
 from fixloop.events import EventStream
+from fixloop.extras.efficacy import BenchOptions, export_tasks, freeze, markdown, run_bench
 from fixloop.masking import mask_json
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

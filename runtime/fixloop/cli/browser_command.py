@@ -10,9 +10,9 @@ import argparse
 import math
 from pathlib import Path
 
-from fixloop.browser.chromium import DEFAULT_VIEWPORT, cleanup, parse_viewport, screenshot
 from fixloop.cli.pack_commands import Subparsers
 from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.extras.browser.chromium import DEFAULT_VIEWPORT, cleanup, parse_viewport, screenshot
 
 DEFAULT_MAX_AGE_S = 300.0
 _EPILOG = (

@@ -16,9 +16,9 @@ from rich.console import Console
 from fixloop.agents.backend import Backend
 from fixloop.agents.budget import BudgetedBackend
 from fixloop.cli.backend_option import add_budget_arguments, budget_from_args
-from fixloop.demo.run import run_demo
-from fixloop.demo.summary import print_summary
 from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.extras.demo.run import run_demo
+from fixloop.extras.demo.summary import print_summary
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 

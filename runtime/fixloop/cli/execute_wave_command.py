@@ -19,6 +19,7 @@ from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
 from fixloop.cli.sandbox_option import add_sandbox_arguments, sandbox_from_args
+from fixloop.cli.wiring import wired
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.workflows.execute_wave import ExecuteWaveOptions, ExecuteWaveResult, run_execute_wave
 from fixloop.workflows.execute_wave.plan import DEFAULT_PARALLEL, LATEST
@@ -112,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         budget=budget_from_args(args),
         sandbox=sandbox,
     )
-    result = run_execute_wave(options, context)
+    result = run_execute_wave(options, wired(context))
     if args.json:
         print(dumps(to_envelope(result)))
     else:

@@ -19,6 +19,7 @@ from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
 from fixloop.cli.sandbox_option import add_sandbox_arguments, sandbox_from_args
+from fixloop.cli.wiring import wired
 from fixloop.events import EventStream
 from fixloop.workflows.fix_engine import FixEngineOptions, FixEngineResult, run_fix_engine
 from fixloop.workflows.kernel.workflow import Context
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         budget=budget,
         sandbox=sandbox,
     )
-    result = run_fix_engine(options, context)
+    result = run_fix_engine(options, wired(context))
     if args.json:
         print(dumps(to_envelope(result)))
     else:

@@ -19,6 +19,7 @@ from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
 from fixloop.cli.sandbox_option import add_sandbox_arguments, sandbox_from_args
+from fixloop.cli.wiring import wired
 from fixloop.events import EventStream
 from fixloop.runs.show import run_totals
 from fixloop.workflows.fix_findings import (
@@ -142,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         prompter=TerminalPrompter(),
         sandbox=sandbox,
     )
-    session = run_fix_findings(options, context)
+    session = run_fix_findings(options, wired(context))
     output = session.state.output()
     code = 0 if session.dry_run or not output.escalated else 1
     totals = run_totals(session.run_dir.parent.parent, session.run_id) if session.run_id else None

@@ -18,6 +18,7 @@ from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
 from fixloop.cli.sandbox_option import add_sandbox_arguments
+from fixloop.cli.wiring import wired
 from fixloop.events import EventStream
 from fixloop.masking import mask_json
 from fixloop.workflows.fix_issue import FixIssueOptions, FixIssueResult, run_fix_issue
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     context = Context(
         pack, backend_from_args(args, COMMAND), EventStream(ProgressPrinter()), budget=budget
     )
-    result = run_fix_issue(options, context)
+    result = run_fix_issue(options, wired(context))
     if args.json:
         print(dumps(to_envelope(result)))
     else:

@@ -16,6 +16,7 @@ from fixloop.cli.backend_option import add_backend_arguments, backend_from_args,
 from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
+from fixloop.cli.wiring import wired
 from fixloop.events import EventStream
 from fixloop.gitrepo import state_dir_of
 from fixloop.runs.show import run_totals
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     context = Context(
         pack, backend_from_args(args, "review"), EventStream(ProgressPrinter()), budget=budget
     )
-    result = run_review(options, context)
+    result = run_review(options, wired(context))
     totals = run_totals(state_dir_of(args.repo), result.run_id)
     if args.json:
         items = [

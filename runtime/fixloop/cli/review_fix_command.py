@@ -18,6 +18,7 @@ from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
 from fixloop.cli.sandbox_option import add_sandbox_arguments, sandbox_from_args
+from fixloop.cli.wiring import wired
 from fixloop.events import EventStream
 from fixloop.gitrepo import state_dir_of
 from fixloop.reviews.model import FixScope
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         prompter=TerminalPrompter(),
         sandbox=sandbox,
     )
-    result = run_review_fix(options, context)
+    result = run_review_fix(options, wired(context))
     totals = run_totals(state_dir_of(args.repo), result.run_id) if result.run_id else None
     if args.json:
         data = result.to_json()

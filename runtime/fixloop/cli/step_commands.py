@@ -11,6 +11,7 @@ from typing import Any
 from fixloop.cli.arguments import existing_directory, parse_pairs
 from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.step_help import StepHelp, describe_step, list_steps
+from fixloop.cli.wiring import recovery_sweepers
 from fixloop.diagnostics import FixloopError, Severity, display_path
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack, validate_spec
 from fixloop.documents.source import load_document
@@ -217,7 +218,7 @@ def run_step_command(args: argparse.Namespace) -> int:
 def run_recover(args: argparse.Namespace) -> int:
     repo = existing_directory(args.repo)
     protocol = load_protocol(args.pack)
-    report = recover(repo, protocol)
+    report = recover(repo, protocol, sweepers=recovery_sweepers())
     code = 0 if report.ok else 1
     if args.json:
         data = report.to_json()

@@ -1,7 +1,7 @@
 """What Claude Code 2.1.332 accepts, read from its binary. Generated: do not edit.
 
-Regenerate after upgrading claude-agent-sdk: `python -m fixloop.testing.claude_code_facts`
-(tests/testing/test_claude_code_facts.py fails when this is stale).
+Regenerate after upgrading claude-agent-sdk: `python -m fixloop.extras.testing.claude_code_facts`
+(tests/extras/testing/test_claude_code_facts.py fails when this is stale).
 """
 
 CLAUDE_CODE_VERSION = "2.1.332"

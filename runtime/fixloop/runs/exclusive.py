@@ -11,15 +11,14 @@ lock: no run folder, no change.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixloop import locks
 from fixloop.diagnostics import Diagnostic, FixloopError
 
 POLL_S = 0.1
@@ -44,17 +43,7 @@ def lock_path(state_dir: Path, workflow: str) -> Path:
 def holder(state_dir: Path, workflow: str) -> str | None:
     """Who holds the workflow's lock right now ("RUN_ID, pid N"), or None; changes nothing."""
     path = lock_path(state_dir, workflow)
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return _who(path)
-    finally:
-        os.close(fd)
-    return None
+    return _who(path) if locks.is_held(path, shared=True) else None
 
 
 @contextmanager
@@ -64,28 +53,19 @@ def exclusive_run(
     """Hold the workflow's lock for this repository; FixloopError (exit 2) when another run of
     it keeps the lock for longer than `wait_s` seconds."""
     path = lock_path(state_dir, workflow)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    waited = f" (waited {wait_s:g}s)" if wait_s else ""
-                    problem = (
-                        f"another {workflow} run ({_who(path)}) is working in this repository"
-                        f"{waited}; run again when it is done, or with --wait SECONDS"
-                    )
-                    raise FixloopError(Diagnostic(where, 1, 1, "busy", problem)) from None
-                time.sleep(POLL_S)
+
+    def refused() -> FixloopError:
+        waited = f" (waited {wait_s:g}s)" if wait_s else ""
+        problem = (
+            f"another {workflow} run ({_who(path)}) is working in this repository"
+            f"{waited}; run again when it is done, or with --wait SECONDS"
+        )
+        return FixloopError(Diagnostic(where, 1, 1, "busy", problem))
+
+    with locks.hold(path, wait_s=wait_s, refused=refused, poll_s=POLL_S) as fd:
         claim = Claim(fd)
         claim.record("starting")
         yield claim
-    finally:
-        os.close(fd)
 
 
 def _who(path: Path) -> str:

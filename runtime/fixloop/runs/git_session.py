@@ -20,7 +20,7 @@ Cleanup runs on every path out of the `with` block, including exceptions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +28,7 @@ from pathlib import Path
 from fixloop import gitrepo
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack
-from fixloop.runs.recovery import RecoveryReport, recover
+from fixloop.runs.recovery import RecoveryReport, Sweeper, recover
 from fixloop.runs.run import Run
 from fixloop.steps.caller import Steps
 from fixloop.steps.paths import write_paths_file
@@ -189,19 +189,21 @@ def git_session(
     timeout_s: float = 300.0,
     recovered: list[RecoveryReport] | None = None,
     preflighted: bool = False,
+    sweepers: Sequence[Sweeper] = (),
 ) -> Iterator[GitSession]:
     """Preflight, recover dead runs, set up this run's worktree, tag `baseline`; clean up on
     every exit.
 
     `recovered`, when given, receives the recovery report so the caller can show it.
     `preflighted`: the caller ran the protocol's preflight before the run started (a workflow's
-    run always does), so it is not run twice.
+    run always does), so it is not run twice. `sweepers` clean up what dead runs left outside
+    git (`recovery.recover`).
     """
     protocol = protocol or load_protocol()
     steps = Steps(protocol, run, timeout_s)
     if not preflighted:
         steps.must("preflight", run.repo)
-    report = recover(run.repo, protocol, run=run, timeout_s=timeout_s)
+    report = recover(run.repo, protocol, run=run, timeout_s=timeout_s, sweepers=sweepers)
     if recovered is not None:
         recovered.append(report)
     setup = steps.attempt("setup-worktree", run.repo, RUN_ID=run.id)

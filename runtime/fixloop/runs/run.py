@@ -19,7 +19,6 @@ is open (steps, role calls, item status changes) becomes one line of `events.jso
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -30,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from fixloop import locks
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.gitrepo import state_dir_of
@@ -56,17 +56,7 @@ def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
 
 def is_live(run_dir: Path) -> bool:
     """True while some process holds the run's lock (a run with no lock file is not live)."""
-    try:
-        fd = os.open(run_dir / "lock", os.O_RDWR)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    return locks.is_held(run_dir / "lock")
 
 
 @dataclass
@@ -112,8 +102,9 @@ class Run:
             )
         run = cls(run_id, workflow, repo, state_dir_of(repo), events or EventStream())
         run.dir.mkdir(parents=True, exist_ok=False)
-        run._lock = os.open(run.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
-        fcntl.flock(run._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        run._lock = locks.open_held(run.dir / "lock")
+        if run._lock is None:  # the folder is new: only a process racing for the same id
+            raise FixloopError(Diagnostic("run-id", 1, 1, "usage", f"run {run_id} is taken"))
         info = {
             "id": run_id,
             "workflow": workflow,

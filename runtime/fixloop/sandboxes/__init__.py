@@ -7,8 +7,9 @@
 
 `protocol.py` the Sandbox protocol, SandboxResult and SandboxChoice; `local.py`, `bubblewrap.py`,
 `container.py` the three sandboxes; `choose.py` `auto` and `open_sandbox`; `daemon.py` the Docker
-daemon and the containers a killed run left behind; `process.py` and `capture.py` the process
-group and capped output that local and bwrap share. See docs/sandboxes.md.
+daemon and the containers a killed run left behind (`sweep.py`: recovery's sweeper of them);
+`process.py` the process group (`fixloop.processes`) that local and bwrap share. See
+docs/sandboxes.md.
 """
 
 from fixloop.sandboxes.choose import KINDS, choose_sandbox, open_sandbox

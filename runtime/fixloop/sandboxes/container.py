@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fixloop.sandboxes.capture import CappedOutput
+from fixloop.processes import CappedOutput
 from fixloop.sandboxes.daemon import (
     LABEL_RUN_ID,
     LABEL_SANDBOX,

@@ -3,9 +3,9 @@ containers its sandboxes leave behind.
 
 Every container fixloop starts carries the label `fixloop.sandbox=docker` and
 `fixloop.run-id=<run id>`. A sandbox removes its containers itself, also when the caller fails;
-only a SIGKILL of fixloop skips that, and then `remove_leftovers(run_ids)` (called by recovery
-for runs that are dead) removes them. Nothing here needs a daemon: without one there is nothing
-left over.
+only a SIGKILL of fixloop skips that, and then `remove_leftovers(run_ids)` (recovery's sweeper,
+`sweep.sweep_containers`, for runs that are dead) removes them. Nothing here needs a daemon: without
+one there is nothing left over.
 """
 
 from __future__ import annotations

@@ -12,13 +12,11 @@ releases it) for the duration of the step.
 
 from __future__ import annotations
 
-import fcntl
-import os
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from fixloop import locks
 from fixloop.diagnostics import Diagnostic, FixloopError
 
 LOCK_MARKER = "lock=repository"
@@ -27,29 +25,11 @@ LOCK_MARKER = "lock=repository"
 @contextmanager
 def repository_lock(state_dir: Path, timeout_s: float) -> Iterator[int]:
     """Hold the lock; yields its file descriptor (a child that inherits it holds it too)."""
-    folder = state_dir / "locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "repository.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise FixloopError(
-                        Diagnostic(
-                            str(path),
-                            1,
-                            1,
-                            "lock",
-                            f"another run held the repository lock for more than {timeout_s:g}s",
-                        ),
-                        exit_code=1,
-                    ) from None
-                time.sleep(0.02)
+    path = state_dir / "locks" / "repository.lock"
+
+    def refused() -> FixloopError:
+        problem = f"another run held the repository lock for more than {timeout_s:g}s"
+        return FixloopError(Diagnostic(str(path), 1, 1, "lock", problem), exit_code=1)
+
+    with locks.hold(path, wait_s=timeout_s, refused=refused) as fd:
         yield fd
-    finally:
-        os.close(fd)

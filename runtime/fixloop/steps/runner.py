@@ -35,18 +35,18 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Mapping
-from contextlib import AbstractContextManager, nullcontext, suppress
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Protocol
+from typing import Protocol
 
+from fixloop import processes
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.blocks import MarkdownDocument, Step
 from fixloop.documents.pack import WorkflowDoc, default_pack_root
@@ -57,7 +57,7 @@ from fixloop.steps.interface import coerce_step_inputs, declared_outputs
 from fixloop.steps.locking import LOCK_MARKER, repository_lock
 from fixloop.steps.outputs import OutputError, parse_outputs, undeclared_outputs
 from fixloop.steps.result import StepResult
-from fixloop.steps.script import CrashPoint, compose, crash_point, read_trace
+from fixloop.steps.script import CrashPoint, Script, compose, crash_point, read_trace
 
 
 class StepRun(Protocol):
@@ -109,40 +109,6 @@ _STRIPPED_PREFIXES = (
     "GIT_PREFIX",
     "FIXLOOP_",
 )
-
-
-class _CappedReader(threading.Thread):
-    """Drains a pipe, keeping the first and last `cap // 2` bytes of what it carried."""
-
-    def __init__(self, stream: IO[bytes], cap: int) -> None:
-        super().__init__(daemon=True)
-        self.stream = stream
-        self.half = cap // 2
-        self.head = bytearray()
-        self.tail: deque[bytes] = deque()
-        self.tail_size = 0
-        self.total = 0
-
-    def run(self) -> None:
-        while chunk := self.stream.read1(65536):  # type: ignore[attr-defined]
-            self.total += len(chunk)
-            room = self.half - len(self.head)
-            if room > 0:
-                self.head += chunk[:room]
-                chunk = chunk[room:]
-            if chunk:
-                self.tail.append(chunk)
-                self.tail_size += len(chunk)
-                while self.tail_size - len(self.tail[0]) >= self.half:
-                    self.tail_size -= len(self.tail.popleft())
-
-    def text(self) -> str:
-        tail = b"".join(self.tail)[-self.half :] if self.half else b""
-        omitted = self.total - len(self.head) - len(tail)
-        if omitted <= 0:
-            return (bytes(self.head) + tail).decode("utf-8", "replace")
-        middle = f"\n[… {omitted} bytes omitted …]\n"
-        return self.head.decode("utf-8", "replace") + middle + tail.decode("utf-8", "replace")
 
 
 _PARSED: dict[tuple[str, str], MarkdownDocument] = {}
@@ -233,6 +199,24 @@ def _base_environment() -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    """A step ready to start: its script, its environment, and the files it reports through."""
+
+    workflow: WorkflowDoc
+    step: str  # as the caller named it
+    found: Step
+    script: Script
+    env: dict[str, str]
+    armed: CrashPoint | None  # the crash switch, when it is set for this run of this step
+    output_file: Path
+    trace_file: Path
+
+    @property
+    def needs_lock(self) -> bool:
+        return any(LOCK_MARKER in block.info.split() for block in self.found.blocks)
+
+
 def run_step(
     workflow: WorkflowDoc,
     step: str,
@@ -245,154 +229,124 @@ def run_step(
 ) -> StepResult:
     """Run `step` of `workflow` in `cwd`. Raises FixloopError for bad input; never for a failing
     step, which comes back as a StepResult whose `ok` is False."""
+    with tempfile.TemporaryDirectory(prefix="step-", dir=run.dir if run else None) as scratch:
+        prepared = _prepare(workflow, step, inputs, run, Path(scratch))
+        if run is not None:
+            run.entering(workflow.name, step)
+        started_at = time.time()
+        done = _execute(prepared, cwd, run, timeout_s, output_cap)
+        result = _collect(prepared, done)
+    if run is not None:
+        run.emit(step_event(result, started_at))
+    return result
+
+
+def _prepare(
+    workflow: WorkflowDoc,
+    step: str,
+    inputs: Mapping[str, str],
+    run: StepRun | None,
+    scratch: Path,
+) -> _Prepared:
+    """The script, the environment (inputs checked) and the output and trace files of a step."""
     found = find_step(workflow, step)
     env = _base_environment() | _environment_values(workflow, found, inputs)
     crash = crash_point(os.environ)
     _RUNS_OF[workflow.name, step] += 1
     occurrence = _RUNS_OF[workflow.name, step]
-    armed = crash if crash is not None and crash.matches(workflow.name, step, occurrence) else None
-    needs_lock = any(LOCK_MARKER in block.info.split() for block in found.blocks)
+    matches = crash is not None and crash.matches(workflow.name, step, occurrence)
+    armed = crash if matches else None
     script = compose((b for b in found.blocks if b.lang == "bash"), workflow.source.display)
-    with tempfile.TemporaryDirectory(prefix="step-", dir=run.dir if run else None) as scratch:
-        output_file = Path(scratch) / "output"
-        trace_file = Path(scratch) / "trace"
-        output_file.touch()
-        trace_file.touch()
-        env |= {
-            "FIXLOOP_OUTPUT": str(output_file),
-            "FIXLOOP_TRACE": str(trace_file),
-            "FIXLOOP_WORKFLOW": workflow.name,
-            "FIXLOOP_STEP": step,
-            "FIXLOOP_PACK": str(workflow.source.path.resolve().parent.parent),
-            "FIXLOOP_LIB": str(step_library(workflow)),
-            "FIXLOOP_PYTHON": sys.executable,
-            "FIXLOOP_RUNTIME_PID": str(os.getpid()),
-        }
-        if run is not None:
-            env |= {"FIXLOOP_RUN_ID": run.id, "FIXLOOP_RUN_DIR": str(run.dir)}
-            if (launcher := run.dir / SANDBOX_LAUNCHER).is_file():
-                env["FIXLOOP_SANDBOX"] = str(launcher)
-        if armed is not None:
-            env["FIXLOOP_CRASH_AFTER"] = str(armed.after)
-        lock: AbstractContextManager[int | None] = (
-            repository_lock(run.state_dir if run else state_dir_of(cwd), LOCK_TIMEOUT_S)
-            if needs_lock
-            else nullcontext()
-        )
-        if run is not None:
-            run.entering(workflow.name, step)
-        started_at = time.time()
-        start = time.monotonic()
-        with lock as lock_fd:
-            # The step's shell inherits the run's lock and the repository lock: should the
-            # runtime die alone, the run stays live (and the lock held) until its bash is done,
-            # so recovery never races a step that is still running.
-            held = tuple(fd for fd in (run.lock_fd if run else None, lock_fd) if fd is not None)
-            exit_code, stdout, stderr, timed_out = _execute(
-                script.text,
-                f"{workflow.source.display}#{step}",
-                cwd,
-                env,
-                timeout_s=timeout_s,
-                cap=output_cap,
-                pass_fds=held,
-            )
-        duration = time.monotonic() - start
-        traced = read_trace(trace_file.read_bytes())
-        _crash_after_shell(armed, len(traced))
-        error = None
+    output_file, trace_file = scratch / "output", scratch / "trace"
+    output_file.touch()
+    trace_file.touch()
+    env |= {
+        "FIXLOOP_OUTPUT": str(output_file),
+        "FIXLOOP_TRACE": str(trace_file),
+        "FIXLOOP_WORKFLOW": workflow.name,
+        "FIXLOOP_STEP": step,
+        "FIXLOOP_PACK": str(workflow.source.path.resolve().parent.parent),
+        "FIXLOOP_LIB": str(step_library(workflow)),
+        "FIXLOOP_PYTHON": sys.executable,
+        "FIXLOOP_RUNTIME_PID": str(os.getpid()),
+    }
+    if run is not None:
+        env |= {"FIXLOOP_RUN_ID": run.id, "FIXLOOP_RUN_DIR": str(run.dir)}
+        if (launcher := run.dir / SANDBOX_LAUNCHER).is_file():
+            env["FIXLOOP_SANDBOX"] = str(launcher)
+    if armed is not None:
+        env["FIXLOOP_CRASH_AFTER"] = str(armed.after)
+    return _Prepared(workflow, step, found, script, env, armed, output_file, trace_file)
+
+
+def _execute(
+    prepared: _Prepared,
+    cwd: Path,
+    run: StepRun | None,
+    timeout_s: float,
+    cap: int,
+) -> processes.Finished:
+    """The step's bash, under the repository lock when its fence asks for it."""
+    lock: AbstractContextManager[int | None] = (
+        repository_lock(run.state_dir if run else state_dir_of(cwd), LOCK_TIMEOUT_S)
+        if prepared.needs_lock
+        else nullcontext()
+    )
+    name = f"{prepared.workflow.source.display}#{prepared.step}"
+    with lock as lock_fd:
+        # The step's shell inherits the run's lock and the repository lock: should the
+        # runtime die alone, the run stays live (and the lock held) until its bash is done,
+        # so recovery never races a step that is still running.
+        held = tuple(fd for fd in (run.lock_fd if run else None, lock_fd) if fd is not None)
+        argv = ["bash", "--noprofile", "--norc", "-c", prepared.script.text, name]
         try:
-            outputs = parse_outputs(output_file.read_text(encoding="utf-8", errors="replace"))
-        except OutputError as exc:
-            outputs, error = {}, str(exc)
-        declared = declared_outputs(workflow, found)
-        error = error or undeclared_outputs(
-            outputs, declared, workflow.source.display, step, found.interface
-        )
-        if error is not None:  # what the step wrote is kept only where it was declared
-            outputs = {name: value for name, value in outputs.items() if name in declared}
-    sites = [script.document_line(command.line, command.source) for command in traced]
-    result = StepResult(
+            return processes.run(
+                argv, cwd=cwd, env=prepared.env, timeout_s=timeout_s, cap=cap, pass_fds=held
+            )
+        except OSError as exc:
+            raise FixloopError(
+                Diagnostic(str(cwd), 1, 1, "step", f"cannot start bash here: {exc.strerror or exc}")
+            ) from None
+
+
+def _collect(prepared: _Prepared, done: processes.Finished) -> StepResult:
+    """What the step did: the commands its shell ran, its declared outputs, its exit."""
+    workflow = prepared.workflow
+    traced = read_trace(prepared.trace_file.read_bytes())
+    _crash_after_shell(prepared.armed, len(traced))
+    found, error = prepared.found, None
+    try:
+        text = prepared.output_file.read_text(encoding="utf-8", errors="replace")
+        outputs = parse_outputs(text)
+    except OutputError as exc:
+        outputs, error = {}, str(exc)
+    declared = declared_outputs(workflow, found)
+    error = error or undeclared_outputs(
+        outputs, declared, workflow.source.display, prepared.step, found.interface
+    )
+    if error is not None:  # what the step wrote is kept only where it was declared
+        outputs = {name: value for name, value in outputs.items() if name in declared}
+    sites = [prepared.script.document_line(c.line, c.source) for c in traced]
+    return StepResult(
         workflow.name,
-        step,
-        exit_code,
+        prepared.step,
+        done.returncode,
         outputs,
-        stdout,
-        stderr,
-        duration,
-        timed_out,
+        done.stdout,
+        done.stderr,
+        done.duration_s,
+        done.timed_out,
         [command.text for command in traced],
         error,
         sites[-1] if sites else None,
         sites,
     )
-    if run is not None:
-        run.emit(step_event(result, started_at))
-    return result
 
 
 def _crash_after_shell(armed: CrashPoint | None, commands_run: int) -> None:
     # The shell's DEBUG trap kills before command K+1; after the last command only we can.
     if armed is not None and armed.after >= commands_run:
         os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _execute(
-    script: str,
-    name: str,
-    cwd: Path,
-    env: dict[str, str],
-    *,
-    timeout_s: float,
-    cap: int,
-    pass_fds: tuple[int, ...],
-) -> tuple[int, str, str, bool]:
-    try:
-        process = subprocess.Popen(
-            ["bash", "--noprofile", "--norc", "-c", script, name],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            pass_fds=pass_fds,
-        )
-    except OSError as exc:
-        raise FixloopError(
-            Diagnostic(str(cwd), 1, 1, "step", f"cannot start bash here: {exc.strerror or exc}")
-        ) from None
-    assert process.stdout is not None and process.stderr is not None
-    readers = [_CappedReader(process.stdout, cap), _CappedReader(process.stderr, cap)]
-    for reader in readers:
-        reader.start()
-    # A timer, not wait(timeout=): Popen.wait with a timeout polls with sleeps of up to 50 ms,
-    # which would add that much latency to every step.
-    expired = threading.Event()
-
-    def expire() -> None:
-        expired.set()
-        _kill_group(process.pid)
-
-    timer = threading.Timer(timeout_s, expire)
-    timer.start()
-    try:
-        process.wait()
-    finally:
-        timer.cancel()
-    timed_out = expired.is_set()
-    # A background child may still hold the pipes open; the group kill ends it, the join is bounded.
-    _kill_group(process.pid)
-    for reader in readers:
-        reader.join(timeout=5.0)
-    process.stdout.close()
-    process.stderr.close()
-    return process.returncode, readers[0].text(), readers[1].text(), timed_out
-
-
-def _kill_group(pgid: int) -> None:
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 def _iso(timestamp: float) -> str:

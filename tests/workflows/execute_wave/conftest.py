@@ -15,6 +15,7 @@ from tests.helpers.gitrepo import UserRepo, make_user_repo
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.events import Event, EventStream
+from fixloop.extras.browser.seams import CHROMIUM
 from fixloop.sandboxes import SandboxChoice
 from fixloop.workflows.execute_wave import ExecuteWaveOptions, ExecuteWaveResult, run_execute_wave
 from fixloop.workflows.kernel.workflow import Context
@@ -54,7 +55,7 @@ class Wave:
     ) -> ExecuteWaveResult:
         self.backend = ScriptedBackend(script)
         events = EventStream(self.events.append)
-        context = Context(self.pack, self.backend, events, sandbox=sandbox)
+        context = Context(self.pack, self.backend, events, sandbox=sandbox, browser=CHROMIUM)
         chosen = ExecuteWaveOptions(tasks=self.tasks_path, repo=self.repo.path, **options)
         return run_execute_wave(chosen, context)
 

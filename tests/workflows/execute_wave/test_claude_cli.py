@@ -2,8 +2,9 @@
 
 `fixloop execute-wave … --backend claude` as a subprocess: claude-agent-sdk, the Claude Code CLI
 bundled in its wheel, real tools (Read, Write, Edit) in the real task worktrees and the run's
-worktree, and `fixloop.testing.replay.ScriptReplay` answering each role call by its key with the
-moves a model would make: write the files and the result file, then answer with its schema.
+worktree, and `fixloop.extras.testing.replay.ScriptReplay` answering each role call by its key
+with the moves a model would make: write the files and the result file, then answer with its
+schema.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import pytest
 from tests.helpers.gitrepo import UserRepo
 from tests.workflows.execute_wave.scripts import implement, score, scores
 
-from fixloop.testing.messages_server import MessagesServer
-from fixloop.testing.replay import ScriptReplay
+from fixloop.extras.testing.messages_server import MessagesServer
+from fixloop.extras.testing.replay import ScriptReplay
 
 pytestmark = [pytest.mark.cli, pytest.mark.slow]
 

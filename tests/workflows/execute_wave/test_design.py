@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.browser.png import Image, read_png
+from tests.extras.browser.png import Image, read_png
 from tests.workflows.execute_wave.conftest import Wave
 from tests.workflows.execute_wave.scripts import fix, implement, score, scores
 
 from fixloop.agents.backend import AgentOutcome, AgentRequest
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.events import EventStream
+from fixloop.extras.browser.seams import CHROMIUM, SWEEPERS
 from fixloop.workflows.execute_wave import ExecuteWaveOptions, run_execute_wave
 from fixloop.workflows.kernel.workflow import Context
 
@@ -137,7 +138,7 @@ def test_a_design_task_is_served_screenshotted_and_scored_from_the_pictures(
     }
     inner = ScriptedBackend(script)
     backend = LooksAtItsPage(inner, tmp_path / "self-check.png")
-    context = Context(wave.pack, backend, EventStream(wave.events.append))
+    context = Context(wave.pack, backend, EventStream(wave.events.append), browser=CHROMIUM)
     options = ExecuteWaveOptions(tasks=wave.tasks_path, repo=repo.path, viewport=VIEWPORT)
     result = run_execute_wave(options, context)
 
@@ -170,7 +171,7 @@ def test_a_killed_runs_dev_server_is_stopped_by_recovery(wave: Wave, tmp_path: P
 
     from tests.workflows.execute_wave.test_crash_matrix import DRIVER, wait_until_dead
 
-    from fixloop.browser.devserver import RECORDS
+    from fixloop.extras.browser.devserver import RECORDS
     from fixloop.runs.git_session import load_protocol
     from fixloop.runs.recovery import recover
 
@@ -222,8 +223,8 @@ def test_a_killed_runs_dev_server_is_stopped_by_recovery(wave: Wave, tmp_path: P
     # The killed run's server still listens (its requests fail: its log pipe's reader is dead).
     socket.create_connection(("127.0.0.1", port), timeout=5).close()
 
-    report = recover(repo.path, load_protocol())
-    assert len(report.dev_servers) == 1 and "stopped its dev server" in report.dev_servers[0]
+    report = recover(repo.path, load_protocol(), sweepers=SWEEPERS)
+    assert len(report.swept) == 1 and "stopped its dev server" in report.swept[0]
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
     assert not record.exists()

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from fixloop.agents.scripted import ScriptedBackend
+from fixloop.cli.wiring import wired
 from fixloop.documents.pack import default_pack_root, load_pack
 from fixloop.workflows.execute_wave import ExecuteWaveOptions, run_execute_wave
 from fixloop.workflows.execute_wave.plan import LATEST
@@ -29,7 +30,7 @@ def main() -> int:
     parser.add_argument("--parallel", type=int, default=2)
     args = parser.parse_args()
     pack, _ = load_pack(default_pack_root())
-    context = Context(pack, ScriptedBackend.from_file(args.script))
+    context = wired(Context(pack, ScriptedBackend.from_file(args.script)))  # as the CLI's
     options = ExecuteWaveOptions(
         tasks=args.tasks,
         repo=args.repo,

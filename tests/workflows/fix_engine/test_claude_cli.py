@@ -22,8 +22,8 @@ from tests.workflows.fix_engine.scenario import (
     subjects,
 )
 
-from fixloop.testing.messages_server import MessagesServer
-from fixloop.testing.replay import ScriptReplay
+from fixloop.extras.testing.messages_server import MessagesServer
+from fixloop.extras.testing.replay import ScriptReplay
 
 pytestmark = [pytest.mark.cli, pytest.mark.slow]
 

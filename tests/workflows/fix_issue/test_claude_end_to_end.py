@@ -19,8 +19,8 @@ from tests.helpers.gitrepo import git
 from fixloop.agents.claude import ClaudeBackend
 from fixloop.agents.toolbox import qualified
 from fixloop.documents.pack import Pack
-from fixloop.testing.messages_server import MessagesServer
-from fixloop.testing.replay import ScriptReplay
+from fixloop.extras.testing.messages_server import MessagesServer
+from fixloop.extras.testing.replay import ScriptReplay
 from fixloop.workflows.fix_issue import FixIssueOptions, IssueStatus, run_fix_issue
 from fixloop.workflows.kernel.workflow import Context
 

@@ -1,10 +1,10 @@
 """Design tasks: their dev servers, their screenshots, stale browsers, and Figma's MCP tools.
 
-The browser and the dev servers are `fixloop.browser`'s: Debian's Chromium in headless mode (one
-fresh profile per screenshot, in its own process group) and a project's `devServerCommand` run in
-a worktree on a free port, in its own process group, recorded in a run folder so that
-`fixloop recover` can stop the servers of a run that died. This module only says where and when
-(it imports the browser on first use: logic-only waves never load it).
+The browser and the dev servers are the run's `Context.browser` (`fixloop.workflows.kernel.
+browser`), which the command line wires to `fixloop.extras.browser`: Debian's Chromium in headless
+mode and a project's `devServerCommand` run in a worktree on a free port, each in its own process
+group, the server recorded in a run folder so that `fixloop recover` can stop the servers of a run
+that died. This module only says where and when; without a browser a design task fails closed.
 
 Figma: a design task with a `figmaUrl` is compared with the Figma design through a Figma MCP
 server's tools, when the user has one: an `mcpServers` entry whose name holds "figma", in the
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.workflows.kernel.browser import Browser
 
 DEFAULT_VIEWPORT = (1280, 800)
 FIGMA = "figma"
@@ -83,20 +84,33 @@ def screenshot_command(url: str, viewport: tuple[int, int]) -> str:
     )
 
 
+def _needed(browser: Browser | None) -> Browser:
+    if browser is None:
+        raise FixloopError(
+            Diagnostic("design", 1, 1, "browser", "design tasks need a browser; none was given")
+        )
+    return browser
+
+
 @contextmanager
 def served(
-    command: str, worktree: Path, folder: Path, run_id: str, timeout_s: float
+    browser: Browser | None,
+    command: str,
+    worktree: Path,
+    folder: Path,
+    *,
+    run_id: str,
+    timeout_s: float,
 ) -> Iterator[str]:
     """`devServerCommand` serving `worktree` for the `with` block; yields its base URL."""
-    from fixloop.browser.devserver import dev_server
-
-    with dev_server(command, worktree, folder, run_id=run_id, timeout_s=timeout_s) as server:
-        yield server.url
+    with _needed(browser).serve(command, worktree, folder, run_id, timeout_s) as url:
+        yield url
 
 
 @contextmanager
 def served_if(
     needed: bool,
+    browser: Browser | None,
     *,
     command: str,
     worktree: Path,
@@ -111,25 +125,24 @@ def served_if(
         url = ""
         if needed:
             try:
-                url = stack.enter_context(served(command, worktree, folder, run_id, timeout_s))
+                url = stack.enter_context(
+                    served(browser, command, worktree, folder, run_id=run_id, timeout_s=timeout_s)
+                )
             except FixloopError as exc:
                 warn(f"the dev server did not start: {exc}")
         yield url
 
 
-def shoot(url: str, target: Path, viewport: tuple[int, int], timeout_s: float) -> Path:
+def shoot(
+    browser: Browser | None, url: str, target: Path, viewport: tuple[int, int], timeout_s: float
+) -> Path:
     """A PNG of `url` as the browser renders it; FixloopError when the browser or page fails."""
-    from fixloop.browser.chromium import screenshot
-
-    target.parent.mkdir(parents=True, exist_ok=True)
-    return screenshot(url, target, viewport, timeout_s).path
+    return _needed(browser).screenshot(url, target, viewport, timeout_s)
 
 
-def stop_stale_browsers(max_age_s: float) -> int:
+def stop_stale_browsers(browser: Browser | None, max_age_s: float) -> int:
     """Stop the headless browsers fixloop started at least `max_age_s` ago; how many."""
-    from fixloop.browser.chromium import cleanup
-
-    return len(cleanup(max_age_s).stopped)
+    return browser.cleanup(max_age_s) if browser is not None else 0
 
 
 __all__ = [

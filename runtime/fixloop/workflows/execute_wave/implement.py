@@ -107,11 +107,12 @@ class Implementer:
             if work.task.is_design:
                 base = stack.enter_context(
                     design.served(
+                        flow.context.browser,
                         flow.wave_plan.tasks.settings.devServerCommand,
                         work.worktree,
                         work.sub_run.dir,
-                        work.run_id,
-                        flow.options.dev_server_timeout_s,
+                        run_id=work.run_id,
+                        timeout_s=flow.options.dev_server_timeout_s,
                     )
                 )
                 url = design.page_url(base, work.task.route)
@@ -161,7 +162,13 @@ class Implementer:
         flow, work = self.flow, self.work
         target = flow.active_run.dir / "shots" / f"task-{work.id}-implemented.png"
         try:
-            design.shoot(url, target, flow.options.viewport, flow.options.screenshot_timeout_s)
+            design.shoot(
+                flow.context.browser,
+                url,
+                target,
+                flow.options.viewport,
+                flow.options.screenshot_timeout_s,
+            )
         except FixloopError as exc:
             flow.warn(f"task {work.id}: no screenshot of the implemented page: {exc}", item=work.id)
             return

@@ -130,7 +130,13 @@ class Verification:
         shot = flow.active_run.dir / "shots" / f"task-{task.id}-{self.round}.png"
         url = design.page_url(self.url, task.route)
         try:
-            design.shoot(url, shot, flow.options.viewport, flow.options.screenshot_timeout_s)
+            design.shoot(
+                flow.context.browser,
+                url,
+                shot,
+                flow.options.viewport,
+                flow.options.screenshot_timeout_s,
+            )
         except FixloopError as exc:
             work.analysis = str(exc)
             return None

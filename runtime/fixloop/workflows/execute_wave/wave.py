@@ -24,6 +24,7 @@ from fixloop.workflows.execute_wave.records import Records
 from fixloop.workflows.execute_wave.state import ExecuteWaveResult, ExecuteWaveState
 from fixloop.workflows.execute_wave.tasks_file import TaskFile
 from fixloop.workflows.execute_wave.work import TaskWork
+from fixloop.workflows.kernel.workflow import Context
 
 
 class WaveRun(Protocol):
@@ -40,6 +41,7 @@ class WaveRun(Protocol):
     protocol: WorkflowDoc
     git: GitSession
     call: Callable[..., AgentOutcome]  # a role call for the run as a whole
+    context: Context  # what the caller handed the run (the browser design tasks look through)
 
     @property
     def active_run(self) -> Run: ...

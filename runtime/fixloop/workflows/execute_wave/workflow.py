@@ -179,7 +179,7 @@ class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
 
     @implements("browser-cleanup")
     def browser_cleanup(self, needed: bool, max_age_s: float) -> None:
-        stopped = design.stop_stale_browsers(max_age_s) if needed else 0
+        stopped = design.stop_stale_browsers(self.context.browser, max_age_s) if needed else 0
         if stopped:
             self.note(f"stopped {stopped} stale browser process(es)")
 
@@ -375,6 +375,7 @@ class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
         run = self.active_run
         return design.served_if(
             needed,
+            self.context.browser,
             command=self.settings.devServerCommand,
             worktree=self.git.worktree,
             folder=run.dir,

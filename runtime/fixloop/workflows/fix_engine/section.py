@@ -25,8 +25,9 @@ from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.runs.state import RunState
 from fixloop.steps.paths import check_path
 from fixloop.steps.result import StepFailed, StepResult, required_output
+from fixloop.workflows.fix_engine import files
 
-MAX_ATTEMPTS = 3  # per checklist item, as the seed's loop allows per section
+MAX_ATTEMPTS = files.MAX_ATTEMPTS  # per checklist item (the section files say so)
 BAD_INPUT = 2  # the exit code of a step that refused its input
 Mode = Literal["start", "resume", "complete"]
 

@@ -55,14 +55,16 @@ from fixloop.documents.pack import Pack, WorkflowDoc
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.runs.git_session import GitSession, git_session
 from fixloop.runs.preflight import check_repository, no_optional_locks
-from fixloop.runs.recovery import RecoveryReport
+from fixloop.runs.recovery import RecoveryReport, Sweeper
 from fixloop.runs.run import Run
 from fixloop.runs.state import RunState, save_state
 from fixloop.sandboxes.launcher import RunSandbox, write_launcher
 from fixloop.sandboxes.protocol import SandboxChoice
+from fixloop.sandboxes.sweep import sweep_containers
 from fixloop.steps.caller import Steps
 from fixloop.steps.result import StepFailed, StepResult
 from fixloop.steps.runner import StepRun, step_library
+from fixloop.workflows.kernel.browser import Browser
 from fixloop.workflows.kernel.choices import Prompter, ScriptedPrompter
 from fixloop.workflows.kernel.result import Result
 
@@ -87,6 +89,10 @@ class Context:
     # Where the run's verification commands and the scripted model's shell run (chosen before
     # any change: `fixloop.sandboxes.choose_sandbox`); None: directly, as inside Claude Code.
     sandbox: SandboxChoice | None = None
+    # The extras the front door wires in (the core imports none): the browser design tasks look
+    # through, and what recovery sweeps for dead runs besides their containers (dev servers).
+    browser: Browser | None = None
+    sweepers: tuple[Sweeper, ...] = ()
 
 
 def implements(step_id: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -323,6 +329,7 @@ class Workflow(Generic[OptionsT, PlanT, ResultT]):
                 protocol=self.protocol,
                 recovered=recovered,
                 preflighted=self.needs_git,
+                sweepers=self.sweepers(),
                 **options,
             ) as session:
                 self._say_recovered(recovered)
@@ -340,6 +347,11 @@ class Workflow(Generic[OptionsT, PlanT, ResultT]):
 
     def _at(self) -> dict[str, int]:
         return {"depth": self._depth}
+
+    def sweepers(self) -> tuple[Sweeper, ...]:
+        """What recovery sweeps before it recovers: the extras' (the context's: dev servers),
+        then the core's own, dead runs' docker containers."""
+        return (*self.context.sweepers, sweep_containers)
 
     def _say_recovered(self, reports: Sequence[RecoveryReport]) -> None:
         for line in (line for report in reports for line in report.lines()):

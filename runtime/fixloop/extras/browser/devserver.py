@@ -1,0 +1,274 @@
+"""A project's dev server for one task: started on a free port, awaited, always stopped.
+
+    with dev_server(task.dev_server_command, worktree, run.dir, run_id=run.id) as server:
+        screenshot(server.url + route.lstrip("/"), out)
+
+The command (`devServerCommand` of tasks.json) is the user's own shell text: it runs as
+`bash -c COMMAND` — one argv element, never pasted into other shell text — in the worktree, with
+`PORT` (a free port), `HOST=127.0.0.1` and `BROWSER=none` (so that dev servers which open a
+browser do not) in its environment, in a process group of its own. `dev_server` waits (bounded)
+until the port answers HTTP, and stops the server at the end and on any failure: SIGTERM to the
+group, SIGKILL after a grace period, then the same for any of its processes that left the group.
+Its output goes to a pipe fixloop reads, never to disk (it may print secrets): the last lines,
+masked, explain a server that exits or never answers.
+
+Each server is recorded in `FOLDER/devservers/` (the run's folder) before it starts, with a
+marker it and its children carry in their environment. When the process that started it dies
+without stopping it (a SIGKILL), `stop_leftovers(FOLDER)` — what `fixloop recover` calls for a
+dead run — finds its processes by that marker (never by a pid that may have been reused) and
+stops them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import IO, Any
+
+from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.extras.browser.processes import (
+    ProcessInfo,
+    is_running,
+    marked_by_environment,
+    read_process,
+    signal_group,
+    stop,
+)
+from fixloop.masking import dumps_masked, mask_text
+
+RECORDS = "devservers"
+MARKER_VARIABLE = "FIXLOOP_DEV_SERVER"
+HOST = "127.0.0.1"
+_TAIL_LINES = 40
+
+
+@dataclass(frozen=True)
+class DevServer:
+    """A started dev server, as recorded in its folder (`record`)."""
+
+    marker: str
+    pid: int
+    pgid: int
+    port: int
+    worktree: str
+    run_id: str
+    started_at: str
+    owner_pid: int
+    owner_start_ticks: int
+    command: str  # masked: a command line may carry a token
+    record: str
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}/"
+
+
+def _error(message: str, exit_code: int = 1) -> FixloopError:
+    return FixloopError(Diagnostic("devServerCommand", 1, 1, "dev-server", message), exit_code)
+
+
+_handed_out: deque[int] = deque(maxlen=256)
+_handing_out = threading.Lock()
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now (the kernel's pick), and not one this process
+    handed out lately: parallel executors start their servers at the same time, and a port is
+    only taken once its server binds it."""
+    with _handing_out:
+        while True:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                probe.bind((HOST, 0))
+                port: int = probe.getsockname()[1]
+            if port not in _handed_out:
+                _handed_out.append(port)
+                return port
+
+
+class _OutputTail:
+    """Drains a server's output (a full pipe would block it) and keeps its last lines."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._lines: deque[str] = deque(maxlen=_TAIL_LINES)
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        for line in stream:
+            self._lines.append(line.decode(errors="replace").rstrip())
+
+    def text(self, lines: int = 5) -> str:
+        return mask_text(" | ".join(list(self._lines)[-lines:])) or "no output"
+
+    def join(self, timeout_s: float) -> None:
+        self._thread.join(timeout_s)
+
+
+def _write_record(path: Path, data: Mapping[str, Any]) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(dumps_masked(dict(data), indent=2) + "\n", encoding="utf-8")
+    temporary.replace(path)
+
+
+def _answers_http(port: int) -> bool:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(f"http://{HOST}:{port}/", timeout=1.0) as response:
+            response.read(1)
+    except urllib.error.HTTPError:
+        return True  # any HTTP answer, even 404, means the server is up
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def dev_server(
+    command: str,
+    worktree: Path,
+    folder: Path,
+    *,
+    run_id: str = "",
+    timeout_s: float = 60.0,
+    grace_s: float = 5.0,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[DevServer]:
+    """Run `command` as the worktree's dev server for the `with` block; see the module doc."""
+    if not command.strip():
+        raise _error("devServerCommand is empty", exit_code=2)
+    if not worktree.is_dir():
+        raise _error(f"{worktree}: no such worktree", exit_code=2)
+    records = folder / RECORDS
+    records.mkdir(parents=True, exist_ok=True)
+    marker = f"{os.getpid()}-{secrets.token_hex(8)}"
+    record = records / f"{marker}.json"
+    owner = read_process(os.getpid())
+    port = free_port()
+    data: dict[str, Any] = {
+        "marker": marker,
+        "pid": 0,
+        "pgid": 0,
+        "port": port,
+        "worktree": str(worktree),
+        "run_id": run_id,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "owner_pid": os.getpid(),
+        "owner_start_ticks": owner.start_ticks if owner else 0,
+        "command": mask_text(command),
+        "record": str(record),
+    }
+    _write_record(record, data)  # before the start: a kill right after it leaves a findable record
+    environment = {
+        **os.environ,
+        **(env or {}),
+        "PORT": str(port),
+        "HOST": HOST,
+        "BROWSER": "none",
+        MARKER_VARIABLE: marker,
+    }
+    try:
+        process = subprocess.Popen(
+            ["bash", "-c", command, "dev-server"],
+            cwd=worktree,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        record.unlink(missing_ok=True)
+        raise _error(f"cannot start bash: {exc.strerror or exc}") from None
+    assert process.stdout is not None
+    output = _OutputTail(process.stdout)
+    data.update(pid=process.pid, pgid=process.pid)
+    server = DevServer(**data)
+    try:
+        _write_record(record, data)
+        _wait_until_answering(server, process, output, timeout_s)
+        yield server
+    finally:
+        _stop_started(server, process, grace_s)
+        output.join(1.0)
+        record.unlink(missing_ok=True)
+
+
+def _wait_until_answering(
+    server: DevServer, process: subprocess.Popen[bytes], output: _OutputTail, timeout_s: float
+) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if _answers_http(server.port):
+            return
+        code = process.poll()
+        if code is not None:
+            output.join(1.0)  # its last words may still be in the pipe
+            raise _error(f"the dev server exited ({code}) before answering: {output.text()}")
+        if time.monotonic() >= deadline:
+            raise _error(
+                f"the dev server did not answer HTTP on {HOST}:{server.port} within "
+                f"{timeout_s:g} s (does the command use $PORT and $HOST?): {output.text()}"
+            )
+        time.sleep(0.1)
+
+
+def _stop_started(server: DevServer, process: subprocess.Popen[bytes], grace_s: float) -> None:
+    # The leader is not reaped before it is waited for here, so its group id is still ours.
+    signal_group(server.pgid, signal.SIGTERM)
+    try:
+        process.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        signal_group(server.pgid, signal.SIGKILL)
+        process.wait()
+    stop(partial(_members, server.marker), grace_s)  # children that outlived it or left the group
+
+
+def _members(marker: str) -> list[ProcessInfo]:
+    return marked_by_environment(f"{MARKER_VARIABLE}={marker}")
+
+
+def stop_leftovers(folder: Path, grace_s: float = 5.0) -> list[DevServer]:
+    """Stop the recorded dev servers of `folder` whose starting process is dead; forget them.
+
+    A server whose starter still runs is left alone (its run is live). Returns the servers whose
+    records were cleared, with or without processes left to stop.
+    """
+    stopped: list[DevServer] = []
+    for record in sorted((folder / RECORDS).glob("*.json")):
+        try:
+            server = DevServer(**json.loads(record.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError):
+            continue  # not ours to judge; `runs prune` removes the folder with the run
+        if is_running(server.owner_pid, server.owner_start_ticks):
+            continue
+        stop(partial(_members, server.marker), grace_s)
+        record.unlink(missing_ok=True)
+        stopped.append(server)
+    return stopped
+
+
+def sweep_dev_servers(dead_run_folders: Sequence[Path]) -> list[str]:
+    """Recovery's sweeper: stop the dev servers recorded in dead runs' folders; one line each."""
+    return [
+        f"run {folder.name}: stopped its dev server in {server.worktree}"
+        for folder in dead_run_folders
+        for server in stop_leftovers(folder)
+    ]
+
+
+__all__ = ["DevServer", "dev_server", "free_port", "stop_leftovers", "sweep_dev_servers"]

@@ -1,0 +1,43 @@
+"""What the browser extra hands the core: the browser design tasks look through, and recovery's
+sweeper of dead runs' dev servers (`fixloop.workflows.kernel.browser`, `fixloop.runs.recovery`).
+
+The command line wires these into every workflow's `Context`; a caller of the Python API passes
+`Context(..., browser=CHROMIUM, sweepers=SWEEPERS)` for the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from fixloop.extras.browser.chromium import cleanup, screenshot
+from fixloop.extras.browser.devserver import dev_server, sweep_dev_servers
+from fixloop.runs.recovery import Sweeper
+
+
+class Chromium:
+    """Debian's Chromium in headless mode, and the project's dev server, each in its own process
+    group (a fresh profile per screenshot; the server recorded in the run folder)."""
+
+    @contextmanager
+    def serve(
+        self, command: str, worktree: Path, folder: Path, run_id: str, timeout_s: float
+    ) -> Iterator[str]:
+        with dev_server(command, worktree, folder, run_id=run_id, timeout_s=timeout_s) as server:
+            yield server.url
+
+    def screenshot(
+        self, url: str, target: Path, viewport: tuple[int, int], timeout_s: float
+    ) -> Path:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return screenshot(url, target, viewport, timeout_s).path
+
+    def cleanup(self, max_age_s: float) -> int:
+        return len(cleanup(max_age_s).stopped)
+
+
+CHROMIUM = Chromium()
+SWEEPERS: tuple[Sweeper, ...] = (sweep_dev_servers,)
+
+__all__ = ["CHROMIUM", "SWEEPERS", "Chromium"]

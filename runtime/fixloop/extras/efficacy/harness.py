@@ -1,0 +1,276 @@
+"""The efficacy harness: every task of a corpus through fix-issue, or another agent's patches
+through the same acceptance, with what each cost.
+
+Per task: its repository is built fresh in a temporary folder (`materialize`), the issue is put
+beside it (never inside), and fix-issue runs with the task's preset tests and its hidden
+acceptance tests (copied only over the clean checkout that judges the patch, so the agent never
+sees them). Every command runs in the chosen sandbox. A task is `resolved` exactly when
+fix-issue says so; the report also says whether each exported patch passed acceptance anyway.
+
+With `patches`, no agent runs: `PATCHES/<task-id>.patch` (made by any agent, against the base the
+harness builds) goes through the very same acceptance, so two agents compare on the same tasks.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from fixloop.agents.backend import Backend
+from fixloop.agents.budget import RunBudget
+from fixloop.agents.registry import load_backend
+from fixloop.agents.scripted import ScriptedBackend
+from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.documents.pack import Pack
+from fixloop.events import Event, EventKind, EventStream
+from fixloop.extras.efficacy.corpus import Corpus, Task, load_corpus
+from fixloop.extras.efficacy.materialize import materialize
+from fixloop.extras.efficacy.outcome import BenchResult, TaskOutcome
+from fixloop.runs.run import new_run_id
+from fixloop.sandboxes import choose_sandbox, open_sandbox
+from fixloop.workflows.fix_issue import (
+    FixIssueOptions,
+    FixIssueResult,
+    HiddenTests,
+    PatchCheck,
+    PresetTest,
+    SandboxOpener,
+    run_fix_issue,
+    verify_patch,
+)
+from fixloop.workflows.fix_issue.suite import summary
+from fixloop.workflows.kernel.workflow import Context
+
+KEPT = ("result.json", "events.jsonl", "fix.patch")
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    corpus: Path
+    backend: str = "scripted"
+    script: Path | None = None  # scripted: task id → script; default: each task's answer.yaml
+    sandbox: str = "auto"
+    image: str | None = None
+    budget: RunBudget | None = None  # for the whole bench: once spent, no task starts
+    patches: Path | None = None  # score these patches instead of running an agent
+    tasks: tuple[str, ...] = ()  # only these; default: all
+    out: Path | None = None  # keep each task's result.json, trace and patch here
+    events: EventStream = field(default_factory=EventStream)
+    open_sandbox: SandboxOpener = open_sandbox
+
+
+def _say(events: EventStream, task: Task, status: str, message: str) -> None:
+    events.emit(
+        Event(
+            EventKind.ITEM,
+            message,
+            workflow="efficacy",
+            item=task.id,
+            title=task.spec.title,
+            status=status,
+        )
+    )
+
+
+def _scripts(options: BenchOptions) -> dict[str, object] | None:
+    if options.script is None:
+        return None
+    try:
+        data = yaml.safe_load(options.script.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise FixloopError(Diagnostic(str(options.script), 1, 1, "script", str(exc))) from None
+    if not isinstance(data, dict):
+        problem = "a bench script maps task ids to scripted-backend scripts"
+        raise FixloopError(Diagnostic(str(options.script), 1, 1, "script", problem))
+    return data
+
+
+def backend_for(options: BenchOptions) -> Callable[[Task], Backend]:
+    """Who plays the issue-fixer for each task (one real backend; one script per task)."""
+    if options.backend != "scripted":
+        shared = load_backend(options.backend, script=options.script, where="bench efficacy")
+        return lambda task: shared
+    scripts = _scripts(options)
+
+    def scripted(task: Task) -> Backend:
+        if scripts is None:
+            return ScriptedBackend.from_file(task.answer)
+        entry = scripts.get(task.id, {})
+        return ScriptedBackend(entry if isinstance(entry, dict) else {}, origin=task.id)
+
+    return scripted
+
+
+def _hidden(task: Task) -> HiddenTests:
+    commands = tuple(PresetTest(tuple(argv)) for argv in task.spec.acceptance)
+    return HiddenTests(files=task.hidden, commands=commands)
+
+
+def _keep(options: BenchOptions, task: Task, result: FixIssueResult) -> None:
+    if options.out is None:
+        return
+    folder = options.out / task.id
+    folder.mkdir(parents=True, exist_ok=True)
+    for source in (result.result_path, result.trace_path, result.patch_path):
+        if source and Path(source).is_file():
+            shutil.copyfile(source, folder / Path(source).name)
+
+
+def _run_agent(
+    options: BenchOptions, pack: Pack, task: Task, backend: Backend, workdir: Path
+) -> TaskOutcome:
+    repo = workdir / "repo"
+    base = materialize(task, repo)
+    issue = workdir / "issue.md"
+    shutil.copyfile(task.issue, issue)
+    fix = FixIssueOptions(
+        issue=issue,
+        repo=repo,
+        tests=list(task.tests),
+        sandbox=options.sandbox,
+        image=options.image,
+        hidden=_hidden(task),
+        issue_id=task.id,
+        open_sandbox=options.open_sandbox,
+    )
+    context = Context(pack, backend, options.events, budget=options.budget)
+    result = run_fix_issue(fix, context)
+    _keep(options, task, result)
+    acceptance = result.acceptance
+    return TaskOutcome(
+        id=task.id,
+        kind=task.spec.kind,
+        title=task.spec.title,
+        status=str(result.status),
+        reason=result.reason,
+        base=base,
+        run_id=result.run_id,
+        sandbox=result.sandbox,
+        tests_before=summary(result.tests_before),
+        tests_after=summary(result.tests_after),
+        accepted=None if acceptance is None else acceptance.accepted,
+        attempts=len(result.attempts),
+        turns=result.turns,
+        tool_calls=result.tool_calls,
+        cost_usd=result.cost_usd,
+    )
+
+
+def _score_patch(options: BenchOptions, pack: Pack, task: Task, workdir: Path) -> TaskOutcome:
+    assert options.patches is not None
+    repo = workdir / "repo"
+    base = materialize(task, repo)
+    outcome = TaskOutcome(id=task.id, kind=task.spec.kind, title=task.spec.title, base=base)
+    patch = options.patches / f"{task.id}.patch"
+    if not patch.is_file() or not patch.read_bytes().strip():
+        outcome.status, outcome.reason = "unresolved", f"no patch ({patch.name})"
+        return outcome
+    hidden = _hidden(task)
+    check = PatchCheck(
+        repo=repo,
+        base=base,
+        patch=patch.resolve(),
+        commands=tuple(PresetTest(argv) for argv in task.tests) + hidden.commands,
+        opener=options.open_sandbox,
+        sandbox=options.sandbox,
+        image=options.image,
+        hidden_files=hidden.files,
+    )
+    acceptance = verify_patch(
+        check,
+        document=pack.workflow("fix-issue"),
+        protocol=pack.workflow("git-protocol"),
+        run_id=new_run_id(),
+        events=options.events,
+    )
+    outcome.accepted = acceptance.accepted
+    outcome.status = "resolved" if acceptance.accepted else "rejected"
+    outcome.reason = acceptance.problem or "the patch passed acceptance"
+    outcome.tests_after = summary(acceptance.results)
+    return outcome
+
+
+def run_task(
+    options: BenchOptions, pack: Pack, task: Task, backend: Callable[[Task], Backend]
+) -> TaskOutcome:
+    """One task in a temporary folder of its own, timed; an error is this task's, not the run's."""
+    started = time.monotonic()
+    _say(options.events, task, "running", task.spec.kind)
+    with tempfile.TemporaryDirectory(prefix=f"fixloop-efficacy-{task.id}-") as folder:
+        try:
+            if options.patches is not None:
+                outcome = _score_patch(options, pack, task, Path(folder))
+            else:
+                outcome = _run_agent(options, pack, task, backend(task), Path(folder))
+        except FixloopError as exc:
+            outcome = TaskOutcome(
+                id=task.id,
+                kind=task.spec.kind,
+                title=task.spec.title,
+                status="error",
+                reason=str(exc).splitlines()[0],
+            )
+    outcome.wall_s = time.monotonic() - started
+    _say(options.events, task, outcome.status, f"{outcome.status}: {outcome.reason}")
+    return outcome
+
+
+def export_tasks(corpus_root: Path, target: Path, task_ids: tuple[str, ...] = ()) -> list[Path]:
+    """What another agent gets to work on: per task a repository at the base the harness
+    builds, and the issue beside it. The hidden tests stay behind."""
+    corpus = load_corpus(corpus_root)
+    tasks = corpus.select(list(task_ids)) if task_ids else corpus.tasks
+    made: list[Path] = []
+    for task in tasks:
+        folder = target / task.id
+        if folder.exists():
+            raise FixloopError(Diagnostic(str(folder), 1, 1, "usage", "exists; export elsewhere"))
+        folder.mkdir(parents=True)
+        materialize(task, folder / "repo")
+        shutil.copyfile(task.issue, folder / "issue.md")
+        made.append(folder)
+    return made
+
+
+def run_bench(options: BenchOptions, pack: Pack) -> BenchResult:
+    corpus: Corpus = load_corpus(options.corpus)
+    choose_sandbox(options.sandbox, image=options.image)  # bad sandbox input: exit 2, no task
+    tasks = corpus.select(list(options.tasks)) if options.tasks else corpus.tasks
+    if options.patches is not None and not options.patches.is_dir():
+        raise FixloopError(Diagnostic(str(options.patches), 1, 1, "usage", "no such folder"))
+    backend = backend_for(options)
+    result = BenchResult(
+        corpus=corpus.spec.name,
+        version=corpus.spec.version,
+        digest=corpus.digest,
+        backend="patches" if options.patches else options.backend,
+        sandbox=options.sandbox,
+    )
+    started = time.monotonic()
+    for task in tasks:
+        spent = options.budget.exhausted() if options.budget else None
+        if spent is not None:
+            result.outcomes.append(
+                TaskOutcome(
+                    id=task.id,
+                    kind=task.spec.kind,
+                    title=task.spec.title,
+                    status="not-run",
+                    reason=spent.describe(),
+                )
+            )
+            continue
+        result.outcomes.append(run_task(options, pack, task, backend))
+    result.wall_s = time.monotonic() - started
+    # The sandbox that really ran the commands, as the first task that ran one reported it.
+    result.sandbox = next((o.sandbox for o in result.outcomes if o.sandbox), options.sandbox)
+    return result
+
+
+__all__ = ["BenchOptions", "backend_for", "export_tasks", "run_bench", "run_task"]

@@ -1,0 +1,35 @@
+"""The browser a workflow looks through: a seam, so that the core imports no browser.
+
+Design tasks serve a worktree with the project's dev server and screenshot its pages. The real
+browser (`fixloop.extras.browser`: Debian's Chromium, dev servers in their own process groups) is
+an extra; the command line hands it in as `Context.browser`. Without one, a design task fails
+closed: it has no screenshot to be verified by.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Protocol
+
+
+class Browser(Protocol):
+    def serve(
+        self, command: str, worktree: Path, folder: Path, run_id: str, timeout_s: float
+    ) -> AbstractContextManager[str]:
+        """`command` serving `worktree` for the `with` block, recorded in `folder` so recovery
+        can stop it; yields its base URL. FixloopError when it does not start."""
+        ...
+
+    def screenshot(
+        self, url: str, target: Path, viewport: tuple[int, int], timeout_s: float
+    ) -> Path:
+        """A PNG of `url` at `target`; FixloopError when the browser or the page fails."""
+        ...
+
+    def cleanup(self, max_age_s: float) -> int:
+        """Stop the headless browsers fixloop started at least `max_age_s` ago; how many."""
+        ...
+
+
+__all__ = ["Browser"]
