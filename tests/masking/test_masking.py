@@ -284,6 +284,7 @@ def test_a_value_assigned_to_a_secret_name_is_masked(written: str, name: str) ->
         "API_TOKEN=«masked:API_TOKEN»",  # masked already
         "SSH_AUTH_SOCK=/tmp/ssh-abc/agent.1",  # where a secret is, not one
         "GIT_AUTHOR_NAME=someone-long",
+        "file: '/etc/passwd': absolute paths are refused",  # a path, not a name
     ],
 )
 def test_assignments_that_hold_no_secret_are_left_alone(written: str) -> None:
