@@ -273,6 +273,7 @@ RECOVERY_POINTS = PROTOCOL.points("recovery")
 @pytest.mark.parametrize("point", RECOVERY_POINTS, ids=[point.id for point in RECOVERY_POINTS])
 def test_kill_recovery_after_the_command(
     point: KillPoint,
+    *,
     template: Path,
     step_commands: dict[tuple[str, int], int],
     protocol: WorkflowDoc,

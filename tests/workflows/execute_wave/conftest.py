@@ -86,4 +86,3 @@ def _exists(repo: UserRepo, ref: str, path: str) -> bool:
 @pytest.fixture
 def wave(tmp_path: Path, pack: Pack) -> Wave:
     return Wave(make_user_repo(tmp_path / "repo"), pack)
-

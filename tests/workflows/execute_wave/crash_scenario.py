@@ -46,4 +46,3 @@ def write(folder: Path) -> tuple[Path, Path]:
     tasks.write_text(json.dumps(TASKS, indent=2), encoding="utf-8")
     script.write_text(json.dumps(SCRIPT), encoding="utf-8")
     return tasks, script
-

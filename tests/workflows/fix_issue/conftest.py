@@ -11,4 +11,3 @@ from fixloop.documents.pack import Pack, default_pack_root, load_pack
 def pack() -> Pack:
     loaded, _ = load_pack(default_pack_root())
     return loaded
-
