@@ -6,7 +6,7 @@ point: a case (the scenario or run the point belongs to) and the exact `FIXLOOP_
 pytest collects it, so each point is a test of its own that pytest-xdist can hand to any
 worker; a test of the matrix derives the points from uncrashed runs and compares them with the
 table, so a step that gains or loses a command, or a new step, fails until the table is
-regenerated (`pytest --update-goldens`) and the diff reviewed.
+regenerated (`pytest --update-goldens -k table`) and the diff reviewed.
 """
 
 from __future__ import annotations
@@ -81,8 +81,8 @@ class Table:
         lines = [
             f"# Kill points of {self.workflow}'s crash matrix ({self.matrix}), one test each.",
             "# A row: CASE FIXLOOP_CRASH_AT. Derived from uncrashed runs; after a step changes,",
-            "# regenerate with `.venv/bin/python -m pytest --update-goldens "
-            f"{self.matrix}` and review the diff.",
+            f"# regenerate: .venv/bin/python -m pytest --update-goldens -k table {self.matrix}",
+            "# then review the diff (docs/testing.md).",
         ]
         lines += [f"{case} {crash_at}" for case, points in cases.items() for crash_at in points]
         return "\n".join(lines) + "\n"
