@@ -120,9 +120,10 @@ _AWS_ANCHOR = re.compile(
 )
 _HEX_ID = re.compile(r"[0-9a-f]{40}")  # a git object id is no secret
 # `NAME=value`, `export NAME=value`, `NAME: value`, `"NAME": "value"`; the value quoted or a run
-# of characters that cannot end a JSON string early (no quote, no backslash).
+# of characters that cannot end a JSON string early (no quote, no backslash). A path's last part
+# is no name: `'/etc/passwd': absolute paths are refused` assigns nothing.
 _ASSIGNMENT = re.compile(
-    r"(?<![\w.-])(?:export\s+)?([A-Za-z_][\w.-]*)([\"']?\s*[:=]\s*)"
+    r"(?<![\w./-])(?:export\s+)?([A-Za-z_][\w.-]*)([\"']?\s*[:=]\s*)"
     r"(?:\"([^\"\n\\]*)\"|'([^'\n\\]*)'|([^\s\"'`,;\\]+))"
 )
 # Parts that make a name of any case a secret's; the same as a cheap first test of a text.

@@ -282,6 +282,7 @@ def test_a_value_assigned_to_a_secret_name_is_masked(written: str, name: str) ->
         "key: fixer/CR-01/iteration-1",  # a lower-case name without a strong part
         '"input_tokens": 123456789',  # a number
         "DB_PASS=${DB_PASS}",  # a reference
+        "file: '/etc/passwd': absolute paths are refused",  # a path, not a name
         "API_TOKEN=«masked:API_TOKEN»",  # masked already
         "SSH_AUTH_SOCK=/tmp/ssh-abc/agent.1",  # where a secret is, not one
         "GIT_AUTHOR_NAME=someone-long",
