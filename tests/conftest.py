@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.helpers import crash_tally
 from tests.helpers.gitrepo import UserRepo, make_user_repo
 from tests.helpers.tools import in_ci, missing
 
@@ -27,6 +28,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite golden files with the current output instead of comparing",
     )
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Tally the crash matrices' kill points; under pytest-xdist the reports of every worker
+    arrive here, in the main process."""
+    if report.when == "call":
+        crash_tally.tally(report.user_properties)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in crash_tally.summary():
+        terminalreporter.write_line(line)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

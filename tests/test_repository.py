@@ -54,8 +54,17 @@ def test_quick_start_is_exactly_two_commands_and_ci_runs_the_second() -> None:
     install, test = commands
     assert "pip install" in install
     assert "pytest" in test
-    ci = (REPO_ROOT / ".ci/run").read_text()
+    ci = (REPO_ROOT / ".ci/run").read_text().splitlines()
     assert test.strip() in ci, "the README's test command must be what .ci/run runs"
+
+
+def test_make_full_is_the_readme_s_test_command() -> None:
+    readme = parse_markdown(load_document(REPO_ROOT / "README.md"))
+    [quick] = [b for b in readme.blocks if "Quick start" in b.section][:1]
+    test = [line for line in quick.content.splitlines() if line.strip()][1].strip()
+    makefile = (REPO_ROOT / "Makefile").read_text().splitlines()
+    recipe = makefile[makefile.index("full:") + 1].strip()
+    assert recipe.replace("$(PYTHON)", ".venv/bin/python") == test
 
 
 def test_modules_stay_small() -> None:

@@ -14,7 +14,9 @@ command K). Then recovery runs, and these must hold:
 - the user's staged, unstaged and untracked files, and `git status`, are byte-identical.
 
 The same is then done to recovery itself (killed after every command of `recover-run`, then run
-again). The number of crash points covered is printed in pytest's summary.
+again). Each kill point is a test of its own, from the golden tables `goldens/kill-points/
+git-protocol.txt` and `review-fix.txt` (`tests/helpers/kill_points.py`); the number covered is
+printed in pytest's summary.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from tests.helpers import crash_tally
-from tests.helpers.crash_tally import COVERED, VIOLATIONS, crash_env
+from tests.helpers.crash_tally import crash_env
 from tests.helpers.gitrepo import UserRepo, UserWork, copy_repo, make_user_repo
+from tests.helpers.kill_points import Golden, KillPoint, Table, expand
 from tests.helpers.reviews import (
     APP_FIX,
     finding,
@@ -52,18 +56,10 @@ RECOVER = (
     "from fixloop.runs.git_session import load_protocol; "
     "print(recover(Path(sys.argv[1]), load_protocol()).lines())"
 )
-# Every run of a git step the driver makes: (step, N) for the N-th run of that step.
-RUN_STEPS = (
-    ("preflight", 1),
-    ("setup-worktree", 1),
-    ("tag", 1),
-    ("commit-paths", 1),
-    ("tag", 2),
-    ("rollback-files", 1),
-    ("commit-paths", 2),
-    ("export-patch", 1),
-    ("cleanup", 1),
-)
+TABLES = Path(__file__).resolve().parent / "goldens" / "kill-points"
+MATRIX = "tests/runs/test_crash_matrix.py"
+PROTOCOL = Table(TABLES / "git-protocol.txt", "git-protocol", MATRIX)
+REVIEW_FIX = Table(TABLES / "review-fix.txt", "review-fix", MATRIX)
 
 
 def _driver(repo: Path, crash_at: str | None, *options: str) -> subprocess.CompletedProcess[str]:
@@ -95,11 +91,9 @@ def step_commands(
     done = _driver(repo.path, None)
     assert done.returncode == 0, done.stderr
     run_id = json.loads(done.stdout)["run"]
-    counts = crash_tally.step_commands(
+    return crash_tally.step_commands(
         repo.path / ".git" / "fixloop" / "runs" / run_id / "events.jsonl"
     )
-    assert set(counts) == set(RUN_STEPS), "the crash matrix must name every step a run executes"
-    return counts
 
 
 def _fix_commits(repo: UserRepo) -> set[str]:
@@ -188,87 +182,128 @@ def _says_where_it_died(repo: UserRepo, crash_at: str) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("point", RUN_STEPS, ids=[f"{s}#{n}" for s, n in RUN_STEPS])
-def test_kill_after_every_command_of_the_step(
-    point: tuple[str, int],
-    template: Path,
-    step_commands: dict[tuple[str, int], int],
-    protocol: WorkflowDoc,
-    tmp_path: Path,
-) -> None:
-    step, occurrence = point
-    violations: list[str] = []
-    count = step_commands[point]
-    for k in range(1, count + 1):
-        crash_at = f"{step}#{occurrence}:{k}"
-        violations += _crash_and_recover(template, tmp_path / f"k{k}", crash_at, protocol)
-    COVERED[f"{step}#{occurrence}"] = count
-    VIOLATIONS.extend(violations)
-    assert violations == []
-
-
-def test_kill_after_every_command_of_a_cleanup_that_cannot_fast_forward(
-    template: Path, protocol: WorkflowDoc, tmp_path: Path
-) -> None:
-    # The user commits meanwhile: cleanup takes its other path and must keep the temp branch.
-    probe = copy_repo(template, tmp_path / "probe")
+@pytest.fixture(scope="module")
+def diverged_commands(template: Path, tmp_path_factory: pytest.TempPathFactory) -> int:
+    """Commands of a cleanup that cannot fast-forward: the user commits meanwhile."""
+    probe = copy_repo(template, tmp_path_factory.mktemp("diverged") / "probe")
     done = _driver(probe.path, None, "--diverge")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["state"] == "kept-branch"
     events = probe.path / ".git" / "fixloop" / "runs" / result["run"] / "events.jsonl"
-    count = crash_tally.step_commands(events)["cleanup", 1]
-    violations: list[str] = []
-    for k in range(1, count + 1):
-        target = tmp_path / f"k{k}"
-        violations += _crash_and_recover(template, target, f"cleanup:{k}", protocol, "--diverge")
-    COVERED["cleanup (fast-forward refused)"] = count
-    VIOLATIONS.extend(violations)
-    assert violations == []
+    return crash_tally.step_commands(events)["cleanup", 1]
 
 
-def test_kill_recovery_after_every_command(
+def _killed_at_the_first_fix(step_commands: dict[tuple[str, int], int]) -> str:
+    """The state with the most to recover: killed once the first fix commit is made."""
+    return f"commit-paths#1:{step_commands['commit-paths', 1]}"
+
+
+@pytest.fixture(scope="module")
+def recovery_commands(
     template: Path,
     step_commands: dict[tuple[str, int], int],
     protocol: WorkflowDoc,
-    tmp_path: Path,
-) -> None:
-    # The state with the most to recover: killed once the first fix commit is made.
-    crash = f"commit-paths#1:{step_commands['commit-paths', 1]}"
-    probe = copy_repo(template, tmp_path / "probe")
-    assert _driver(probe.path, crash).returncode == -9
+    tmp_path_factory: pytest.TempPathFactory,
+) -> int:
+    probe = copy_repo(template, tmp_path_factory.mktemp("recovery") / "probe")
+    assert _driver(probe.path, _killed_at_the_first_fix(step_commands)).returncode == -9
     _wait_until_dead(probe.path)
     recorder = Run.start(probe.path, "recover")
     report = recover(probe.path, protocol, run=recorder)
     recorder.close()
     [item] = report.recovered
     assert item.kept_branch, "the probe must leave a fix commit to protect"
-    count = crash_tally.step_commands(recorder.events_path)["recover-run", 1]
+    return crash_tally.step_commands(recorder.events_path)["recover-run", 1]
+
+
+def test_the_table_names_every_kill_point_of_a_run(
+    step_commands: dict[tuple[str, int], int],
+    diverged_commands: int,
+    recovery_commands: int,
+    golden: Golden,
+) -> None:
+    PROTOCOL.check(
+        golden,
+        {
+            "run": expand(step_commands),
+            "diverged": [f"cleanup:{k}" for k in range(1, diverged_commands + 1)],
+            "recovery": [f"recover-run:{k}" for k in range(1, recovery_commands + 1)],
+        },
+    )
+
+
+RUN_POINTS = PROTOCOL.points("run")
+
+
+@pytest.mark.parametrize("point", RUN_POINTS, ids=[point.id for point in RUN_POINTS])
+def test_kill_after_the_command(
+    point: KillPoint,
+    template: Path,
+    protocol: WorkflowDoc,
+    tmp_path: Path,
+    record_property: Callable[[str, object], None],
+) -> None:
+    violations = _crash_and_recover(template, tmp_path / "repo", point.crash_at, protocol)
+    crash_tally.record(record_property, point, violations)
+    assert violations == []
+
+
+DIVERGED_POINTS = PROTOCOL.points("diverged")
+
+
+@pytest.mark.parametrize("point", DIVERGED_POINTS, ids=[point.id for point in DIVERGED_POINTS])
+def test_kill_after_the_command_of_a_cleanup_that_cannot_fast_forward(
+    point: KillPoint,
+    template: Path,
+    protocol: WorkflowDoc,
+    tmp_path: Path,
+    record_property: Callable[[str, object], None],
+) -> None:
+    # The user commits meanwhile: cleanup takes its other path and must keep the temp branch.
+    target = tmp_path / "repo"
+    violations = _crash_and_recover(template, target, point.crash_at, protocol, "--diverge")
+    crash_tally.record(record_property, point, violations)
+    assert violations == []
+
+
+RECOVERY_POINTS = PROTOCOL.points("recovery")
+
+
+@pytest.mark.parametrize("point", RECOVERY_POINTS, ids=[point.id for point in RECOVERY_POINTS])
+def test_kill_recovery_after_the_command(
+    point: KillPoint,
+    *,
+    template: Path,
+    step_commands: dict[tuple[str, int], int],
+    protocol: WorkflowDoc,
+    tmp_path: Path,
+    record_property: Callable[[str, object], None],
+) -> None:
+    crash = _killed_at_the_first_fix(step_commands)
     violations: list[str] = []
-    for k in range(1, count + 1):
-        repo = copy_repo(template, tmp_path / f"k{k}")
-        before = repo.user_work()
-        status = repo.git("status", "--porcelain=v1", "--untracked-files=all")
-        old_tip = repo.head()
-        assert _driver(repo.path, crash).returncode == -9
-        _wait_until_dead(repo.path)
-        env = {**os.environ, "FIXLOOP_CRASH_AT": f"recover-run:{k}"}
-        killed = subprocess.run(
-            [sys.executable, "-c", RECOVER, str(repo.path)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if killed.returncode != -9:
-            violations.append(f"recover-run:{k}: recovery was not killed: {killed.stderr}")
-            continue
+    repo = copy_repo(template, tmp_path / "repo")
+    before = repo.user_work()
+    status = repo.git("status", "--porcelain=v1", "--untracked-files=all")
+    old_tip = repo.head()
+    assert _driver(repo.path, crash).returncode == -9
+    _wait_until_dead(repo.path)
+    env = {**os.environ, "FIXLOOP_CRASH_AT": point.crash_at}
+    killed = subprocess.run(
+        [sys.executable, "-c", RECOVER, str(repo.path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if killed.returncode != -9:
+        violations.append(f"{point.crash_at}: recovery was not killed: {killed.stderr}")
+    else:
         _wait_until_dead(repo.path)
         report = recover(repo.path, protocol)
         problems = check_invariants(repo, before, status, old_tip, report)
-        violations += [f"recover-run:{k}: {p}" for p in problems]
-    COVERED["recover-run"] = count
-    VIOLATIONS.extend(violations)
+        violations += [f"{point.crash_at}: {p}" for p in problems]
+    crash_tally.record(record_property, point, violations)
     assert violations == []
 
 
@@ -278,33 +313,52 @@ REPORT_COMMIT = ("commit-paths", 2)  # a one-finding review: the fix, then the r
 REVIEW_FIX_ENDING = (REPORT_COMMIT, ("cleanup", 1))
 
 
-@pytest.mark.parametrize(
-    "point", REVIEW_FIX_ENDING, ids=[f"review-fix {s}#{n}" for s, n in REVIEW_FIX_ENDING]
-)
-def test_review_fix_killed_around_its_report_commit_resumes_without_doubling_it(
-    point: tuple[str, int], template: Path, tmp_path: Path
-) -> None:
-    probe = copy_repo(template, tmp_path / "probe")
-    write_review(probe.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
-    script = tmp_path / "script.json"
+def _review_fix_case(repo: Path, folder: Path) -> Path:
+    """A one-finding review in `repo`, and the script that fixes it (in `folder`)."""
+    write_review(repo, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+    script = folder / "script.json"
     script.write_text(json.dumps({"fixer/CR-01/iteration-1": APP_FIX}))
+    return script
+
+
+@pytest.fixture(scope="module")
+def review_fix_commands(
+    template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[tuple[str, int], int]:
+    folder = tmp_path_factory.mktemp("review-fix")
+    probe = copy_repo(template, folder / "probe")
+    script = _review_fix_case(probe.path, folder)
     done = review_fix_cli(probe.path, script, None)
     assert done.returncode == 0, done.stderr
     [run_dir] = (probe.path / ".git" / "fixloop" / "runs").iterdir()
-    count = crash_tally.step_commands(run_dir / "events.jsonl")[point]
-    step, occurrence = point
+    counts = crash_tally.step_commands(run_dir / "events.jsonl")
+    return {point: counts[point] for point in REVIEW_FIX_ENDING}
+
+
+def test_the_table_names_every_kill_point_of_review_fix_s_ending(
+    review_fix_commands: dict[tuple[str, int], int], golden: Golden
+) -> None:
+    REVIEW_FIX.check(golden, {"ending": expand(review_fix_commands, "git-protocol/")})
+
+
+ENDING_POINTS = REVIEW_FIX.points("ending")
+
+
+@pytest.mark.parametrize("point", ENDING_POINTS, ids=[point.id for point in ENDING_POINTS])
+def test_review_fix_killed_around_its_report_commit_resumes_without_doubling_it(
+    point: KillPoint, template: Path, tmp_path: Path, record_property: Callable[[str, object], None]
+) -> None:
+    crash_at = point.crash_at
     violations: list[str] = []
-    for k in range(1, count + 1):
-        crash_at = f"git-protocol/{step}#{occurrence}:{k}"
-        repo = copy_repo(template, tmp_path / f"k{k}")
-        write_review(repo.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
-        before = repo.user_work()
-        status = repo.git("status", "--porcelain=v1", "--untracked-files=all")
-        old_tip = repo.head()
-        killed = review_fix_cli(repo.path, script, crash_at)
-        if killed.returncode != -9:
-            violations.append(f"{crash_at}: not killed (exit {killed.returncode})")
-            continue
+    repo = copy_repo(template, tmp_path / "repo")
+    script = _review_fix_case(repo.path, tmp_path)
+    before = repo.user_work()
+    status = repo.git("status", "--porcelain=v1", "--untracked-files=all")
+    old_tip = repo.head()
+    killed = review_fix_cli(repo.path, script, crash_at)
+    if killed.returncode != -9:
+        violations.append(f"{crash_at}: not killed (exit {killed.returncode})")
+    else:
         _wait_until_dead(repo.path)
         again = review_fix_cli(repo.path, script, None)  # the same review: resumes the dead run
         if again.returncode != 0:
@@ -318,6 +372,5 @@ def test_review_fix_killed_around_its_report_commit_resumes_without_doubling_it(
         ]:
             problems.append(f"main gained {subjects}, not one fix and one report")
         violations += [f"{crash_at}: {p}" for p in problems]
-    COVERED[f"review-fix {step}#{occurrence}"] = count
-    VIOLATIONS.extend(violations)
+    crash_tally.record(record_property, point, violations)
     assert violations == []

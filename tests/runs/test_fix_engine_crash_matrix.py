@@ -19,7 +19,8 @@ it came after the section was finished). Then:
   `fixloop recover` finds nothing to do;
 - the user's staged, unstaged and untracked work and `git status` are byte-identical.
 
-The number of crash points covered is printed in pytest's summary (with the git protocol's).
+Each kill point is a test of its own, from the golden table `goldens/kill-points/fix-engine.txt`
+(`tests/helpers/kill_points.py`); the number covered is printed in pytest's summary.
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.helpers.crash_tally import COVERED, VIOLATIONS, step_commands
+from tests.helpers import crash_tally
+from tests.helpers.crash_tally import step_commands
 from tests.helpers.gitrepo import UserRepo, copy_repo
+from tests.helpers.kill_points import Golden, KillPoint, Table, expand
 from tests.workflows.fix_engine.scenario import (
     ADD_RIGHT,
     fix_engine_cli,
@@ -53,16 +56,11 @@ pytestmark = pytest.mark.slow
 SCENARIOS: dict[str, Callable[[], dict[str, Any]]] = {"complete": passing, "escalated": script}
 AC_1 = "calc: AC-1 `add(a, b)` returns the sum of a and b"
 EXPECTED_SUBJECTS = {"complete": 2, "escalated": 1}
-# The steps whose every run each scenario kills; `escalated` adds only what `complete` lacks.
-STEPS = {
-    "complete": None,  # all of them
-    "escalated": {
-        ("record-verdict", 4),
-        ("record-verdict", 5),
-        ("rollback-files", 1),
-        ("error-report", 1),
-    },
-}
+TABLE = Table(
+    Path(__file__).resolve().parent / "goldens" / "kill-points" / "fix-engine.txt",
+    "fix-engine",
+    "tests/runs/test_fix_engine_crash_matrix.py",
+)
 
 
 def _events_path(repo: Path, run_id: str) -> Path:
@@ -93,15 +91,16 @@ def scripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def points(
     template: Path, scripts: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, dict[tuple[str, int], int]]:
-    """Each scenario's steps, run by run, with the commands each ran (an uncrashed run)."""
-    found = {}
+    """Each scenario's steps, run by run, with the commands each ran (an uncrashed run):
+    every run of every step of `complete`; of `escalated` only the step runs `complete` lacks."""
+    found: dict[str, dict[tuple[str, int], int]] = {}
     for name in SCENARIOS:
         repo = copy_repo(template, tmp_path_factory.mktemp(f"uncrashed-{name}") / "repo").path
         done = fix_engine_cli(repo, scripts[name])
         assert done.returncode == (0 if name == "complete" else 1), done.stderr
         counts = step_commands(_events_path(repo, json.loads(done.stdout)["run_id"]))
-        wanted = STEPS[name]
-        found[name] = {key: n for key, n in counts.items() if wanted is None or key in wanted}
+        known = found.get("complete", {})
+        found[name] = {key: n for key, n in counts.items() if key not in known}
     return found
 
 
@@ -231,52 +230,24 @@ def _crash_and_resume(
     return [f"{name} {crash} ({how}): {problem}" for problem in problems]
 
 
-def _all_points() -> list[tuple[str, str, int]]:
-    """(scenario, step, N) for every step run the matrix kills: known once a run has counted;
-    listed here by hand so that pytest can name each test (the `points` fixture checks them)."""
-    complete = [
-        ("make-checklist", 1),
-        ("setup-worktree", 1),
-        ("tag", 1),
-        ("record-verdict", 1),
-        ("record-verdict", 2),
-        ("commit-paths", 1),
-        ("record-commit", 1),
-        ("tag", 2),
-        ("record-verdict", 3),
-        ("commit-paths", 2),
-        ("record-commit", 2),
-        ("tag", 3),
-        ("cleanup", 1),
-        ("complete", 1),
-    ]
-    escalated = sorted(STEPS["escalated"] or ())
-    return [("complete", s, n) for s, n in complete] + [("escalated", s, n) for s, n in escalated]
-
-
-def test_the_matrix_names_every_step_a_run_executes(
-    points: dict[str, dict[tuple[str, int], int]],
+def test_the_table_names_every_kill_point_of_both_runs(
+    points: dict[str, dict[tuple[str, int], int]], golden: Golden
 ) -> None:
-    named = {(name, step, n) for name, step, n in _all_points()}
-    counted = {(name, step, n) for name, steps in points.items() for step, n in steps}
-    assert named == counted
+    TABLE.check(golden, {name: expand(steps) for name, steps in points.items()})
 
 
-@pytest.mark.parametrize("point", _all_points(), ids=[f"{a}-{b}#{c}" for a, b, c in _all_points()])
-def test_kill_after_every_command_then_resume(
-    point: tuple[str, str, int],
+POINTS = [point for name in SCENARIOS for point in TABLE.points(name)]
+
+
+@pytest.mark.parametrize("point", POINTS, ids=[point.id for point in POINTS])
+def test_kill_after_the_command_then_resume(
+    point: KillPoint,
     template: Path,
     scripts: dict[str, Path],
-    points: dict[str, dict[tuple[str, int], int]],
     tmp_path: Path,
+    record_property: Callable[[str, object], None],
 ) -> None:
-    name, step, occurrence = point
-    count = points[name][step, occurrence]
-    violations: list[str] = []
-    for k in range(1, count + 1):
-        crash = f"{step}#{occurrence}:{k}"
-        target = tmp_path / f"k{k}"
-        violations += _crash_and_resume(template, target, name, scripts[name], crash)
-    COVERED[f"fix-engine {name} {step}#{occurrence}"] = count
-    VIOLATIONS.extend(violations)
+    name = point.case
+    violations = _crash_and_resume(template, tmp_path / "repo", name, scripts[name], point.crash_at)
+    crash_tally.record(record_property, point, violations)
     assert violations == []

@@ -87,11 +87,3 @@ def _exists(repo: UserRepo, ref: str, path: str) -> bool:
 @pytest.fixture
 def wave(tmp_path: Path, pack: Pack) -> Wave:
     return Wave(make_user_repo(tmp_path / "repo"), pack)
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    from tests.workflows.execute_wave.crash_scenario import summary
-
-    line = summary()
-    if line is not None:
-        terminalreporter.write_line(line)

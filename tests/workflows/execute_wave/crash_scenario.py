@@ -46,18 +46,3 @@ def write(folder: Path) -> tuple[Path, Path]:
     tasks.write_text(json.dumps(TASKS, indent=2), encoding="utf-8")
     script.write_text(json.dumps(SCRIPT), encoding="utf-8")
     return tasks, script
-
-
-# What the crash matrix covered, per step, for pytest's closing summary (conftest.py).
-COVERED: dict[str, int] = {}
-VIOLATIONS: list[str] = []
-
-
-def summary() -> str | None:
-    if not COVERED:
-        return None
-    detail = ", ".join(f"{step} {count}" for step, count in COVERED.items())
-    return (
-        f"execute-wave crash matrix: {sum(COVERED.values())} crash points covered ({detail}); "
-        f"{len(VIOLATIONS)} invariant violation(s)"
-    )

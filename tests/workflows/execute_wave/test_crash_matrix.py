@@ -11,7 +11,9 @@ recovery runs, and these must hold:
 - the user's staged, unstaged and untracked files, and `git status`, are byte-identical.
 
 Then the run is resumed (`--resume`) and must end exactly as a run that was never killed: the
-same tree on the user's branch, the same task statuses, nothing left behind.
+same tree on the user's branch, the same task statuses, nothing left behind. Each kill point is a
+test of its own, from the golden table `goldens/kill-points/execute-wave.txt`
+(`tests/helpers/kill_points.py`); the number covered is printed in pytest's summary.
 """
 
 from __future__ import annotations
@@ -20,14 +22,17 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers import crash_tally
 from tests.helpers.crash_tally import crash_env, step_commands
 from tests.helpers.gitrepo import UserRepo, UserWork, copy_repo, make_user_repo
+from tests.helpers.kill_points import Golden, KillPoint, Table, expand
 from tests.workflows.execute_wave import crash_scenario
-from tests.workflows.execute_wave.crash_scenario import COVERED, EXPECTED, VIOLATIONS
+from tests.workflows.execute_wave.crash_scenario import EXPECTED
 
 from fixloop.runs.git_session import load_protocol
 from fixloop.runs.recovery import RecoveryReport, recover
@@ -54,7 +59,17 @@ POINTS = (
     ("end-wave", 1),  # rollback, commit, wave ends
     ("cleanup", 1),
 )
+# The steps of the run this matrix does not kill, and why; any other step must be in POINTS.
+NOT_KILLED = {
+    "preflight": "reads only, before anything changes (the protocol's matrix kills it)",
+    "backpressure": "not a git step: the plan's build command (tasks.json's backpressureCommand)",
+}
 ALLOWED_SUBJECTS = ("merge: task ", "task ", "feat: implement wave ")
+TABLE = Table(
+    Path(__file__).resolve().parent / "goldens" / "kill-points" / "execute-wave.txt",
+    "execute-wave",
+    "tests/workflows/execute_wave/test_crash_matrix.py",
+)
 
 
 def driver(repo: Path, tasks: Path, script: Path, crash_at: str | None, *options: str) -> Any:
@@ -160,17 +175,27 @@ def crash_recover_resume(
     return problems
 
 
-@pytest.mark.parametrize("point", POINTS, ids=[f"{s}#{n}" for s, n in POINTS])
-def test_kill_after_every_command_recover_and_resume(
-    point: tuple[str, int], template: Path, uncrashed: dict[str, Any], tmp_path: Path
+def test_the_table_names_every_kill_point_of_the_run(
+    uncrashed: dict[str, Any], golden: Golden
 ) -> None:
-    step, occurrence = point
-    count = uncrashed["counts"][point]
-    violations: list[str] = []
-    for k in range(1, count + 1):
-        crash_at = f"{step}#{occurrence}:{k}"
-        found = crash_recover_resume(template, tmp_path / f"k{k}", crash_at, uncrashed)
-        violations += [f"{crash_at}: {problem}" for problem in found]
-    COVERED[f"{step}#{occurrence}"] = count
-    VIOLATIONS.extend(violations)
+    counts: dict[tuple[str, int], int] = uncrashed["counts"]
+    unnamed = {step for step, _ in counts} - {step for step, _ in POINTS} - set(NOT_KILLED)
+    assert unnamed == set(), f"name a run of each step in POINTS or NOT_KILLED: {sorted(unnamed)}"
+    TABLE.check(golden, {"run": expand({point: counts[point] for point in POINTS})})
+
+
+RUN_POINTS = TABLE.points("run")
+
+
+@pytest.mark.parametrize("point", RUN_POINTS, ids=[point.id for point in RUN_POINTS])
+def test_kill_after_the_command_recover_and_resume(
+    point: KillPoint,
+    template: Path,
+    uncrashed: dict[str, Any],
+    tmp_path: Path,
+    record_property: Callable[[str, object], None],
+) -> None:
+    found = crash_recover_resume(template, tmp_path, point.crash_at, uncrashed)
+    violations = [f"{point.crash_at}: {problem}" for problem in found]
+    crash_tally.record(record_property, point, violations)
     assert violations == []

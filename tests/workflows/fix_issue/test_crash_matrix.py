@@ -12,6 +12,9 @@ For each command K of each of them, a fresh repository goes through `fixloop fix
 - `main` did not move (fix-issue never commits), and `git status` and every file of the user's
   tree, the issue beside it too, are byte-identical;
 - the runs say they crashed and where, and the run's own is marked recovered.
+
+Each kill point is a test of its own, from the golden table `goldens/kill-points/fix-issue.txt`
+(`tests/helpers/kill_points.py`); the number covered is printed in pytest's summary.
 """
 
 from __future__ import annotations
@@ -21,13 +24,16 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
-from tests.helpers.crash_tally import COVERED, VIOLATIONS, crash_env
+from tests.helpers import crash_tally
+from tests.helpers.crash_tally import crash_env
 from tests.helpers.fix_issue import fixing_script, make_issue_repo, write_issue
 from tests.helpers.gitrepo import git
+from tests.helpers.kill_points import Golden, KillPoint, Table
 
 from fixloop.runs.run import is_live, list_runs
 
@@ -38,6 +44,11 @@ POINTS = (
     ("fix-issue", "setup-verify-worktree", 1),
     ("fix-issue", "apply-patch", 1),
     ("git-protocol", "recover-run", 1),  # the verification worktree removed
+)
+TABLE = Table(
+    Path(__file__).resolve().parent / "goldens" / "kill-points" / "fix-issue.txt",
+    "fix-issue",
+    "tests/workflows/fix_issue/test_crash_matrix.py",
 )
 
 
@@ -153,18 +164,33 @@ def _crash_and_recover(template: Path, case: Path, crash_at: str, step: str) -> 
     return problems
 
 
-@pytest.mark.parametrize("point", POINTS, ids=[f"{w}/{s}#{n}" for w, s, n in POINTS])
-def test_kill_after_every_command_of_the_step(
-    point: tuple[str, str, int], template: Path, commands: dict[str, int], tmp_path: Path
+def test_the_table_names_every_kill_point_of_the_run(
+    commands: dict[str, int], golden: Golden
 ) -> None:
-    workflow, step, occurrence = point
-    name = f"{workflow}/{step}#{occurrence}"
-    count = commands[name]
-    assert count >= 2, f"{name} ran {count} command(s)"
-    violations: list[str] = []
-    for k in range(1, count + 1):
-        found = _crash_and_recover(template, tmp_path / f"k{k}", f"{name}:{k}", step)
-        violations += [f"{name}:{k}: {problem}" for problem in found]
-    COVERED[f"fix-issue {name}"] = count
-    VIOLATIONS.extend(violations)
+    named = {f"{workflow}/{step}#{occurrence}" for workflow, step, occurrence in POINTS}
+    unnamed = {name for name in commands if name.startswith("fix-issue/")} - named
+    assert unnamed == set(), f"a step of fix-issue's own the matrix misses: {sorted(unnamed)}"
+    rows = []
+    for workflow, step, occurrence in POINTS:
+        name = f"{workflow}/{step}#{occurrence}"
+        count = commands[name]
+        assert count >= 2, f"{name} ran {count} command(s)"
+        rows += [f"{name}:{k}" for k in range(1, count + 1)]
+    TABLE.check(golden, {"run": rows})
+
+
+RUN_POINTS = TABLE.points("run")
+
+
+@pytest.mark.parametrize("point", RUN_POINTS, ids=[point.id for point in RUN_POINTS])
+def test_kill_after_the_command(
+    point: KillPoint,
+    template: Path,
+    tmp_path: Path,
+    record_property: Callable[[str, object], None],
+) -> None:
+    step = point.step.partition("/")[2].partition("#")[0]
+    found = _crash_and_recover(template, tmp_path / "case", point.crash_at, step)
+    violations = [f"{point.crash_at}: {problem}" for problem in found]
+    crash_tally.record(record_property, point, violations)
     assert violations == []
