@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import REPO_ROOT
 
-from fixloop.checker.check import check_paths
+from fixloop.checker.checking import check_paths
 from fixloop.diagnostics import FixloopError, Severity
 
 from .conftest import FIXTURES, copy_pack
@@ -100,3 +100,13 @@ def test_one_finding_of_two_workflows_contracts_is_one_line(tmp_path: Path) -> N
     found = [d for d in check_paths([pack], base=tmp_path).diagnostics if "stash" in d.message]
     assert len(found) == 1, [d.format() for d in found]
     assert found[0].rule == "one-no-stash" and found[0].message.endswith("[also two-no-stash]")
+
+
+def test_the_public_entry_returns_the_report() -> None:
+    from fixloop.checker import check
+
+    result = check([FIXTURES / "defects"], base=FIXTURES)
+    assert [d.rule for d in result.diagnostics][:1] == ["unexported-env"]
+    assert result.documents and "unexported-env" in result.rule_help
+    with pytest.raises(FixloopError):
+        check(["no/such/pack"])

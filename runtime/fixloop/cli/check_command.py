@@ -12,8 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-from fixloop.checker import report
-from fixloop.checker.check import CheckResult, check_paths
+from fixloop.checker import check, report
+from fixloop.checker.checking import CheckResult
 from fixloop.cli.arguments import (
     Subparsers,
     add_format_option,
@@ -111,7 +111,7 @@ def run_check(args: argparse.Namespace) -> int:
         print("checked 0 documents, 0 contracts: ok (no pack holds these files)", file=sys.stderr)
         return 0
     profile = Profile(args.profile) if args.profile else None
-    result = check_paths(paths, profile=profile)
+    result = check(paths, profile=profile)
     if args.events:
         events = [e.to_json() for d in result.documents for e in d.events]
         print(json.dumps(events, indent=2))
