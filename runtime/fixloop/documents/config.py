@@ -1,10 +1,12 @@
-"""Project settings for `fixloop check` and `fixloop validate`: `fixloop.toml`, or `[tool.fixloop]`.
+"""Project settings (`fixloop check`, `validate`, `fix-issue`): `fixloop.toml`, `[tool.fixloop]`.
 
     [tool.fixloop]                   # in pyproject.toml; in fixloop.toml the same keys, no table
     pack = "plugins/ours"            # the pack to use when no path is given
     profile = "claude"               # or "fixloop": fixloop's house rules (see `Profile`)
     select = ["undefined-variable"]  # report only these rule or contract ids (default: all)
     ignore = ["rm-rf-empty-var"]     # never report these
+    secret-files = [".env*"]         # files agents' file tools refuse (default: secret_files.py)
+    extend-secret-files = ["conf/prod.yml"]  # more of them, on top of that list
     [tool.fixloop.per-file-ignores]  # in fixloop.toml: [per-file-ignores]
     "workflows/legacy-*.md" = ["undefined-variable"]
 
@@ -30,6 +32,7 @@ from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.files import present, read_text, resolved
 from fixloop.documents.located_yaml import KeyPath
 from fixloop.documents.spec_errors import did_you_mean, spec_diagnostics
+from fixloop.secret_files import SecretFiles
 
 CONFIG_FILE = "fixloop.toml"
 PYPROJECT = "pyproject.toml"
@@ -59,6 +62,8 @@ class Settings(BaseModel):
     select: list[str] | None = None
     ignore: list[str] = Field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = Field(default_factory=dict, alias="per-file-ignores")
+    secret_files: list[str] | None = Field(default=None, alias="secret-files")
+    extend_secret_files: list[str] = Field(default_factory=list, alias="extend-secret-files")
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,10 @@ class Config:
         if self.settings.pack is None or self.folder is None:
             return None
         return resolved(self.folder / self.settings.pack)
+
+    @property
+    def secret_files(self) -> SecretFiles:
+        return SecretFiles.configured(self.settings.secret_files, self.settings.extend_secret_files)
 
     def profile(self, chosen: Profile | None = None) -> Profile:
         return chosen or self.settings.profile or Profile.CLAUDE
