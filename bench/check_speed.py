@@ -5,7 +5,7 @@ their contracts, under new names), then measures, side by side in this one run:
 
 - markdown-it-py parsing alone of the same documents (a full CommonMark parse: the floor every
   checker must at least match), and
-- the whole check (`fixloop.checker.check.check_paths`: the pack's validation, frontmatter,
+- the whole check (`fixloop.checker.checking.check_paths`: the pack's validation, frontmatter,
   blocks, bash parsing, the step library,
   events, path analysis for every contract, generic rules),
 
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from fixloop.checker.check import check_paths
+from fixloop.checker.checking import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "workflows").glob("*.md"))

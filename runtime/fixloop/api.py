@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from fixloop.checker.check import CheckResult, check_paths
+from fixloop.checker.checking import CheckResult, check_paths
 from fixloop.diagnostics import FixloopError, Severity
 from fixloop.documents.pack import Pack, default_pack_root
 from fixloop.documents.pack import load_pack as _load_pack

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import REPO_ROOT
 
-from fixloop.checker.check import CheckResult, check_paths
+from fixloop.checker.checking import CheckResult, check_paths
 from fixloop.diagnostics import Diagnostic
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import REPO_ROOT
 
-from fixloop.checker.check import check_paths
+from fixloop.checker.checking import check_paths
 from fixloop.diagnostics import FixloopError, Severity
 
 from .conftest import FIXTURES, copy_pack
@@ -82,3 +82,31 @@ def test_a_brief_that_does_not_load_is_not_a_second_problem(tmp_path: Path) -> N
     assert len(errors) == 1 and errors[0].startswith("agents/fixer.md:"), errors
     assert "not found" not in "".join(errors)
     assert result.folded > 0  # the briefs contracts and references that need the fixer
+
+
+def test_one_finding_of_two_workflows_contracts_is_one_line(tmp_path: Path) -> None:
+    pack = tmp_path / "pack"
+    (pack / "agents").mkdir(parents=True)
+    (pack / "workflows").mkdir()
+    (pack / "agents" / "fixer.md").write_text(
+        "---\nname: fixer\ndescription: d\n---\n\n```bash\ngit stash\n```\n", encoding="utf-8"
+    )
+    for name, why in (("one", "the tree is the user's"), ("two", "never stash")):
+        (pack / "workflows" / f"{name}.md").write_text(
+            f"---\nname: {name}\ndescription: d\nagents: [fixer]\ncontracts:\n"
+            f"  - {{id: {name}-no-stash, why: {why}, forbidden: git stash, in: briefs}}\n---\n",
+            encoding="utf-8",
+        )
+    found = [d for d in check_paths([pack], base=tmp_path).diagnostics if "stash" in d.message]
+    assert len(found) == 1, [d.format() for d in found]
+    assert found[0].rule == "one-no-stash" and found[0].message.endswith("[also two-no-stash]")
+
+
+def test_the_public_entry_returns_the_report() -> None:
+    from fixloop.checker import check
+
+    result = check([FIXTURES / "defects"], base=FIXTURES)
+    assert [d.rule for d in result.diagnostics][:1] == ["unexported-env"]
+    assert result.documents and "unexported-env" in result.rule_help
+    with pytest.raises(FixloopError):
+        check(["no/such/pack"])

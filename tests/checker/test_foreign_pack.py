@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fixloop.checker.check import check_paths
+from fixloop.checker.checking import check_paths
 
 from .conftest import FIXTURES
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fixloop.checker.check import Library, check_document_rules
+from fixloop.checker.checking import Library, check_document_rules
 from fixloop.checker.document import CheckedDocument
 from fixloop.checker.evaluate import Evaluator
 from fixloop.checker.events import CommandEvent

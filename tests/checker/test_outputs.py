@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import Golden
 
-from fixloop.checker.check import check_paths
+from fixloop.checker.checking import check_paths
 
 from .conftest import FIXTURES, CheckText, copy_pack, rules, workflow
 

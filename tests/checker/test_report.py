@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -64,6 +65,14 @@ SARIF_SUBSET: dict[str, Any] = {
                             }
                         },
                     },
+                    "originalUriBaseIds": {
+                        "type": "object",
+                        "additionalProperties": {
+                            "type": "object",
+                            "required": ["uri"],
+                            "properties": {"uri": {"type": "string", "pattern": "^file:///.*/$"}},
+                        },
+                    },
                     "results": {
                         "type": "array",
                         "items": {
@@ -75,6 +84,10 @@ SARIF_SUBSET: dict[str, Any] = {
                                 "ruleIndex": {"type": "integer", "minimum": -1},
                                 "level": {"enum": ["none", "note", "warning", "error"]},
                                 "message": _MESSAGE,
+                                "partialFingerprints": {
+                                    "type": "object",
+                                    "additionalProperties": {"type": "string"},
+                                },
                                 "locations": {
                                     "type": "array",
                                     "items": {
@@ -88,7 +101,10 @@ SARIF_SUBSET: dict[str, Any] = {
                                                     "artifactLocation": {
                                                         "type": "object",
                                                         "additionalProperties": False,
-                                                        "properties": {"uri": {"type": "string"}},
+                                                        "properties": {
+                                                            "uri": {"type": "string"},
+                                                            "uriBaseId": {"type": "string"},
+                                                        },
                                                     },
                                                     "region": {
                                                         "type": "object",
@@ -142,3 +158,17 @@ def test_text_and_json() -> None:
     )
     payload = json.loads(report.as_json(DIAGNOSTICS, checked=1, contracts=1))
     assert payload["ok"] is False and payload["diagnostics"][1]["severity"] == "warning"
+
+
+def test_sarif_fingerprints_survive_moved_lines_and_uris_have_a_base() -> None:
+    first = Diagnostic("agents/a.md", 10, 1, "forbidden-x", "`git stash` is forbidden")
+    moved = Diagnostic("agents/a.md", 14, 1, "forbidden-x", "`git stash` is forbidden")
+    again = Diagnostic("agents/a.md", 20, 1, "forbidden-x", "`git stash` is forbidden")
+    one = json.loads(report.sarif([first], {}))["runs"][0]
+    two = json.loads(report.sarif([moved, again], {}))["runs"][0]
+    prints = [r["partialFingerprints"]["fixloopFinding/v1"] for r in two["results"]]
+    assert one["results"][0]["partialFingerprints"]["fixloopFinding/v1"] == prints[0]
+    assert prints[0] != prints[1]  # a second occurrence is a second alert
+    location = two["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": "agents/a.md", "uriBaseId": "SRCROOT"}
+    assert two["originalUriBaseIds"]["SRCROOT"]["uri"] == Path.cwd().resolve().as_uri() + "/"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.conftest import Golden
 
-from fixloop.checker.check import check_paths
+from fixloop.checker.checking import check_paths
 
 from .conftest import FIXTURES, CheckText, rules, workflow
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fixloop.checker.check import check_paths
+from fixloop.checker.checking import check_paths
 
 from .conftest import rules
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import jsonschema
+import yaml
 from tests.checker.conftest import FIXTURES, copy_pack
 from tests.checker.test_report import SARIF_SUBSET
 from tests.conftest import REPO_ROOT
@@ -159,3 +161,63 @@ def test_a_pack_check_reads_the_reference_documents_of_its_skills(tmp_path: Path
     done = fixloop("pack", cwd=tmp_path)
     assert done.returncode == 1
     assert "pack/skills/tidy/references/how.md:4:14: bash-syntax:" in done.stdout
+
+
+def test_the_pre_commit_hook_checks_the_pack_of_a_changed_brief(tmp_path: Path) -> None:
+    pack = copy_pack(tmp_path / "pack")
+    fixer = pack / "agents" / "fixer.md"
+    fixer.write_text(fixer.read_text() + "\n```bash\ngit stash\n```\n", encoding="utf-8")
+    hooks = yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    hook = next(h for h in hooks if h["id"] == "fixloop-check")
+    assert re.search(hook["files"], "agents/fixer.md")
+    command, *options = hook["entry"].split()
+    assert command == "fixloop" and hook.get("pass_filenames", True)
+    # What pre-commit runs: the entry, then the changed files.
+    done = _command(*options, "agents/fixer.md", cwd=pack)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "agents/fixer.md:" in done.stdout and "fix-briefs-forbid-tree-wide-git" in done.stdout
+    alone = _command("check", "agents/fixer.md", cwd=pack)
+    assert "fix-briefs-forbid-tree-wide-git" not in alone.stdout  # why the hook needs the pack
+
+
+def test_select_ignore_exit_zero_and_rule_explanations(tmp_path: Path) -> None:
+    defects = ("check", "defects", "--select", "unexported-env,bash-syntax", "--ignore")
+    done = _command(*defects, "bash-syntax", cwd=FIXTURES)
+    assert done.returncode == 1
+    assert [line.split(": ")[1] for line in done.stdout.splitlines()] == ["unexported-env"]
+    zero = _command("check", "defects", "--exit-zero", cwd=FIXTURES)
+    assert zero.returncode == 0 and "error(s)" in zero.stderr
+    misspelt = _command("check", "defects", "--ignore", "undefined-variabl", cwd=FIXTURES)
+    assert "(did you mean 'undefined-variable'?)" in misspelt.stdout
+    explained = _command("rule", "unexported-env", cwd=tmp_path)
+    assert explained.returncode == 0 and "environment variable" in explained.stdout
+    unknown = _command("rule", "unexported-envv", cwd=tmp_path)
+    assert unknown.returncode == 2 and "did you mean 'unexported-env'?" in unknown.stderr
+
+
+def test_the_action_uploads_sarif_and_splices_no_value_into_its_shell(tmp_path: Path) -> None:
+    action = yaml.safe_load((REPO_ROOT / "action.yml").read_text(encoding="utf-8"))
+    steps = action["runs"]["steps"]
+    upload = next(s for s in steps if "upload-sarif" in s.get("uses", ""))
+    assert upload["with"]["sarif_file"] == "fixloop.sarif" and upload["if"] == "always()"
+    scripts = [s["run"] for s in steps if "run" in s]
+    for script in scripts:
+        assert "${{" not in script  # inputs reach the shell as environment variables only
+        assert subprocess.run(["bash", "-n"], input=script, text=True, check=False).returncode == 0
+    check = next(s for s in steps if s.get("id") == "check")
+    (tmp_path / "out").touch()
+    environment = {"PACK_PATH": str(FIXTURES / "defects"), "GITHUB_OUTPUT": str(tmp_path / "out")}
+    bin_dir = Path(sys.executable).parent
+    run = subprocess.run(
+        ["bash", "-e", "-c", check["run"]],
+        cwd=tmp_path,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", **environment},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "out").read_text() == "status=1\n"
+    sarif = json.loads((tmp_path / "fixloop.sarif").read_text())
+    assert sarif["runs"][0]["results"][0]["partialFingerprints"]

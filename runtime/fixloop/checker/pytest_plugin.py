@@ -28,7 +28,7 @@ import pytest
 from fixloop.documents.files import resolved
 
 if TYPE_CHECKING:
-    from fixloop.checker.check import Library
+    from fixloop.checker.checking import Library
     from fixloop.checker.document import CheckedDocument
     from fixloop.checker.language import Contract
     from fixloop.diagnostics import Diagnostic
@@ -116,7 +116,7 @@ class ContractViolation(Exception):
 
 class ContractsFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        from fixloop.checker.check import Library
+        from fixloop.checker.checking import Library
 
         library = Library(Path(str(self.config.rootpath)))
         root = _pack_of(self.path)
@@ -174,7 +174,7 @@ class ContractItem(pytest.Item):
 
     def runtest(self) -> None:
         from fixloop.checker import bash_n
-        from fixloop.checker.check import contract_diagnostics
+        from fixloop.checker.checking import contract_diagnostics
         from fixloop.checker.rules import bash_refusals, check_rules
         from fixloop.checker.suppressions import apply
         from fixloop.diagnostics import Severity

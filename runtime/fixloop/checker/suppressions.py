@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from fixloop.checker.document import CheckedDocument
 from fixloop.diagnostics import Diagnostic, Severity
+from fixloop.documents.spec_errors import did_you_mean
 
 RULE = "unused-suppression"
 _COMMENT = re.compile(r"#\s*fixloop:\s*ignore\[(?P<rules>[^\]]*)\]")
@@ -68,7 +69,11 @@ def apply(
         for rule in suppression.rules:
             if rule in suppression.used:
                 continue
-            why = "silences nothing here" if rule in known else "names no rule fixloop reports"
+            why = (
+                "silences nothing here"
+                if rule in known
+                else f"names no rule fixloop reports{did_you_mean(rule, known)}"
+            )
             kept.append(
                 Diagnostic(
                     suppression.path,

@@ -37,6 +37,33 @@ def add_pack_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_selection_options(parser: argparse.ArgumentParser) -> None:
+    """`--select`, `--ignore`, `--exit-zero`: which rule and contract ids count, as in ruff."""
+    ids = "RULE[,RULE…]"
+    parser.add_argument(
+        "--select",
+        action="append",
+        metavar=ids,
+        help="report only these rule or contract ids (replaces the settings' select)",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        metavar=ids,
+        help="never report these ids (added to the settings' ignore)",
+    )
+    parser.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when errors are reported"
+    )
+
+
+def split_ids(values: list[str] | None) -> list[str] | None:
+    """`--select a,b --select c` → [a, b, c]; None when the option was not given."""
+    if values is None:
+        return None
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
 def parse_pairs(pairs: list[str], flag: str) -> dict[str, str]:
     """`KEY=VALUE` arguments of a repeatable flag; the value may itself contain `=`."""
     values: dict[str, str] = {}

@@ -12,12 +12,19 @@ import json
 import sys
 from pathlib import Path
 
-from fixloop.checker import report
-from fixloop.checker.check import CheckResult, check_paths
-from fixloop.cli.arguments import Subparsers, add_format_option, add_pack_options
-from fixloop.diagnostics import Severity
+from fixloop.checker import check, report
+from fixloop.checker.checking import CheckResult
+from fixloop.cli.arguments import (
+    Subparsers,
+    add_format_option,
+    add_pack_options,
+    add_selection_options,
+    split_ids,
+)
+from fixloop.diagnostics import Diagnostic, FixloopError, Severity
 from fixloop.documents.config import Config, Profile, find_config
 from fixloop.documents.discovery import bundled_pack_root, pack_root_or_fail
+from fixloop.documents.spec_errors import did_you_mean
 
 
 def register(subparsers: Subparsers) -> None:
@@ -39,12 +46,47 @@ def register(subparsers: Subparsers) -> None:
     )
     add_format_option(check, "json", "sarif")
     add_pack_options(check)
+    add_selection_options(check)
+    check.add_argument(
+        "--whole-pack",
+        action="store_true",
+        help="check the whole pack each PATH is in (for pre-commit, which passes changed files: "
+        "a workflow's contracts may cover a brief that changed)",
+    )
     check.add_argument(
         "--events",
         action="store_true",
         help="print the command events the checker sees (JSON) instead of checking",
     )
     check.set_defaults(handler=run_check)
+    rule = subparsers.add_parser(
+        "rule",
+        help="explain a rule of fixloop check and validate",
+        description="Print what a rule reports; with no id, list every rule.",
+    )
+    rule.add_argument("rule_id", nargs="?", metavar="ID", help="a rule id, e.g. unexported-env")
+    rule.set_defaults(handler=run_rule)
+
+
+def run_rule(args: argparse.Namespace) -> int:
+    known = all_rules()
+    if args.rule_id is None:
+        width = max(map(len, known))
+        print("\n".join(f"{rule:<{width}}  {text}" for rule, text in sorted(known.items())))
+        return 0
+    if args.rule_id not in known:
+        message = f"no rule {args.rule_id!r}{did_you_mean(args.rule_id, known)}"
+        raise FixloopError(Diagnostic("command line", 1, 1, "usage", message))
+    print(f"{args.rule_id}: {known[args.rule_id]}")
+    return 0
+
+
+def all_rules() -> dict[str, str]:
+    # Here, not at the top: every command's start would pay for the rules' imports.
+    from fixloop.checker.rules import RULES
+    from fixloop.documents.pack_rules import PACK_RULES
+
+    return {**PACK_RULES, **{k: r.help for k, r in RULES.items()}}
 
 
 def chosen_paths(args: argparse.Namespace) -> tuple[list[Path], Config]:
@@ -52,6 +94,10 @@ def chosen_paths(args: argparse.Namespace) -> tuple[list[Path], Config]:
     if args.bundled:
         root = bundled_pack_root()
         return [root], find_config(root)
+    if args.paths and args.whole_pack:
+        packs = [pack_root_of(p) for p in args.paths]
+        roots = list(dict.fromkeys(p for p in packs if p is not None))
+        return roots, find_config(roots[0] if roots else Path.cwd())
     if args.paths:
         return list(args.paths), find_config(args.paths[0])
     config = find_config(Path.cwd())
@@ -60,15 +106,19 @@ def chosen_paths(args: argparse.Namespace) -> tuple[list[Path], Config]:
 
 def run_check(args: argparse.Namespace) -> int:
     paths, config = chosen_paths(args)
+    config = config.narrowed(split_ids(args.select), split_ids(args.ignore))
+    if not paths:  # --whole-pack, and no changed file is in a pack
+        print("checked 0 documents, 0 contracts: ok (no pack holds these files)", file=sys.stderr)
+        return 0
     profile = Profile(args.profile) if args.profile else None
-    result = check_paths(paths, profile=profile)
+    result = check(paths, profile=profile)
     if args.events:
         events = [e.to_json() for d in result.documents for e in d.events]
         print(json.dumps(events, indent=2))
         return 0
     shown = [d for d in result.diagnostics if config.wanted(d)]
     known = set(result.rule_help)
-    shown += [config.unknown_id(rule) for rule in sorted(config.named_ids() - known)]
+    shown += [config.unknown_id(rule, known) for rule in sorted(config.named_ids() - known)]
     errors = [d for d in shown if d.severity is Severity.ERROR]
     if args.format == "json":
         sys.stdout.write(report.as_json(shown, len(result.documents), len(result.contracts)))
@@ -77,7 +127,15 @@ def run_check(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(report.text(shown))
         print(summary(result, len(errors), len(shown) - len(errors)), file=sys.stderr)
-    return 1 if errors else 0
+    return 1 if errors and not args.exit_zero else 0
+
+
+def pack_root_of(path: Path) -> Path | None:
+    """The pack a file or folder is in, or None."""
+    try:
+        return pack_root_or_fail(path if path.is_dir() else path.parent)
+    except FixloopError:
+        return None
 
 
 def summary(result: CheckResult, errors: int, warnings: int) -> str:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import fnmatch
 import re
 import tomllib
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.files import present, read_text, resolved
 from fixloop.documents.located_yaml import KeyPath
-from fixloop.documents.spec_errors import spec_diagnostics
+from fixloop.documents.spec_errors import did_you_mean, spec_diagnostics
 from fixloop.secret_files import SecretFiles
 
 CONFIG_FILE = "fixloop.toml"
@@ -69,6 +70,7 @@ class Settings(BaseModel):
 class Config:
     settings: Settings = field(default_factory=Settings)
     path: Path | None = None  # the file the settings come from
+    cli: frozenset[str] = frozenset()  # ids given on the command line
 
     @property
     def folder(self) -> Path | None:
@@ -106,10 +108,37 @@ class Config:
             for pattern, rules in self.settings.per_file_ignores.items()
         )
 
-    def unknown_id(self, rule: str) -> Diagnostic:
-        shown = display_path(self.path) if self.path else CONFIG_FILE
+    def narrowed(self, select: list[str] | None, ignore: list[str] | None) -> Config:
+        """These settings with the command line's `--select` (instead of theirs) and `--ignore`
+        (besides theirs)."""
+        update: dict[str, Any] = {}
+        if select is not None:
+            update["select"] = select
+        if ignore:
+            update["ignore"] = [*self.settings.ignore, *ignore]
+        return replace(
+            self,
+            settings=self.settings.model_copy(update=update),
+            cli=frozenset([*(select or []), *(ignore or [])]),
+        )
+
+    def unknown_id(self, rule: str, known: Iterable[str] = ()) -> Diagnostic:
+        """A warning about an id nothing reports, at its line in the settings (or the command
+        line's, when it was given there)."""
         message = f"{rule!r} is neither a rule fixloop reports nor a contract id it checked"
-        return Diagnostic(shown, 1, 1, "config", message, Severity.WARNING)
+        message += did_you_mean(rule, known)
+        if rule in self.cli or self.path is None:
+            return Diagnostic("command line", 1, 1, "config", message, Severity.WARNING)
+        shown = display_path(self.path)
+        line = 1
+        try:
+            for number, text in enumerate(read_text(self.path).splitlines(), 1):
+                if re.search(rf"[\"']{re.escape(rule)}[\"']", text):
+                    line = number
+                    break
+        except (OSError, UnicodeDecodeError):
+            pass
+        return Diagnostic(shown, line, 1, "config", message, Severity.WARNING)
 
     def named_ids(self) -> set[str]:
         named = set(self.settings.select or []) | set(self.settings.ignore)

@@ -122,9 +122,7 @@ def _one(loc: KeyPath, error: Any, vocabulary: frozenset[str], prefix: KeyPath) 
         return _at(loc[:-1], f"required key {str(loc[-1])!r} is missing")
     if kind == "extra_forbidden":
         key = str(loc[-1])
-        close = difflib.get_close_matches(key, sorted(vocabulary), n=1, cutoff=0.7)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        return _at(loc[:-1], f"unknown key {key!r}{hint}")
+        return _at(loc[:-1], f"unknown key {key!r}{did_you_mean(key, vocabulary)}")
     if kind in ("literal_error", "enum"):
         return _at(loc, f"unknown value {error.get('input')!r}; expected {ctx.get('expected')}")
     if kind in _EXPECTED:
@@ -199,3 +197,10 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
         elif typing.get_origin(current) is not None or isinstance(current, types.UnionType):
             stack += typing.get_args(current)
     return found
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """` (did you mean 'x'?)` for the closest of `known`, or nothing: one wording everywhere a
+    key, a rule id or a contract id is misspelt."""
+    close = difflib.get_close_matches(word, sorted(set(known)), n=1, cutoff=0.7)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fixloop.checker.check import check_paths
+from fixloop.checker.checking import check_paths
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack
 from fixloop.documents.source import load_document

@@ -10,9 +10,10 @@ one is given; a sidecar whose document is not next to it is an error.
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fixloop.checker import bash_n, suppressions
@@ -219,8 +220,25 @@ def _check_paths(paths: Sequence[Path], base: Path | None, profile: Profile | No
         result.rule_help[contract.id] = contract.spec.why or f"{contract.kind} contract"
     loaded = [d for d in library.cache.values() if d is not None]
     known = set(result.rule_help) | {c.id for d in loaded for c in d.contracts.contracts}
-    result.diagnostics = sorted(set(suppressions.apply(result.diagnostics, loaded, known)))
+    result.diagnostics = folded(sorted(set(suppressions.apply(result.diagnostics, loaded, known))))
     return result
+
+
+_WHY = re.compile(r" \([^()]*\)$")
+
+
+def folded(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One line per finding: the same command found by contracts of several documents (two
+    workflows dispatching one brief) is one line naming every contract, not a line each."""
+    kept: dict[tuple[str, int, int, str], Diagnostic] = {}
+    for diagnostic in diagnostics:
+        key = (diagnostic.path, diagnostic.line, diagnostic.col, _WHY.sub("", diagnostic.message))
+        first = kept.get(key)
+        if first is None:
+            kept[key] = diagnostic
+        elif diagnostic.rule != first.rule and diagnostic.rule not in first.message:
+            kept[key] = replace(first, message=f"{first.message} [also {diagnostic.rule}]")
+    return list(kept.values())
 
 
 def _documented(sidecar: Path) -> bool:
