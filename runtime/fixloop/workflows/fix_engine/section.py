@@ -25,6 +25,7 @@ from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.runs.state import RunState
 from fixloop.steps.paths import check_path
 from fixloop.steps.result import StepFailed, StepResult, required_output
+from fixloop.workflows.kernel.options import option, repo_option
 
 MAX_ATTEMPTS = 3  # per checklist item, as the seed's loop allows per section
 BAD_INPUT = 2  # the exit code of a step that refused its input
@@ -33,9 +34,19 @@ Mode = Literal["start", "resume", "complete"]
 
 @dataclass(frozen=True)
 class FixEngineOptions:
-    mini_prd: Path  # the section's mini-prd.md (or its folder); relative to the current directory
-    repo: Path = Path()
-    resume: bool = False  # continue the stopped run of this section
+    # the section's mini-prd.md (or its folder); relative to the current directory
+    mini_prd: Path = option(
+        type=Path,
+        metavar="MINI-PRD.md",
+        help="the section's mini-prd.md (or its folder), inside the repository",
+    )
+    repo: Path = repo_option()
+    resume: bool = option(
+        "--resume",
+        action="store_true",
+        default=False,
+        help="continue the stopped run of this section",
+    )
     budget: RunBudget | None = None  # once spent, no new agent call starts
 
 

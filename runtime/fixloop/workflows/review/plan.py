@@ -11,6 +11,7 @@ from fixloop import gitrepo
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.reviews.phases import PHASES_DIR, is_phase_number, padded_phase, phase_directory
 from fixloop.steps.paths import check_path
+from fixloop.workflows.kernel.options import option, repo_option
 
 ReviewFormat = Literal["review-md", "findings-json"]
 OUTPUT_NAMES: dict[str, str] = {"review-md": "REVIEW.md", "findings-json": "FINDINGS.json"}
@@ -18,14 +19,36 @@ OUTPUT_NAMES: dict[str, str] = {"review-md": "REVIEW.md", "findings-json": "FIND
 
 @dataclass(frozen=True)
 class ReviewOptions:
-    paths: tuple[str, ...] = ()  # files or folders; a phase number first names the phase
-    repo: Path = Path()
-    format: ReviewFormat = "review-md"
-    phase: str | None = None  # `--phase`: the phase, when PATHS do not start with it
-    output: Path | None = None  # default: in the phase's folder
-    overwrite: bool = False
-    depth: str = "standard"
-    criteria: str = ""
+    paths: tuple[str, ...] = option(
+        nargs="*",
+        default=(),
+        metavar="PATH",
+        help="files or folders to review; a phase number first (2, 02, 2.1) names the phase",
+    )
+    repo: Path = repo_option()
+    format: ReviewFormat = option(
+        "--format",
+        choices=("review-md", "findings-json"),
+        default="review-md",
+        help="review-md: a GSD-format REVIEW.md (review-fix); findings-json: a ReviewOutput "
+        "JSON (fix-findings); default: review-md",
+    )
+    phase: str | None = option(
+        "--phase", default=None, metavar="N", help="the phase, when PATHS do not start with it"
+    )
+    output: Path | None = option(  # default: in the phase's folder
+        "--output", type=Path, default=None, metavar="FILE", help="where to write the review"
+    )
+    overwrite: bool = option(
+        "--overwrite", action="store_true", default=False, help="replace an existing file"
+    )
+    depth: str = option(
+        "--depth",
+        choices=("quick", "standard", "deep"),
+        default="standard",
+        help="how closely to read (default: standard)",
+    )
+    criteria: str = option("--criteria", default="", help="criteria the code must satisfy")
 
 
 @dataclass(frozen=True)
