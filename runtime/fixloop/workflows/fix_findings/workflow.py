@@ -55,7 +55,9 @@ from fixloop.workflows.fix_findings.fixer_call import (
     undo_interrupted_call,
 )
 from fixloop.workflows.fix_findings.intake import first_calls, load_state, needs_pre_gate
+from fixloop.workflows.fix_findings.options import FixFindingsOptions, PrestagedPolicy
 from fixloop.workflows.fix_findings.prestaged import settle_prestaged
+from fixloop.workflows.fix_findings.result import FixFindingsResult
 from fixloop.workflows.fix_findings.scope_expansion import APPROVE, DEFER, ScopePolicy
 from fixloop.workflows.fix_findings.staging import StagingSteps
 from fixloop.workflows.fix_findings.state import (
@@ -74,67 +76,9 @@ from fixloop.workflows.fix_findings.verdicts import (
     judge,
 )
 from fixloop.workflows.kernel.errors import Escalate, StepFailed
-from fixloop.workflows.kernel.options import option, repo_option, resume_option, seconds
-from fixloop.workflows.kernel.result import Result
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
 
 MAX_ATTEMPTS = 2
-PrestagedPolicy = Literal["ask", "commit", "set-aside", "stash", "proceed"]  # stash: old name
-
-
-@dataclass(frozen=True)
-class FixFindingsOptions:
-    findings: Path = option(type=Path, help="a ReviewOutput JSON file or a list of findings")
-    repo: Path = repo_option()
-    on_prestaged: PrestagedPolicy = option(
-        "--on-prestaged",
-        choices=("ask", "commit", "set-aside", "stash", "proceed"),
-        default="ask",
-        metavar="ask|commit|set-aside|proceed",
-        help="a fixed file already holds your staged hunks: ask (in a terminal; headless the "
-        "finding is escalated and nothing is touched), commit them first (only them), set them "
-        "aside (saved in a ref and a patch; never `git stash`; `stash` is an old name for it), "
-        "or stage them with the fix",
-    )
-    on_scope_expansion: ScopePolicy = option(
-        "--on-scope-expansion",
-        choices=("ask", "approve", "reject", "defer"),
-        default="ask",
-        help="the fixer needs more files: ask (headless: defer), approve, reject, or defer",
-    )
-    resume: str | None = resume_option("findings file")  # a run id, or `latest`
-    # intake, plan and preflight; say what would be done; change nothing
-    dry_run: bool = option(
-        "--dry-run",
-        action="store_true",
-        default=False,
-        help="read and check the findings, the repository and the backend; say what would be "
-        "done and change nothing: no run folder, nothing staged",
-    )
-    wait_s: float = option(
-        "--wait",
-        type=seconds,
-        default=0.0,
-        metavar="SECONDS",
-        help="another fix-findings run is working in this repository: wait up to SECONDS for "
-        "it (default 0: refuse at once, naming it)",
-    )
-
-
-@dataclass
-class FixFindingsResult(Result):
-    """Fixes are staged, not committed: exit 1 when a finding was escalated to a person."""
-
-    state: FixFindingsState
-    run_dir: Path = Path()  # Path() for a dry run, which has no run
-
-    def work_items(self) -> list[FindingRecord]:
-        return self.state.records
-
-    def short(self, item: FindingRecord) -> bool:
-        return item.bucket == "escalated"
-
-
 class FixFindings(Workflow[FixFindingsOptions, FixFindingsState, FixFindingsResult]):
     name = "fix-findings"
     state: FixFindingsState

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from fixloop import gitrepo
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
@@ -16,9 +16,27 @@ from fixloop.workflows.kernel.options import option, repo_option
 ReviewFormat = Literal["review-md", "findings-json"]
 OUTPUT_NAMES: dict[str, str] = {"review-md": "REVIEW.md", "findings-json": "FINDINGS.json"}
 
+EPILOG = """\
+where the review goes:
+  With a phase (`fixloop review 02`, or --phase 02) the file goes into the phase's folder,
+  .planning/phases/02-*/: 02-REVIEW.md (review-md) or 02-FINDINGS.json (findings-json). Without
+  a phase, --output names it. An existing file is replaced only with --overwrite.
+
+which files:
+  The PATHS given (a folder stands for the files git tracks in it); else, with a phase, the
+  files its commits touched (`type(02-01): …` subjects); else the files changed in the working
+  tree or the index.
+
+then:
+  fixloop review-fix .planning/phases/02-auth/02-REVIEW.md
+  fixloop fix-findings .planning/phases/02-auth/02-FINDINGS.json   (each finding pre-gated)
+"""
+
 
 @dataclass(frozen=True)
 class ReviewOptions:
+    epilog: ClassVar[str] = EPILOG  # `fixloop review --help` ends with it
+
     paths: tuple[str, ...] = option(
         nargs="*",
         default=(),
