@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Collection, Sequence
 
-# Command name → the module that registers it (the workflows: `WORKFLOW_COMMAND`, from the registry).
+# Command name → the module that registers it (workflows: `WORKFLOW_COMMAND`, from the registry).
 COMMANDS: dict[str, str] = {
     "validate": "fixloop.cli.pack_commands",
     "agents": "fixloop.cli.pack_commands",

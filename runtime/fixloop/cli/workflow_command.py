@@ -128,13 +128,13 @@ def run(name: str, entry: Entry, args: argparse.Namespace) -> int:
     if entry.asks:
         context.prompter = TerminalPrompter()
     result = run_workflow(name, context, **values)
-    totals = _totals(values["repo"], result.run_id) if entry.totals else None
+    totals = _totals(values.get("repo", Path()), result.run_id) if entry.totals else None
     if args.json:
-        data = result.json_result()
-        if entry.totals:
-            data["totals"] = totals
+        data = {**result.json_result(), **({"totals": totals} if entry.totals else {})}
         items = [result.item_json(item) for item in result.work_items()]
-        print(dumps(envelope(name, result.exit_code, run_id=result.run_id, items=items, result=data)))
+        print(
+            dumps(envelope(name, result.exit_code, run_id=result.run_id, items=items, result=data))
+        )
     else:
         print("\n".join(result.summary_lines()))
         if totals is not None:

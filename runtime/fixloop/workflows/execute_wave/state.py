@@ -156,7 +156,9 @@ class ExecuteWaveResult(Result):
             after = f" after {task.attempts} fix attempt(s)" if task.attempts else ""
             head = f"  task {task.id} (wave {task.wave}):{score}{after}"
             if task.passed:
-                where = f"committed in {task.commit}" if task.commit else "passed, nothing to commit"
+                where = (
+                    f"committed in {task.commit}" if task.commit else "passed, nothing to commit"
+                )
                 lines.append(f"{head}; {where}")
             else:
                 lines.append(f"{head}; {task.status}: {task.reason}")

@@ -25,9 +25,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
@@ -58,7 +56,7 @@ from fixloop.workflows.fix_findings.intake import first_calls, load_state, needs
 from fixloop.workflows.fix_findings.options import FixFindingsOptions, PrestagedPolicy
 from fixloop.workflows.fix_findings.prestaged import settle_prestaged
 from fixloop.workflows.fix_findings.result import FixFindingsResult
-from fixloop.workflows.fix_findings.scope_expansion import APPROVE, DEFER, ScopePolicy
+from fixloop.workflows.fix_findings.scope_expansion import APPROVE, DEFER
 from fixloop.workflows.fix_findings.staging import StagingSteps
 from fixloop.workflows.fix_findings.state import (
     FindingRecord,
@@ -79,6 +77,8 @@ from fixloop.workflows.kernel.errors import Escalate, StepFailed
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
 
 MAX_ATTEMPTS = 2
+
+
 class FixFindings(Workflow[FixFindingsOptions, FixFindingsState, FixFindingsResult]):
     name = "fix-findings"
     state: FixFindingsState

@@ -112,7 +112,8 @@ class FixIssueResult(Result):
         return {"id": item.issue_id, "status": str(item.status.item_status), "title": item.issue}
 
     def json_result(self) -> dict[str, Any]:
-        return mask_json(self.to_json())  # as result.json holds it: test output may quote a key
+        # As result.json holds it: test output may quote a key.
+        return dict(mask_json(self.to_json()))
 
     def summary_lines(self) -> list[str]:
         """The summary a person reads at the end of a run."""

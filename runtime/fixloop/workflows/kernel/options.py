@@ -51,11 +51,11 @@ class Argument:
 def option(
     flag: str | None = None,
     *,
-    help: str,  # noqa: A002 - argparse's word, on purpose
+    help: str,
     default: Any = MISSING,
     metavar: str | None = None,
     choices: tuple[str, ...] | None = None,
-    type: Callable[[str], Any] | None = None,  # noqa: A002
+    type: Callable[[str], Any] | None = None,
     nargs: str | None = None,
     const: Any = None,
     action: str | None = None,

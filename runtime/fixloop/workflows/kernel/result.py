@@ -69,7 +69,9 @@ class Result:
         lines = [f"run {self.run_id}: {len(items)} item(s), {short} fell short"]
         lines += [f"  {item.id}: {item.status}" for item in items]
         if self.kept_branch:
-            lines.append(f"Your branch could not be fast-forwarded: the work is on {self.kept_branch}")
+            lines.append(
+                f"Your branch could not be fast-forwarded: the work is on {self.kept_branch}"
+            )
         lines += [f"Warning: {warning}" for warning in self.warnings]
         return lines
 
