@@ -14,12 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.helpers.gitrepo import git
+from tests.workflows.kernel.stamp import DOCUMENT
 
 from fixloop.cli.main import main
 from fixloop.documents.pack import default_pack_root
 from fixloop.workflows.registry import WORKFLOWS, Entry, add_workflow
-from tests.helpers.gitrepo import git
-from tests.workflows.kernel.stamp import DOCUMENT
 
 ROW = Entry(
     "tests.workflows.kernel.stamp",
