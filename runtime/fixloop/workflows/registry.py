@@ -48,6 +48,7 @@ WORKFLOWS: dict[str, Entry] = {
         description="Fix the findings of a GSD-format REVIEW.md in an isolated worktree: one "
         "verified, atomic commit per finding, per-file rollback on failure, REVIEW-FIX.md "
         "committed once, and your branch fast-forwarded at the end.",
+        asks=True,
         totals=True,
     ),
     "fix-findings": Entry(

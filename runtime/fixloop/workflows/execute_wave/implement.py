@@ -27,7 +27,7 @@ from fixloop.workflows.execute_wave.work import CONTEXT, TaskWork
 from fixloop.workflows.kernel.errors import SkipItem
 
 if TYPE_CHECKING:
-    from fixloop.workflows.execute_wave.workflow import ExecuteWave
+    from fixloop.workflows.execute_wave.wave import WaveRun
 
 TASK_WORKFLOW = "execute-wave-task"  # the sub-runs that hold task worktrees
 
@@ -62,7 +62,7 @@ def _first(exc: ValidationError) -> str:
     return f"{where}: {error['msg']}"
 
 
-def create_worktree(flow: ExecuteWave, work: TaskWork) -> None:
+def create_worktree(flow: WaveRun, work: TaskWork) -> None:
     """The task's own worktree on its own branch, from the run's branch (the run's worktree is
     on it until the wave begins), and the sub-run that holds it while it exists."""
     work.sub_run = Run.start(flow.wave_plan.repo, TASK_WORKFLOW, work.run_id, events=EventStream())
@@ -77,7 +77,7 @@ def create_worktree(flow: ExecuteWave, work: TaskWork) -> None:
 class Implementer:
     """Implements one task of a wave (one instance per task; called on a pool thread)."""
 
-    def __init__(self, flow: ExecuteWave, work: TaskWork) -> None:
+    def __init__(self, flow: WaveRun, work: TaskWork) -> None:
         self.flow = flow
         self.work = work
 

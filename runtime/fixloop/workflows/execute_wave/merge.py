@@ -18,10 +18,10 @@ from fixloop.steps.result import required_output
 from fixloop.workflows.execute_wave.work import TaskWork, task_files_only
 
 if TYPE_CHECKING:
-    from fixloop.workflows.execute_wave.workflow import ExecuteWave
+    from fixloop.workflows.execute_wave.wave import WaveRun
 
 
-def commit_task(flow: ExecuteWave, work: TaskWork) -> None:
+def commit_task(flow: WaveRun, work: TaskWork) -> None:
     """The task's changes as one commit in its worktree (on its executor's thread, in parallel);
     sets `task_commit`, or `to_verify` when there is nothing to merge, or `failed`."""
     worktree = work.worktree
@@ -51,7 +51,7 @@ def commit_task(flow: ExecuteWave, work: TaskWork) -> None:
     work.task_commit = required_output(snapshot, "CHECKPOINT")
 
 
-def merge_one(flow: ExecuteWave, work: TaskWork) -> None:
+def merge_one(flow: WaveRun, work: TaskWork) -> None:
     """Merge the task's commit (ascending id, serially); sets `merged`, `files` or `failed`."""
     if work.failed or not work.task_commit:
         return
@@ -71,7 +71,7 @@ def merge_one(flow: ExecuteWave, work: TaskWork) -> None:
     work.files = gitrepo.paths_between(flow.git.worktree, work.base, work.task_commit)
 
 
-def remove_task(flow: ExecuteWave, work: TaskWork) -> None:
+def remove_task(flow: WaveRun, work: TaskWork) -> None:
     """Remove the task's worktree, branch and sentinel (whatever happened), then its sub-run."""
     if work.sub_run is None:
         return

@@ -27,18 +27,18 @@ from fixloop.workflows.execute_wave.plan import LATEST
 from fixloop.workflows.execute_wave.state import ExecuteWaveState, write_wave_result
 
 if TYPE_CHECKING:
-    from fixloop.workflows.execute_wave.workflow import ExecuteWave
+    from fixloop.workflows.execute_wave.wave import WaveRun
 
 _FINAL = {"committed": "done", "rolled-back": "failed", "failed": "failed", "skipped": "skipped"}
 
 
-def _resumed_already(flow: ExecuteWave) -> set[str]:
+def _resumed_already(flow: WaveRun) -> set[str]:
     """Ids of runs some other run of execute-wave has resumed."""
     found: set[str] = set()
     state_dir = flow.active_run.state_dir
     for info in list_runs(state_dir):
         run_dir = state_dir / "runs" / str(info.get("id", ""))
-        if info.get("workflow") != flow.name or not (run_dir / STATE_FILE).is_file():
+        if info.get("workflow") != "execute-wave" or not (run_dir / STATE_FILE).is_file():
             continue
         try:
             earlier = load_state(run_dir, ExecuteWaveState)
@@ -49,14 +49,14 @@ def _resumed_already(flow: ExecuteWave) -> set[str]:
     return found
 
 
-def _on_branch(flow: ExecuteWave, commit: str) -> bool:
+def _on_branch(flow: WaveRun, commit: str) -> bool:
     try:
         return gitrepo.unmerged_count(flow.wave_plan.repo, commit, "HEAD") == 0
     except Exception:  # gitpython: an unknown or pruned commit is simply not on the branch
         return False
 
 
-def resume_or_warn(flow: ExecuteWave) -> None:
+def resume_or_warn(flow: WaveRun) -> None:
     run = flow.active_run
     done = _resumed_already(flow)
     stopped = [
@@ -86,7 +86,7 @@ def resume_or_warn(flow: ExecuteWave) -> None:
     carry_over(flow, run_id, earlier)
 
 
-def carry_over(flow: ExecuteWave, run_id: str, earlier: ExecuteWaveState) -> None:
+def carry_over(flow: WaveRun, run_id: str, earlier: ExecuteWaveState) -> None:
     """The stopped run's finished waves become this run's; its unfinished wave runs again."""
     state = flow.state
     state.resumed_from = flow.result.resumed_from = run_id

@@ -21,7 +21,7 @@ from fixloop.workflows.execute_wave.tasks import DESIGN, Task, WaveSettings
 from fixloop.workflows.execute_wave.work import CONTEXT, TaskWork
 
 if TYPE_CHECKING:
-    from fixloop.workflows.execute_wave.workflow import ExecuteWave
+    from fixloop.workflows.execute_wave.wave import WaveRun
 
 DESIGN_QUESTION = "does the page match the design?"
 _ANALYSIS_LIMIT = 4000
@@ -63,7 +63,7 @@ def design_finding(task: Task) -> dict[str, Any]:
 class Verification:
     """One verification of one task (`round` names it: `verify`, `attempt-2`)."""
 
-    def __init__(self, flow: ExecuteWave, work: TaskWork, url: str, round_name: str) -> None:
+    def __init__(self, flow: WaveRun, work: TaskWork, url: str, round_name: str) -> None:
         self.flow = flow
         self.work = work
         self.url = url

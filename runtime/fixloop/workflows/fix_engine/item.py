@@ -50,8 +50,6 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
 
     section: Section
     git: GitSession
-    expected_head = ""  # the commit the worktree should be at: the run's last commit
-    checkpoint = "baseline"  # the run's tag at `expected_head`
     stopped = ""  # why no new role call may start (a spent run budget)
 
     @implements("fix-item")
@@ -103,9 +101,8 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
         outcome = self.call("executor", inputs, task, worktree, key=executor_key(item, number))
         if self._refused(outcome):
             return None
-        head = gitrepo.head(worktree)
-        if head != self.expected_head:
-            self.undo_executor_commit(item, head)
+        if self.git.head_moved():
+            self.undo_executor_commit(item)
             raise SkipItem("the executor committed on its own; its commit was undone")
         result = outcome.output if outcome.ok else None
         if not isinstance(result, ImplResult):
@@ -184,9 +181,7 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
 
     @implements("tag")
     def tag_last_item(self, commit: str) -> None:
-        self.expected_head = commit
-        self.git.tag(LAST_ITEM)
-        self.checkpoint = LAST_ITEM
+        self.git.checkpoint_at(commit, LAST_ITEM)
 
     @implements("rollback-files")
     def roll_back_item(self, item: ItemRecord) -> None:
@@ -196,15 +191,11 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
             self.git.rollback(changed)
             self.note(f"{item.id}: rolled back {', '.join(changed)}")
 
-    @implements("undo-executor-commit")
-    def undo_executor_commit(self, item: ItemRecord, head: str) -> None:
-        worktree = self.git.worktree
-        committed = gitrepo.paths_between(worktree, self.expected_head, head)
-        paths = sorted({*committed, *gitrepo.changed_paths(worktree)})
-        self.git.rollback(paths, self.checkpoint)
-        commit = self.git.commit(paths, undo_message(self.section, item))
+    def undo_executor_commit(self, item: ItemRecord) -> None:
+        """`undo-agent-commit` of the git protocol: back to `last-item` (or `baseline`)."""
+        changed = gitrepo.changed_paths(self.git.worktree)
+        self.git.undo_agent_commit(changed, undo_message(self.section, item), LAST_ITEM)
         self.warn(f"{item.id}: the executor committed on its own; its commit was undone")
-        self.tag_last_item(commit or gitrepo.head(worktree))
 
     def _refused(self, outcome: AgentOutcome) -> bool:
         if outcome.reason is StopReason.RUN_BUDGET:

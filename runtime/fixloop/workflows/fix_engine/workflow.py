@@ -77,7 +77,7 @@ class FixEngine(ItemLoop):
         start = section.mode == "start"
         result.items = self.make_checklist() if start else self.resume_interrupted()
         with self.git_session() as git:
-            self.git, self.expected_head = git, git.base
+            self.git = git
             self.fix_items(result.items)
         self.settle()
         self.state.done = result.status in ("completed", "escalated")

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from fixloop.workflows.fix_findings.scope_expansion import ScopePolicy
 from fixloop.workflows.kernel.options import option, repo_option, resume_option, seconds
+from fixloop.workflows.kernel.scope_policy import SCOPE_POLICIES, ScopePolicy
 
 ESCALATION_EPILOG = """\
 when a finding is escalated (not resolved after its last round):
@@ -48,7 +48,7 @@ class FixFindingsOptions:
     )
     on_scope_expansion: ScopePolicy = option(
         "--on-scope-expansion",
-        choices=("ask", "approve", "reject", "defer"),
+        choices=SCOPE_POLICIES,
         default="ask",
         help="the fixer needs more files: ask (headless: defer), approve, reject, or defer",
     )

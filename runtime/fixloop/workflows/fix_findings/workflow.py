@@ -56,7 +56,6 @@ from fixloop.workflows.fix_findings.intake import first_calls, load_state, needs
 from fixloop.workflows.fix_findings.options import FixFindingsOptions, PrestagedPolicy
 from fixloop.workflows.fix_findings.prestaged import settle_prestaged
 from fixloop.workflows.fix_findings.result import FixFindingsResult
-from fixloop.workflows.fix_findings.scope_expansion import APPROVE, DEFER
 from fixloop.workflows.fix_findings.staging import StagingSteps
 from fixloop.workflows.fix_findings.state import (
     FindingRecord,
@@ -74,6 +73,7 @@ from fixloop.workflows.fix_findings.verdicts import (
     judge,
 )
 from fixloop.workflows.kernel.errors import Escalate, StepFailed
+from fixloop.workflows.kernel.scope_policy import APPROVE, DEFER
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
 
 MAX_ATTEMPTS = 2

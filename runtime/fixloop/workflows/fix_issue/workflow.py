@@ -77,7 +77,9 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             result.base = state.base = git.base
             with self.sandbox(git.worktree, run.id) as sandbox:
                 suite = Suite(plan.tests, sandbox, git.worktree, timeout_s=self.timeout_s)
-                tools = IssueTools(git.worktree, suite, self.emit, plan.issue_id)
+                tools = IssueTools(
+                    git.worktree, suite, self.emit, plan.issue_id, secret_files=plan.secret_files
+                )
                 self.tests_before(suite, state)
                 self.fix_until_the_tests_pass(plan, tools, suite, state)
             self.export_patch(git, tools)

@@ -19,6 +19,7 @@ from fixloop.reviews.parser import parse_review, read_review_text
 from fixloop.reviews.phases import PHASES_DIR, is_phase_number, padded_phase, phase_directory
 from fixloop.steps.paths import check_path
 from fixloop.workflows.kernel.options import option, repo_option
+from fixloop.workflows.kernel.scope_policy import SCOPE_POLICIES, ScopePolicy
 
 MAX_ITERATIONS = 3
 _PADDED_PHASE = re.compile(r"^[0-9]+(\.[0-9]+)?")
@@ -52,6 +53,16 @@ class ReviewFixOptions:
         default=False,
         help="parse, plan and check (backend, repository, paths); say what would be done and "
         "change nothing: no run folder, no worktree, no commit",
+    )
+    # Who answers a fixer's request for more files: a person (`ask`; nobody at a terminal:
+    # deferred), or the policy. Never the review's text.
+    on_scope_expansion: ScopePolicy = option(
+        "--on-scope-expansion",
+        choices=SCOPE_POLICIES,
+        default="ask",
+        help="a fixer asks to edit files its finding does not name: ask (the default; deferred "
+        "when no one is at a terminal), approve, reject or defer. Git metadata, CI "
+        "configuration, the pack's documents and secret files need a person's yes",
     )
 
 

@@ -117,7 +117,9 @@ class ReviewFix(Workflow[ReviewFixOptions, ReviewFixPlan, ReviewFixResult]):
     ) -> None:
         """Fix, report and (with --auto) re-review, at most `max_iterations` passes."""
         result = self.result
-        fixer = FindingFixer(self, worktree, plan.padded_phase, plan.inputs)
+        fixer = FindingFixer(
+            self, worktree, plan.padded_phase, plan.inputs, self.options.on_scope_expansion
+        )
         review, iteration = plan.review, 1
         while True:
             result.iterations = iteration
