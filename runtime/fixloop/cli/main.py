@@ -2,7 +2,9 @@
 
 A command's module is imported only when that command runs (`COMMANDS` maps each command to its
 module): `fixloop --version` imports no command, and `fixloop check` does not pay for the
-workflows, the Claude backend or the demo. `fixloop --help` imports them all to list them.
+workflows, the Claude backend or the demo. The workflows are not listed here: any other command
+name is looked up in the workflow registry, and `workflow_command` builds its command from the
+registry's row. `fixloop --help` imports them all to list them.
 
 Exit codes: 0 ok, 1 findings or violations, 2 usage or input error. Expected failures arrive as
 FixloopError and are printed as `file:line:col: rule: message` lines; set FIXLOOP_DEBUG=1 to see a
@@ -23,9 +25,9 @@ from fixloop import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
-# Command name → the module that registers it.
+# Command name → the module that registers it (workflows: `WORKFLOW_COMMAND`, from the registry).
 COMMANDS: dict[str, str] = {
     "validate": "fixloop.cli.pack_commands",
     "agents": "fixloop.cli.pack_commands",
@@ -34,18 +36,13 @@ COMMANDS: dict[str, str] = {
     "step": "fixloop.cli.step_commands",
     "recover": "fixloop.cli.step_commands",
     "runs": "fixloop.cli.runs_command",
-    "review": "fixloop.cli.review_command",
-    "fix-findings": "fixloop.cli.fix_findings_command",
-    "review-fix": "fixloop.cli.review_fix_command",
     "check": "fixloop.cli.check_command",
     "demo": "fixloop.cli.demo_command",
     "browser": "fixloop.cli.browser_command",
-    "fix-issue": "fixloop.cli.fix_issue_command",
     "bench": "fixloop.cli.bench_command",
-    "fix-engine": "fixloop.cli.fix_engine_command",
-    "execute-wave": "fixloop.cli.execute_wave_command",
     "sandbox": "fixloop.cli.sandbox_command",
 }
+WORKFLOW_COMMAND = "fixloop.cli.workflow_command"
 
 
 def _command_in(argv: Sequence[str]) -> str | None:
@@ -68,14 +65,23 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     command = _command_in(argv) if argv is not None else None
     if command is not None and command in COMMANDS:
-        modules = [COMMANDS[command]]
+        importlib.import_module(COMMANDS[command]).register(subparsers)
     elif argv is not None and "--version" in argv:
-        modules = []
+        pass
+    elif command is not None and command in _workflows():
+        importlib.import_module(WORKFLOW_COMMAND).register(subparsers, [command])
     else:
-        modules = list(dict.fromkeys(COMMANDS.values()))
-    for module in modules:
-        importlib.import_module(module).register(subparsers)
+        for module in dict.fromkeys(COMMANDS.values()):
+            importlib.import_module(module).register(subparsers)
+        importlib.import_module(WORKFLOW_COMMAND).register(subparsers)
     return parser
+
+
+def _workflows() -> Collection[str]:
+    """The workflow names (the registry's rows: importing it imports no workflow)."""
+    from fixloop.workflows.registry import WORKFLOWS
+
+    return WORKFLOWS
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -45,4 +45,26 @@ class ProgressPrinter:
         return None
 
 
-__all__ = ["ProgressPrinter"]
+class TaskProgress:
+    """Each task's state as it changes (queued, running, merged, failed, fixed, committed)."""
+
+    def __init__(self, stream: TextIO | None = None, *, verbose: bool = False) -> None:
+        self.stream = stream or sys.stderr
+        self.others = ProgressPrinter(self.stream, verbose=verbose)
+
+    def __call__(self, event: Event) -> None:
+        if event.kind is EventKind.ITEM:
+            title = f" {event.title}" if event.title else ""
+            print(f"task {event.item}{title}: {event.message}", file=self.stream, flush=True)
+        else:
+            self.others(event)
+
+
+# How a workflow's progress reads (its registry row names one).
+PRINTERS: dict[str, type[ProgressPrinter] | type[TaskProgress]] = {
+    "items": ProgressPrinter,
+    "tasks": TaskProgress,
+}
+
+
+__all__ = ["PRINTERS", "ProgressPrinter", "TaskProgress"]

@@ -16,6 +16,7 @@ from fixloop import gitrepo
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.workflows.execute_wave.design import DEFAULT_VIEWPORT, FigmaTools, find_figma
 from fixloop.workflows.execute_wave.tasks import TaskPlan, load_plan
+from fixloop.workflows.kernel.options import option, positive, repo_option, resume_option
 
 DEFAULT_PARALLEL = 4
 LATEST = "latest"
@@ -23,13 +24,28 @@ LATEST = "latest"
 
 @dataclass(frozen=True)
 class ExecuteWaveOptions:
-    tasks: Path  # tasks.json; relative paths are taken from the current directory
-    repo: Path = Path()
-    wave: int | None = None  # only this wave
-    parallel: int = DEFAULT_PARALLEL  # executors at once
-    resume: str | None = None  # a run id, or `latest`: continue a stopped run of this plan
+    # tasks.json; relative paths are taken from the current directory
+    tasks: Path = option(type=Path, help="tasks.json (its statuses are written back)")
+    repo: Path = repo_option()
+    wave: int | None = option(
+        "--wave", type=positive, default=None, metavar="N", help="run only wave N"
+    )
+    parallel: int = option(
+        "--parallel",
+        type=positive,
+        default=DEFAULT_PARALLEL,
+        metavar="K",
+        help=f"executors at once (default: {DEFAULT_PARALLEL})",
+    )
+    resume: str | None = resume_option("tasks")  # a run id, or `latest`
     pool: Executor | None = None  # runs the parallel work; threads of our own when None
-    mcp_config: Path | None = None  # an MCP config naming a Figma server (else .mcp.json)
+    mcp_config: Path | None = option(
+        "--mcp-config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="an MCP config naming a Figma server for design tasks (default: .mcp.json)",
+    )
     viewport: tuple[int, int] = DEFAULT_VIEWPORT
     screenshot_timeout_s: float = 30.0
     dev_server_timeout_s: float = 60.0

@@ -141,6 +141,38 @@ class ExecuteWaveResult(Result):
             "tasks": [t.model_dump() for t in self.tasks],
         }
 
+    def item_json(self, item: TaskRecord) -> dict[str, Any]:
+        keys = ("id", "status", "name", "wave", "total", "scores", "reason", "files", "attempts")
+        return {**{key: getattr(item, key) for key in keys}, "commit": item.commit}
+
+    def summary_lines(self) -> list[str]:
+        passed = [task for task in self.tasks if task.passed]
+        lines = [
+            f"execute-wave run {self.run_id}: {len(self.tasks)} task(s), {len(passed)} passed, "
+            f"{len(self.tasks) - len(passed)} failed or skipped"
+        ]
+        for task in self.tasks:
+            score = f" score {task.total}" if task.total is not None else ""
+            after = f" after {task.attempts} fix attempt(s)" if task.attempts else ""
+            head = f"  task {task.id} (wave {task.wave}):{score}{after}"
+            if task.passed:
+                where = (
+                    f"committed in {task.commit}" if task.commit else "passed, nothing to commit"
+                )
+                lines.append(f"{head}; {where}")
+            else:
+                lines.append(f"{head}; {task.status}: {task.reason}")
+        for wave in self.waves:
+            commit = f"commit {wave.commit[:7]}" if wave.committed else "no commit"
+            kept = f"; kept (also a passed task's): {', '.join(wave.kept)}" if wave.kept else ""
+            lines.append(f"  wave {wave.wave}: {commit}{kept}")
+        if self.kept_branch:
+            lines.append(
+                f"Your branch could not be fast-forwarded: the waves are on {self.kept_branch}"
+            )
+        lines += [f"Warning: {warning}" for warning in self.warnings]
+        return lines
+
 
 __all__ = [
     "ExecuteWaveResult",

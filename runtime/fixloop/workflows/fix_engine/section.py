@@ -26,6 +26,7 @@ from fixloop.runs.state import RunState
 from fixloop.steps.paths import check_path
 from fixloop.steps.result import StepFailed, StepResult, required_output
 from fixloop.workflows.fix_engine import files
+from fixloop.workflows.kernel.options import option, repo_option
 
 MAX_ATTEMPTS = files.MAX_ATTEMPTS  # per checklist item (the section files say so)
 BAD_INPUT = 2  # the exit code of a step that refused its input
@@ -34,9 +35,19 @@ Mode = Literal["start", "resume", "complete"]
 
 @dataclass(frozen=True)
 class FixEngineOptions:
-    mini_prd: Path  # the section's mini-prd.md (or its folder); relative to the current directory
-    repo: Path = Path()
-    resume: bool = False  # continue the stopped run of this section
+    # the section's mini-prd.md (or its folder); relative to the current directory
+    mini_prd: Path = option(
+        type=Path,
+        metavar="MINI-PRD.md",
+        help="the section's mini-prd.md (or its folder), inside the repository",
+    )
+    repo: Path = repo_option()
+    resume: bool = option(
+        "--resume",
+        action="store_true",
+        default=False,
+        help="continue the stopped run of this section",
+    )
     budget: RunBudget | None = None  # once spent, no new agent call starts
 
 

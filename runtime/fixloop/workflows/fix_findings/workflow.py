@@ -25,9 +25,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
@@ -55,7 +53,9 @@ from fixloop.workflows.fix_findings.fixer_call import (
     undo_interrupted_call,
 )
 from fixloop.workflows.fix_findings.intake import first_calls, load_state, needs_pre_gate
+from fixloop.workflows.fix_findings.options import FixFindingsOptions, PrestagedPolicy
 from fixloop.workflows.fix_findings.prestaged import settle_prestaged
+from fixloop.workflows.fix_findings.result import FixFindingsResult
 from fixloop.workflows.fix_findings.staging import StagingSteps
 from fixloop.workflows.fix_findings.state import (
     FindingRecord,
@@ -73,37 +73,10 @@ from fixloop.workflows.fix_findings.verdicts import (
     judge,
 )
 from fixloop.workflows.kernel.errors import Escalate, StepFailed
-from fixloop.workflows.kernel.result import Result
-from fixloop.workflows.kernel.scope_policy import APPROVE, DEFER, ScopePolicy
+from fixloop.workflows.kernel.scope_policy import APPROVE, DEFER
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
 
 MAX_ATTEMPTS = 2
-PrestagedPolicy = Literal["ask", "commit", "set-aside", "stash", "proceed"]  # stash: old name
-
-
-@dataclass(frozen=True)
-class FixFindingsOptions:
-    findings: Path  # a ReviewOutput JSON file or a list of findings
-    repo: Path
-    on_prestaged: PrestagedPolicy = "ask"
-    on_scope_expansion: ScopePolicy = "ask"
-    resume: str | None = None  # a run id, or `latest`: continue a stopped run of this file
-    dry_run: bool = False  # intake, plan and preflight; say what would be done; change nothing
-    wait_s: float = 0.0  # how long to wait for another fix-findings run of the repository
-
-
-@dataclass
-class FixFindingsResult(Result):
-    """Fixes are staged, not committed: exit 1 when a finding was escalated to a person."""
-
-    state: FixFindingsState
-    run_dir: Path = Path()  # Path() for a dry run, which has no run
-
-    def work_items(self) -> list[FindingRecord]:
-        return self.state.records
-
-    def short(self, item: FindingRecord) -> bool:
-        return item.bucket == "escalated"
 
 
 class FixFindings(Workflow[FixFindingsOptions, FixFindingsState, FixFindingsResult]):

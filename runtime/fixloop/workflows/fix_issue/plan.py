@@ -25,6 +25,7 @@ from fixloop.gitrepo import changed_paths, head, toplevel
 from fixloop.sandboxes import Sandbox, SandboxChoice, open_sandbox
 from fixloop.secret_files import SecretFiles
 from fixloop.workflows.fix_issue.suite import PresetTest
+from fixloop.workflows.kernel.options import option, repo_option
 
 MAX_ATTEMPTS = 3
 DEFAULT_TEST_TIMEOUT_S = 600.0
@@ -53,12 +54,26 @@ class HiddenTests:
 
 @dataclass(frozen=True)
 class FixIssueOptions:
-    issue: Path
-    repo: Path = Path()
-    tests: Sequence[str | Sequence[str]] = ()  # a command line, or its words
+    issue: Path = option(type=Path, help="the issue, a Markdown or text file")
+    repo: Path = repo_option()
+    tests: Sequence[str | Sequence[str]] = option(  # a command line, or its words
+        "--test",
+        action="append",
+        default=(),
+        metavar="CMD",
+        help="a test command, split into words like a shell would but never run by one "
+        "(repeat for several; default: python3 -m pytest -q for a pytest project)",
+    )
+    # `--sandbox`/`--image`: the shared arguments; this workflow checks them in its plan
     sandbox: str = "auto"
     image: str | None = None
-    max_attempts: int = MAX_ATTEMPTS
+    max_attempts: int = option(
+        "--max-attempts",
+        type=int,
+        default=MAX_ATTEMPTS,
+        metavar="N",
+        help=f"fix attempts before giving up (default: {MAX_ATTEMPTS})",
+    )
     hidden: HiddenTests | None = None
     issue_id: str = ""  # names the role calls (`issue-fixer/ID/attempt-N`); default: file stem
     test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S

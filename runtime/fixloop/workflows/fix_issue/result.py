@@ -17,7 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from fixloop.masking import dumps_masked
+from fixloop.masking import dumps_masked, mask_json
 from fixloop.workflows.fix_issue.acceptance import Acceptance
 from fixloop.workflows.fix_issue.state import AttemptRecord
 from fixloop.workflows.fix_issue.suite import CommandRun, summary
@@ -104,7 +104,18 @@ class FixIssueResult(Result):
             "trace_path": self.trace_path,
         }
 
-    def lines(self) -> list[str]:
+    def work_items(self) -> list[FixIssueResult]:
+        """The issue is the run's one item."""
+        return [self]
+
+    def item_json(self, item: FixIssueResult) -> dict[str, Any]:
+        return {"id": item.issue_id, "status": str(item.status.item_status), "title": item.issue}
+
+    def json_result(self) -> dict[str, Any]:
+        # As result.json holds it: test output may quote a key.
+        return dict(mask_json(self.to_json()))
+
+    def summary_lines(self) -> list[str]:
         """The summary a person reads at the end of a run."""
         attempts = f"{len(self.attempts)} attempt(s)"
         lines = [f"fix-issue run {self.run_id}: {self.status} after {attempts}: {self.reason}"]

@@ -10,7 +10,8 @@ the run's final state and the JSON the CLI prints are generic over the workflow'
             on a branch), or the workflow says the run is incomplete (`incomplete()`)
 
 An item is anything with an id, a title and a status; `work_items()` says what they are, and
-`item_json` turns one into the row `--json` shows.
+`item_json` turns one into the row `--json` shows. `fixloop <workflow>` prints `summary_lines()`,
+or with `--json` one envelope of the items and `json_result()` (`cli/workflow_command.py`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,27 @@ class Result:
     def details(self) -> dict[str, Any]:
         """The workflow's own keys of the JSON result."""
         return {}
+
+    def json_result(self) -> dict[str, Any]:
+        """The `result` of the command's `--json` envelope (the items are beside it)."""
+        return self.to_json()
+
+    def summary_lines(self) -> list[str]:
+        """What a person reads at the end of a run: each item's status, then the warnings."""
+        if self.dry_run:
+            return ["--dry-run: nothing was changed", *self.planned]
+        if self.nothing_to_do:
+            return [self.nothing_to_do]
+        items = self.work_items()
+        short = len(self.shortfalls())
+        lines = [f"run {self.run_id}: {len(items)} item(s), {short} fell short"]
+        lines += [f"  {item.id}: {item.status}" for item in items]
+        if self.kept_branch:
+            lines.append(
+                f"Your branch could not be fast-forwarded: the work is on {self.kept_branch}"
+            )
+        lines += [f"Warning: {warning}" for warning in self.warnings]
+        return lines
 
     # -- generic ------------------------------------------------------------------------------
 

@@ -5,27 +5,68 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from fixloop import gitrepo
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.reviews.phases import PHASES_DIR, is_phase_number, padded_phase, phase_directory
 from fixloop.steps.paths import check_path
+from fixloop.workflows.kernel.options import option, repo_option
 
 ReviewFormat = Literal["review-md", "findings-json"]
 OUTPUT_NAMES: dict[str, str] = {"review-md": "REVIEW.md", "findings-json": "FINDINGS.json"}
 
+EPILOG = """\
+where the review goes:
+  With a phase (`fixloop review 02`, or --phase 02) the file goes into the phase's folder,
+  .planning/phases/02-*/: 02-REVIEW.md (review-md) or 02-FINDINGS.json (findings-json). Without
+  a phase, --output names it. An existing file is replaced only with --overwrite.
+
+which files:
+  The PATHS given (a folder stands for the files git tracks in it); else, with a phase, the
+  files its commits touched (`type(02-01): …` subjects); else the files changed in the working
+  tree or the index.
+
+then:
+  fixloop review-fix .planning/phases/02-auth/02-REVIEW.md
+  fixloop fix-findings .planning/phases/02-auth/02-FINDINGS.json   (each finding pre-gated)
+"""
+
 
 @dataclass(frozen=True)
 class ReviewOptions:
-    paths: tuple[str, ...] = ()  # files or folders; a phase number first names the phase
-    repo: Path = Path()
-    format: ReviewFormat = "review-md"
-    phase: str | None = None  # `--phase`: the phase, when PATHS do not start with it
-    output: Path | None = None  # default: in the phase's folder
-    overwrite: bool = False
-    depth: str = "standard"
-    criteria: str = ""
+    epilog: ClassVar[str] = EPILOG  # `fixloop review --help` ends with it
+
+    paths: tuple[str, ...] = option(
+        nargs="*",
+        default=(),
+        metavar="PATH",
+        help="files or folders to review; a phase number first (2, 02, 2.1) names the phase",
+    )
+    repo: Path = repo_option()
+    format: ReviewFormat = option(
+        "--format",
+        choices=("review-md", "findings-json"),
+        default="review-md",
+        help="review-md: a GSD-format REVIEW.md (review-fix); findings-json: a ReviewOutput "
+        "JSON (fix-findings); default: review-md",
+    )
+    phase: str | None = option(
+        "--phase", default=None, metavar="N", help="the phase, when PATHS do not start with it"
+    )
+    output: Path | None = option(  # default: in the phase's folder
+        "--output", type=Path, default=None, metavar="FILE", help="where to write the review"
+    )
+    overwrite: bool = option(
+        "--overwrite", action="store_true", default=False, help="replace an existing file"
+    )
+    depth: str = option(
+        "--depth",
+        choices=("quick", "standard", "deep"),
+        default="standard",
+        help="how closely to read (default: standard)",
+    )
+    criteria: str = option("--criteria", default="", help="criteria the code must satisfy")
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,26 @@ class ReviewResult(Result):
             "notes": [str(n.id) for n in self.notes],
         }
 
+    def work_items(self) -> list[Finding]:
+        return self.findings
+
+    def item_json(self, item: Finding) -> dict[str, Any]:
+        return {**item.model_dump(mode="json"), "status": str(FoundStatus.FOUND)}
+
+    def summary_lines(self) -> list[str]:
+        lines = [
+            f"review run {self.run_id}: {len(self.files)} file(s) reviewed, "
+            f"{len(self.findings)} finding(s) -> {self.output_path} ({self.format})"
+        ]
+        for finding in self.findings:
+            where = f"{finding.file}:{finding.line_start}" if finding.line_start else finding.file
+            lines.append(f"  {finding.severity} {where or '(no file)'}: {finding.title}")
+        if self.notes:
+            lines.append(
+                f"  {len(self.notes)} finding(s) name no file: kept as notes, not for review-fix"
+            )
+        return lines
+
 
 class Review(Workflow[ReviewOptions, ReviewPlan, ReviewResult]):
     name = "review"

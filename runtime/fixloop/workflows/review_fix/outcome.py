@@ -108,6 +108,28 @@ class ReviewFixResult(Result):
             "report_commit": self.report_commit,
         }
 
+    def json_result(self) -> dict[str, Any]:
+        """The findings are the envelope's items; the rest is the result."""
+        return {key: value for key, value in self.to_json().items() if key != "findings"}
+
+    def summary_lines(self) -> list[str]:
+        if self.dry_run:
+            return ["review-fix --dry-run: nothing was changed", *self.planned]
+        if self.review_status in ("clean", "skipped"):
+            return [f"{self.review_path}: status {self.review_status}; no issues to fix"]
+        lines = [
+            f"review-fix run {self.run_id}: {len(self.outcomes)} finding(s) in scope, "
+            f"{len(self.fixed)} fixed, {len(self.skipped)} skipped "
+            f"({self.iterations} iteration(s))",
+        ]
+        for outcome in self.outcomes:
+            commit = f" [{outcome.commit}]" if outcome.commit else ""
+            lines.append(f"  {outcome.finding.id}: {outcome.label}{commit}")
+        if self.report_path:
+            lines.append(f"Report: {self.report_path} ({self.report_status})")
+        lines += [f"Warning: {warning}" for warning in self.warnings]
+        return lines
+
 
 class ReviewFixState(RunState):
     """Review-fix's progress on disk: each finding's outcome as soon as it is known."""

@@ -18,7 +18,8 @@ from fixloop.reviews.model import FixScope, Review
 from fixloop.reviews.parser import parse_review, read_review_text
 from fixloop.reviews.phases import PHASES_DIR, is_phase_number, padded_phase, phase_directory
 from fixloop.steps.paths import check_path
-from fixloop.workflows.kernel.scope_policy import ScopePolicy
+from fixloop.workflows.kernel.options import option, repo_option
+from fixloop.workflows.kernel.scope_policy import SCOPE_POLICIES, ScopePolicy
 
 MAX_ITERATIONS = 3
 _PADDED_PHASE = re.compile(r"^[0-9]+(\.[0-9]+)?")
@@ -26,16 +27,43 @@ _PADDED_PHASE = re.compile(r"^[0-9]+(\.[0-9]+)?")
 
 @dataclass(frozen=True)
 class ReviewFixOptions:
-    review: Path  # REVIEW.md; relative paths are taken from the current directory
-    repo: Path
-    scope: FixScope = FixScope.CRITICAL_WARNING
-    auto: bool = False
+    # REVIEW.md; relative paths are taken from the current directory
+    review: Path = option(type=Path, help="the REVIEW.md (inside the repository)")
+    repo: Path = repo_option()
+    scope: FixScope = option(
+        "--all",
+        action="store_const",
+        const=FixScope.ALL,
+        default=FixScope.CRITICAL_WARNING,
+        help="also fix info (IN-) findings; default: CR-/BL-/WR-",
+    )
+    auto: bool = option(
+        "--auto",
+        action="store_true",
+        default=False,
+        help=f"re-review and fix again until the review is clean, at most {MAX_ITERATIONS} "
+        "iterations",
+    )
     max_iterations: int = MAX_ITERATIONS
     budget: RunBudget | None = None  # once spent, no new agent call starts
-    dry_run: bool = False  # parse, plan and preflight; say what would be done; change nothing
+    # parse, plan and preflight; say what would be done; change nothing
+    dry_run: bool = option(
+        "--dry-run",
+        action="store_true",
+        default=False,
+        help="parse, plan and check (backend, repository, paths); say what would be done and "
+        "change nothing: no run folder, no worktree, no commit",
+    )
     # Who answers a fixer's request for more files: a person (`ask`; nobody at a terminal:
     # deferred), or the policy. Never the review's text.
-    on_scope_expansion: ScopePolicy = "ask"
+    on_scope_expansion: ScopePolicy = option(
+        "--on-scope-expansion",
+        choices=SCOPE_POLICIES,
+        default="ask",
+        help="a fixer asks to edit files its finding does not name: ask (the default; deferred "
+        "when no one is at a terminal), approve, reject or defer. Git metadata, CI "
+        "configuration, the pack's documents and secret files need a person's yes",
+    )
 
 
 def _review_in_phase_dir(folder: Path) -> Path:
