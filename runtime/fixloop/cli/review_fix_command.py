@@ -111,6 +111,8 @@ def summary(result: ReviewFixResult) -> str:
         return "\n".join(["review-fix --dry-run: nothing was changed", *result.planned])
     if result.review_status in ("clean", "skipped"):
         return f"{result.review_path}: status {result.review_status}; no issues to fix"
+    if result.nothing_to_do:
+        return result.nothing_to_do
     lines = [
         f"review-fix run {result.run_id}: {len(result.outcomes)} finding(s) in scope, "
         f"{len(result.fixed)} fixed, {len(result.skipped)} skipped "
