@@ -117,6 +117,8 @@ class ReviewFixResult(Result):
             return ["review-fix --dry-run: nothing was changed", *self.planned]
         if self.review_status in ("clean", "skipped"):
             return [f"{self.review_path}: status {self.review_status}; no issues to fix"]
+        if self.nothing_to_do:  # fixed already by an earlier run
+            return [self.nothing_to_do]
         lines = [
             f"review-fix run {self.run_id}: {len(self.outcomes)} finding(s) in scope, "
             f"{len(self.fixed)} fixed, {len(self.skipped)} skipped "

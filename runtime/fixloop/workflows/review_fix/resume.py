@@ -20,8 +20,8 @@ from typing import Any
 from fixloop import gitrepo
 from fixloop.diagnostics import FixloopError
 from fixloop.reviews.model import ReviewFinding
-from fixloop.runs.run import mark_recovered, read_run
-from fixloop.runs.state import stopped_runs
+from fixloop.runs.run import list_runs, mark_recovered, read_run
+from fixloop.runs.state import load_state, stopped_runs
 from fixloop.workflows.kernel.workflow import AnyWorkflow
 from fixloop.workflows.review_fix.finding import is_logic_finding
 from fixloop.workflows.review_fix.outcome import FindingOutcome, FindingStatus, ReviewFixState
@@ -110,6 +110,24 @@ def fixed_by_stopped_runs(state_dir: Path, input_digest: str, padded_phase: str)
             continue
         done |= {match["id"] for c in commits if (match := subject.match(c.subject))}
     return done
+
+
+def finished_earlier(state_dir: Path, input_digest: str, repo: Path) -> tuple[str, str] | None:
+    """(run id, report commit) of the latest finished run of this very review whose report
+    commit the user's branch holds: everything it asked for is done, and running again would
+    only fix the same findings twice. None when there is no such run."""
+    for info in reversed(list_runs(state_dir)):
+        run_id = str(info.get("id", ""))
+        if info.get("workflow") != "review-fix" or info.get("state") != "finished":
+            continue
+        commit = str((info.get("details") or {}).get("report_commit") or "")
+        try:
+            state = load_state(state_dir / "runs" / run_id, ReviewFixState)
+            if state.input_digest == input_digest and commit and gitrepo.is_ancestor(repo, commit):
+                return run_id, commit
+        except FixloopError:
+            continue
+    return None
 
 
 def _fix_subject(padded_phase: str) -> re.Pattern[str]:

@@ -42,6 +42,7 @@ from fixloop.workflows.review_fix.report import (
 )
 from fixloop.workflows.review_fix.resume import (
     Resumed,
+    finished_earlier,
     fixed_by_stopped_runs,
     resume_interrupted,
 )
@@ -68,6 +69,13 @@ class ReviewFix(Workflow[ReviewFixOptions, ReviewFixPlan, ReviewFixResult]):
         status = self.result.review_status
         if status in ("clean", "skipped"):
             return f"review is {status}: no issues to fix"
+        done = finished_earlier(state_dir_of(plan.repo), digest(plan.review_text), plan.repo)
+        if done is not None:
+            run_id, commit = done
+            return (
+                f"{plan.review_rel} was fixed by run {run_id} (report {commit[:7]} is on your "
+                "branch): nothing to do; edit the review or write a new one to fix again"
+            )
         if status == "unknown":
             self.warn("REVIEW.md has no recognised status; trying to fix its findings anyway")
         return None
