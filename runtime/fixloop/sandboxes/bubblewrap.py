@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from fixloop.sandboxes.process import find_program, run_process_group
+from fixloop.sandboxes.protected import protected_paths
 from fixloop.sandboxes.protocol import (
     DEFAULT_TIMEOUT_S,
     OUTPUT_CAP_BYTES,
@@ -46,7 +47,8 @@ PROBE_TIMEOUT_S = 30.0
 def confinement(worktree: Path, cwd: Path, read_only: Sequence[Path] = ()) -> list[str]:
     """bubblewrap's options, in order: later mounts go on top of earlier ones (so a worktree,
     or a `read_only` folder, under /tmp is bound on top of the private /tmp; the worktree comes
-    last, so a read-only folder holding it cannot hide it)."""
+    last, so a read-only folder holding it cannot hide it; its git entries go back on top of it,
+    read-only)."""
     shown = [word for folder in read_only for word in ("--ro-bind", str(folder), str(folder))]
     return [
         "--ro-bind",
@@ -62,6 +64,11 @@ def confinement(worktree: Path, cwd: Path, read_only: Sequence[Path] = ()) -> li
         "--bind",
         str(worktree),
         str(worktree),
+        *(
+            word
+            for path in protected_paths(worktree)
+            for word in ("--ro-bind", str(path), str(path))
+        ),
         "--unshare-all",
         "--die-with-parent",
         "--new-session",

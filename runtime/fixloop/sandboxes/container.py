@@ -37,6 +37,7 @@ from fixloop.sandboxes.daemon import (
     one_line,
     streaming_client,
 )
+from fixloop.sandboxes.protected import protected_paths
 from fixloop.sandboxes.protocol import (
     DEFAULT_TIMEOUT_S,
     EXIT_KILLED,
@@ -186,6 +187,11 @@ class DockerSandbox(SandboxBase):
                     *(
                         docker.types.Mount(str(path), str(path), type="bind", read_only=True)
                         for path in self.read_only
+                    ),
+                    # The daemon mounts by depth, so these land on top of the worktree's mount.
+                    *(
+                        docker.types.Mount(str(path), str(path), type="bind", read_only=True)
+                        for path in protected_paths(self.worktree)
                     ),
                 ],
                 network_mode="none",

@@ -47,6 +47,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Protocol
 
+from fixloop import hostgit
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.blocks import MarkdownDocument, Step
 from fixloop.documents.pack import WorkflowDoc, default_pack_root
@@ -247,6 +248,10 @@ def run_step(
     step, which comes back as a StepResult whose `ok` is False."""
     found = find_step(workflow, step)
     env = _base_environment() | _environment_values(workflow, found, inputs)
+    # The step's git reads configuration from its own folder and from the trees it names; an
+    # agent may have written to either, so none of what they configure runs (`fixloop.hostgit`).
+    trees = [cwd, *(Path(env[key]) for key in ("REPO", "WORKTREE") if env.get(key))]
+    env = hostgit.environment(trees, base=env)
     crash = crash_point(os.environ)
     _RUNS_OF[workflow.name, step] += 1
     occurrence = _RUNS_OF[workflow.name, step]
