@@ -108,10 +108,10 @@ def _listing(tree: Path) -> list[tuple[str, str, str]]:
     except OSError:
         return []
     found = []
-    for record in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
-        # "scope<TAB>key<NL>value" (a key without "=" has no newline and no value)
-        scope, _, rest = record.partition("\t")
-        key, _, value = rest.partition("\n")
+    # scope NUL key NL value NUL … (a key given without "=" has no newline and no value)
+    words = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    for scope, record in zip(words[0::2], words[1::2], strict=False):
+        key, _, value = record.partition("\n")
         if key:
             found.append((scope, key.lower(), value))
     return found
