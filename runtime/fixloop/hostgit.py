@@ -198,4 +198,22 @@ def pin_gitfile(tree: Path) -> bool:
     return True
 
 
-__all__ = ["DROPPED", "ENVIRONMENT", "FIXED", "environment", "overrides", "pin_gitfile"]
+def pin_run_worktrees(state_dir: Path) -> list[Path]:
+    """`pin_gitfile` for every run worktree of the repository whose state folder is `state_dir`
+    (recovery and cleanup reach a worktree through the repository, not by its path); the ones
+    that had been changed."""
+    folder = state_dir / "worktrees"
+    if not folder.is_dir():
+        return []
+    return [tree for tree in sorted(folder.iterdir()) if tree.is_dir() and pin_gitfile(tree)]
+
+
+__all__ = [
+    "DROPPED",
+    "ENVIRONMENT",
+    "FIXED",
+    "environment",
+    "overrides",
+    "pin_gitfile",
+    "pin_run_worktrees",
+]

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fixloop import gitrepo
+from fixloop import gitrepo, hostgit
 from fixloop.browser.devserver import stop_leftovers
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.gitrepo import state_dir_of
@@ -151,6 +151,9 @@ def recover(
 ) -> RecoveryReport:
     """Recover every dead run of the repository at `repo` (never `run` itself, never a live one)."""
     state_dir = run.state_dir if run else state_dir_of(repo)
+    # A dead run's agent may have aimed its worktree's `.git` file elsewhere; git's worktree
+    # commands would follow it, so each pointer goes back to its registered folder first.
+    hostgit.pin_run_worktrees(state_dir)
     report = RecoveryReport(dev_servers=stop_dead_dev_servers(state_dir, run))
     for run_id in sorted(leftover_run_ids(repo, state_dir)):
         if (run is not None and run_id == run.id) or is_live(state_dir / "runs" / run_id):

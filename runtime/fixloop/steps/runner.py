@@ -251,6 +251,8 @@ def run_step(
     # The step's git reads configuration from its own folder and from the trees it names; an
     # agent may have written to either, so none of what they configure runs (`fixloop.hostgit`).
     trees = [cwd, *(Path(env[key]) for key in ("REPO", "WORKTREE") if env.get(key))]
+    if run is not None:
+        hostgit.pin_run_worktrees(run.state_dir)
     env = hostgit.environment(trees, base=env)
     crash = crash_point(os.environ)
     _RUNS_OF[workflow.name, step] += 1
