@@ -174,6 +174,16 @@ def refs(tree: Path, prefix: str) -> list[str]:
     return sorted(ref.path for ref in repo.refs if ref.path.startswith(prefix))
 
 
+def ref_value(tree: Path, ref: str) -> str:
+    """The commit `ref` points at ("" when there is no such ref)."""
+    import git
+
+    try:
+        return str(_repo(tree).git.rev_parse("-q", "--verify", f"{ref}^{{commit}}"))
+    except git.GitCommandError:
+        return ""
+
+
 def branch_exists(tree: Path, branch: str) -> bool:
     return f"refs/heads/{branch}" in refs(tree, "refs/heads/")
 
@@ -255,6 +265,7 @@ __all__ = [
     "is_ancestor",
     "patch_paths",
     "paths_between",
+    "ref_value",
     "refs",
     "state_dir_of",
     "toplevel",
