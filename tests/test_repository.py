@@ -114,6 +114,7 @@ def test_wheel_carries_the_pack(tmp_path: Path) -> None:
 LAYERS = (
     "diagnostics",
     "masking",
+    "secret_files",
     "browser",
     "events",
     "gitrepo",

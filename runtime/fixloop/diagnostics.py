@@ -39,10 +39,9 @@ class Diagnostic:
 def display_path(path: Path, base: Path | None = None) -> str:
     """A path as a user should read it: relative to `base` (or the cwd) when inside it."""
     anchor = (base or Path.cwd()).resolve()
-    resolved = path.resolve()
     try:
-        return str(resolved.relative_to(anchor))
-    except ValueError:
+        return str(path.resolve().relative_to(anchor))
+    except (ValueError, RuntimeError, OSError):  # outside `base`, or a link loop
         return str(path)
 
 

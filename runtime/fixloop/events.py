@@ -40,7 +40,7 @@ class Event:
     step: str = ""  # the document step id, for STEP and PHASE events
     item: str = ""  # the finding's or task's id, for ITEM events (and notes about one item)
     title: str = ""
-    status: str = ""  # an ItemStatus value for ITEM events
+    status: str = ""  # the workflow's item status (its own StrEnum) for ITEM events
     data: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

@@ -9,7 +9,15 @@ Two kinds of secrets are replaced by a placeholder naming what was there, never 
 - strings shaped like well-known credentials become `«masked:KIND»`: Anthropic and OpenAI keys,
   GitHub tokens, AWS access key ids and the secret keys written next to them, PEM private-key
   blocks, Slack, Google, Stripe, npm and Hugging Face tokens, the credentials of Authorization
-  and API-key headers, bare bearer tokens, passwords in URLs.
+  and API-key headers, bare bearer tokens, passwords in URLs;
+- values assigned to a secret-looking name in text, as `.env` files, shells, YAML and JSON write
+  them (`AWS_SECRET_ACCESS_KEY=…`, `export GH_TOKEN=…`, `password: …`, `"api_key": "…"`),
+  become `«masked:NAME»`, whatever the value looks like: an upper-case variable name is judged
+  as the environment's names are; a name in any case must hold a strong part (`secret`,
+  `password`, `token`, `api_key`, …), so `key: value` in prose is left alone.
+
+`MaskingStream` puts the same masking in front of a terminal stream: the command line writes
+everything it prints through one (`cli/main.py`), so no secret reaches the screen either.
 
 `mask_text`, `mask_json` and `dumps_masked` use a process-wide `Masker`: it snapshots the
 environment once and takes a new snapshot only when the environment changed (a cheap check). Most
@@ -105,11 +113,55 @@ _HEADER = re.compile(
 _HEADER_HINTS = ("authorization", "bearer", "api-key", "auth-token")
 _URL_PASSWORD = re.compile(r"(://[^/\s:@\"'\\]{1,256}:)([^/\s@\"'\\]{1,256})(@)")
 # An AWS secret access key: 40 base64 characters near an access key id or named as one.
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+# (An `=` may stand before one: `AWS_SECRET_ACCESS_KEY=…`; base64 pads only at the end.)
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _AWS_ANCHOR = re.compile(
     r"«masked:(?:aws-access-key-id|[A-Z0-9_]*ACCESS_KEY_ID)»|(?i:secret_?access_?key)"
 )
 _HEX_ID = re.compile(r"[0-9a-f]{40}")  # a git object id is no secret
+# `NAME=value`, `export NAME=value`, `NAME: value`, `"NAME": "value"`; the value quoted or a run
+# of characters that cannot end a JSON string early (no quote, no backslash). A path's last part
+# is no name: `'/etc/passwd': absolute paths are refused` assigns nothing.
+_ASSIGNMENT = re.compile(
+    r"(?<![\w./-])(?:export\s+)?([A-Za-z_][\w.-]*)([\"']?\s*[:=]\s*)"
+    r"(?:\"([^\"\n\\]*)\"|'([^'\n\\]*)'|([^\s\"'`,;\\]+))"
+)
+# Parts that make a name of any case a secret's; the same as a cheap first test of a text.
+_STRONG_NAME = re.compile(
+    r"(?i)secret|passw(?:or)?d|passphrase|token|credential|api_?key|access_?key|private_?key"
+)
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+# A cheap first test for an assignment worth a closer look: a secret-looking word of a name, then
+# the rest of the name, `=` or `:` and a value that is not a number, an object or a placeholder
+# (it may start with digits: `API_TOKEN=7f3a…`; `"input_tokens": 12` and `"tokens": {` in a trace
+# line are no secrets). Words are found with `str.find`: one regex alternation over them costs
+# more than serialising the line.
+_STRONG_WORDS = (
+    "secret",
+    "passw",
+    "passphrase",
+    "token",
+    "credential",
+    "api_key",
+    "apikey",
+    "access_key",
+    "private_key",
+)
+_UPPER_WORDS = ("KEY", "AUTH", "PASS", "PAT", "COOKIE", "CREDS")  # whole words, upper case only
+_ASSIGNED = re.compile(r"[\w.-]*[\"']?\s*[:=]\s*[\"']?\d*[^\s\"'\d{\[«$<,}\]]")
+
+
+def _may_assign_secret(text: str) -> bool:
+    for haystack, words in ((text.lower(), _STRONG_WORDS), (text, _UPPER_WORDS)):
+        for word in words:
+            at = haystack.find(word)
+            while at != -1:
+                if _ASSIGNED.match(text, at + len(word)):
+                    return True
+                at = haystack.find(word, at + 1)
+    return False
+
+
 _AWS_WINDOW = 200
 
 
@@ -124,6 +176,15 @@ def is_secret_name(name: str) -> bool:
     if not words or words[-1] in _LOCATION_WORDS:
         return False
     return any(part in upper for part in _NAME_PARTS) or any(w in _NAME_WORDS for w in words)
+
+
+def is_secret_assignment_name(name: str) -> bool:
+    """True for a name whose assigned value in text is a secret: an environment-style name that
+    looks like a secret's, or any name holding a strong part (`password`, `api_key`, `token`)."""
+    if _ENV_NAME.fullmatch(name):
+        return is_secret_name(name)
+    words = [word for word in re.split(r"[^A-Za-z0-9]+", name.upper()) if word]
+    return bool(words) and words[-1] not in _LOCATION_WORDS and bool(_STRONG_NAME.search(name))
 
 
 def is_secret_value(value: str) -> bool:
@@ -164,7 +225,9 @@ class Masker:
         if "://" in text or any(hint.search(text) for hint in _SHAPE_HINTS):
             return True
         lowered = text.lower()
-        return any(hint in lowered for hint in _HEADER_HINTS) or "secret" in lowered
+        if any(hint in lowered for hint in _HEADER_HINTS) or "secret" in lowered:
+            return True
+        return _may_assign_secret(text)
 
     def mask_text(self, text: str) -> str:
         """`text` with every secret replaced by «masked:NAME» (environment) or «masked:KIND»."""
@@ -183,6 +246,8 @@ class Masker:
             text = _URL_PASSWORD.sub(rf"\1{placeholder('url-password')}\3", text)
         if len(text) >= 40 and ("ACCESS_KEY_ID»" in text or "access" in text.lower()):
             text = _mask_aws_secrets(text)
+        if _may_assign_secret(text):
+            text = _mask_assignments(text)
         return text
 
     def mask_json(self, data: Any) -> Any:
@@ -214,6 +279,30 @@ class Masker:
         if not self.may_hold_secret(text):
             return text
         return json.dumps(self._walk(data, options.get("default")), **options)
+
+
+def _mask_assignments(text: str) -> str:
+    """Every value assigned to a secret name, masked. A match whose name is no secret's is
+    looked into again from its value on: `progress: DB_PASSWORD=…` holds an assignment in what
+    first reads as the value of `progress`."""
+    out: list[str] = []
+    at = 0
+    while (match := _ASSIGNMENT.search(text, at)) is not None:
+        name = match.group(1)
+        group = next(i for i in (3, 4, 5) if match.group(i) is not None)
+        value = match.group(group)
+        if (
+            not is_secret_assignment_name(name)
+            or not is_secret_value(value)
+            or value.isdigit()  # a count (`max_tokens: 100000000`), not a secret worth hiding
+            or value.startswith(("$", "«masked:", "<"))  # a reference or a placeholder
+        ):
+            out.append(text[at : match.end(2)])
+            at = match.end(2)
+            continue
+        out.append(text[at : match.start(group)] + placeholder(name))
+        at = match.end(group)
+    return "".join(out) + text[at:]
 
 
 def _mask_header(match: re.Match[str]) -> str:
@@ -274,3 +363,33 @@ def mask_json(data: Any) -> Any:
 def dumps_masked(data: Any, **options: Any) -> str:
     """`json.dumps` for anything written to disk: the same text, with every secret masked."""
     return current_masker().dumps(data, **options)
+
+
+class MaskingStream:
+    """A text stream that masks what it is given before its target sees it.
+
+    Text is held until a line ends (or `flush`), then masked whole: a secret printed in pieces
+    on one line (`print("token", value)` writes three times) is masked as one line, and a
+    multi-line one printed at once (a PEM block) as one text. Everything else is the target's.
+    """
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        cut = self._pending.rfind("\n") + 1
+        if cut:
+            ready, self._pending = self._pending[:cut], self._pending[cut:]
+            self.target.write(mask_text(ready))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            ready, self._pending = self._pending, ""
+            self.target.write(mask_text(ready))
+        self.target.flush()
+
+    def __getattr__(self, name: str) -> Any:  # fileno, isatty, encoding, buffer, …
+        return getattr(self.target, name)

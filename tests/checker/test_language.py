@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+from fixloop.checker.check import check_paths
 
 from .conftest import CheckText, rules, workflow
 
@@ -116,3 +120,25 @@ def test_a_negated_option_in_a_contract(check_text: CheckText) -> None:
     assert check_text(SECTIONS, contract) == []
     detached = SECTIONS.replace('add -b "$b" "$wt"', 'add --detach "$wt"')
     assert rules(check_text(detached, contract)) == [("new-branch-always", 11)]
+
+
+def test_every_problem_of_a_sidecar_is_reported_at_once(tmp_path: Path) -> None:
+    agents = tmp_path / "pack" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "a.md").write_text("---\nname: a\ndescription: d\n---\n", encoding="utf-8")
+    sidecar = (
+        "checker:\n  errexit: maybe\n"
+        "contracts:\n"
+        "  - {id: Bad_Id, forbidden: git stash}\n"
+        "  - {id: c2, count: git stash, exactly: '3'}\n"
+        '  - {id: c3, forbidden: "git \'stash"}\n'
+        "  - {id: c4, order: [git stash]}\n"
+        "  - {id: c5, forbidden: git stash, colour: red}\n"
+        "  - {id: undefined-variable, forbidden: x}\n"
+    )
+    (agents / "a.contracts.yaml").write_text(sidecar, encoding="utf-8")
+    found = check_paths([tmp_path / "pack"], base=tmp_path).diagnostics
+    lines = sorted(d.line for d in found if d.rule == "contract-spec")
+    assert lines == [2, 4, 5, 6, 7, 8, 9], [d.format() for d in found]
+    typed = next(d for d in found if d.line == 5)
+    assert "expected a whole number, got text '3'" in typed.message

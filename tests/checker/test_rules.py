@@ -32,7 +32,7 @@ def test_the_report_path_defect_is_caught(check_text: CheckText) -> None:
         "inputs:\n  PHASE_DIR: {type: string}\n",
     )
     found = check_text(text)
-    assert rules(found) == [("undefined-variable", 14)]
+    assert rules(found) == [("unexported-env", 14)]
     assert "FIX_REPORT_PATH" in found[0].message and "nothing exports it" in found[0].message
     fixed = text.replace("FIX_REPORT_PATH", "REVIEW_PATH")
     assert check_text(fixed) == []
@@ -43,7 +43,7 @@ def test_assigned_but_not_exported_is_named(check_text: CheckText) -> None:
         {"s": "FIX_REPORT_PATH=x\npython3 -c 'import os; os.environ[\"FIX_REPORT_PATH\"]'"}
     )
     found = check_text(text)
-    assert rules(found) == [("undefined-variable", 12)]
+    assert rules(found) == [("unexported-env", 12)]
     assert found[0].message.endswith("but it is assigned, not exported")
     assert check_text(text.replace("FIX_REPORT_PATH=x", "export FIX_REPORT_PATH=x")) == []
 
@@ -177,3 +177,44 @@ def test_a_step_with_an_interface_is_held_to_it(check_text: CheckText) -> None:
     assert "but its interface does not declare it (declared: COMMIT)" in writes[0].message
     fine = INTERFACED.replace("inputs: [RUN_ID]", "inputs: [RUN_ID]\noptional: [MESSAGE]")
     assert check_text(fine.replace('-m "$RUN_ID"', '-m "$MESSAGE"')) == []
+
+
+def test_an_unclosed_quote_is_reported_where_it_opens_not_hidden_by_recovery(
+    check_text: CheckText,
+) -> None:
+    text = "---\nname: d\n---\n\n```bash\necho ok\necho 'Don't stash the tree'\ngit stash\n```\n"
+    found = check_text(text)
+    assert [(d.rule, d.line, d.col) for d in found] == [("bash-syntax", 7, 27)]
+    assert "quote opened here is never closed" in found[0].message
+
+
+def test_a_block_tree_sitter_accepts_but_bash_refuses_is_an_error_at_bash_s_line(
+    check_text: CheckText,
+) -> None:
+    # tree-sitter reads `${x:-`y}` as a default holding a backquote; bash looks for its match.
+    text = '---\nname: d\n---\n\n```bash\necho ok\n```\n\n```bash\ntrue\necho "${x:-`y}"\n```\n'
+    found = check_text(text)
+    assert [(d.rule, d.line) for d in found] == [("bash-syntax", 11)]
+    assert "matching" in found[0].message
+
+
+def test_the_embedded_script_environment_rule_is_on_outside_runner_documents(
+    tmp_path: Path,
+) -> None:
+    # A pack under the default profile, as GSD's was: its workflows are not the runner's.
+    agents = tmp_path / "pack" / "agents"
+    agents.mkdir(parents=True)
+    block = (
+        'REVIEW_PATH="$PHASE_DIR/review.md"\nexport REVIEW_PATH\n'
+        "node -e 'process.exit(require(\"fs\").existsSync(process.env.FIX_REPORT_PATH) ? 0 : 1)'\n"
+        'echo "$SET_BY_THE_MODEL"\n'
+    )
+    text = f"---\nname: fixer\ndescription: d\n---\n\n```bash\n{block}```\n"
+    (agents / "fixer.md").write_text(text, encoding="utf-8")
+    found = check_paths([tmp_path / "pack"], base=tmp_path).diagnostics
+    assert rules(found) == [("unexported-env", 9)]  # and no undefined-variable for the rest
+    assert "FIX_REPORT_PATH, but nothing exports it" in found[0].message
+    # A block that prepares no environment of its own may rely on the user's.
+    alone = "python3 -c 'import os; os.environ[\"TOKEN\"]'\n"
+    (agents / "fixer.md").write_text(text.replace(block, alone), encoding="utf-8")
+    assert check_paths([tmp_path / "pack"], base=tmp_path).diagnostics == []

@@ -40,7 +40,7 @@ def test_violations_exit_1_with_one_located_line_each(tmp_path: Path) -> None:
     result = fixloop(str(FIXTURES / "defects"), cwd=FIXTURES)
     assert result.returncode == 1
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("defects/workflows/report-paths.md:22:55: undefined-variable: ")
+    assert lines[0].startswith("defects/workflows/report-paths.md:22:55: unexported-env: ")
     assert all(line.count(":") >= 4 for line in lines)
     data = json.loads(fixloop(str(FIXTURES / "defects"), "--format", "json").stdout)
     assert data["ok"] is False and len(data["diagnostics"]) == len(lines)
@@ -124,3 +124,38 @@ def test_one_format_flag_and_its_json_alias(tmp_path: Path) -> None:
         assert spelled == alias and spelled["ok"] is True
         sarif = json.loads(_command(command, "--format", "sarif", cwd=REPO_ROOT).stdout)
         jsonschema.validate(sarif, SARIF_SUBSET)
+
+
+def test_the_verdict_does_not_depend_on_how_the_path_is_spelt(tmp_path: Path) -> None:
+    pack = tmp_path / "team"  # no manifest: the pack is named after its folder
+    (pack / "agents").mkdir(parents=True)
+    (pack / "agents" / "a.md").write_text(
+        '---\nname: a\ndescription: d\n---\n\nUse grep "[[:space:]]" here.\n', encoding="utf-8"
+    )
+    for command in ("check", "validate"):
+        spellings = {
+            spelt: _command(command, spelt, cwd=cwd)
+            for spelt, cwd in ((".", pack), (str(pack), pack), ("..", pack / "agents"))
+        }
+        for spelt, done in spellings.items():
+            assert done.returncode == 0, (command, spelt, done.stdout + done.stderr)
+            assert "unknown-reference" not in done.stdout + done.stderr
+
+
+def test_an_empty_folder_is_an_error_not_a_pass(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    for command in ("check", "validate"):
+        done = _command(command, "empty", cwd=tmp_path)
+        assert done.returncode == 2, (command, done.stdout + done.stderr)
+        assert "empty:1:1: usage:" in done.stderr and "not a pack" in done.stderr
+
+
+def test_a_pack_check_reads_the_reference_documents_of_its_skills(tmp_path: Path) -> None:
+    skill = tmp_path / "pack" / "skills" / "tidy"
+    (skill / "references").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: d\n---\nx\n", encoding="utf-8")
+    reference = "# How\n\n```bash\nif true; then\n```\n"
+    (skill / "references" / "how.md").write_text(reference, encoding="utf-8")
+    done = fixloop("pack", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "pack/skills/tidy/references/how.md:4:14: bash-syntax:" in done.stdout

@@ -9,8 +9,7 @@ from pathlib import Path
 from fixloop.demo.example import build_example
 from fixloop.demo.run import DemoResult, SuiteTally, run_unit_tests, self_check
 from fixloop.reviews.model import ReviewFinding, ReviewSeverity
-from fixloop.workflows.kernel.items import ItemStatus
-from fixloop.workflows.review_fix.outcome import FindingOutcome, ReviewFixResult
+from fixloop.workflows.review_fix.outcome import FindingOutcome, FindingStatus, ReviewFixResult
 
 
 def test_the_example_tests_really_run_and_fail_on_its_bugs(tmp_path: Path) -> None:
@@ -25,7 +24,7 @@ def _result(tmp_path: Path, commits: list[str], report: str) -> DemoResult:
     finding = ReviewFinding(
         "CR-01", ReviewSeverity.CRITICAL, "t", "a.py", None, ("a.py",), "", "", 1
     )
-    fixed = FindingOutcome(finding, 1, ItemStatus.FIXED, files=("a.py",), commit="abc1234")
+    fixed = FindingOutcome(finding, 1, FindingStatus.FIXED, files=("a.py",), commit="abc1234")
     review_fix = ReviewFixResult("R.md", "issues_found", outcomes=[fixed], report_path="F.md")
     (tmp_path / "F.md").write_text(report)
     return DemoResult(

@@ -10,8 +10,7 @@ from fixloop.demo.run import DemoResult, SuiteTally
 from fixloop.demo.summary import SCRIPTED_NOTICE, summary_lines
 from fixloop.reviews.model import ReviewFinding, ReviewSeverity
 from fixloop.schemas.results import EscalatedFinding, FixVerifyLoopOutput
-from fixloop.workflows.kernel.items import ItemStatus
-from fixloop.workflows.review_fix.outcome import FindingOutcome, ReviewFixResult
+from fixloop.workflows.review_fix.outcome import FindingOutcome, FindingStatus, ReviewFixResult
 
 GOLDENS = Path(__file__).parent / "goldens"
 
@@ -23,13 +22,13 @@ def _finding(fid: str, title: str) -> ReviewFinding:
 def test_summary_golden(golden: Golden) -> None:
     outcomes = [
         FindingOutcome(
-            _finding("CR-01", "a"), 1, ItemStatus.FIXED, files=("a.py",), commit="abc1234"
+            _finding("CR-01", "a"), 1, FindingStatus.FIXED, files=("a.py",), commit="abc1234"
         ),
         FindingOutcome(
-            _finding("WR-01", "b"), 1, ItemStatus.NEEDS_HUMAN, files=("a.py",), commit="def5678"
+            _finding("WR-01", "b"), 1, FindingStatus.NEEDS_HUMAN, files=("a.py",), commit="def5678"
         ),
         FindingOutcome(
-            _finding("WR-02", "c"), 1, ItemStatus.SKIPPED, "fix caused errors, rolled back"
+            _finding("WR-02", "c"), 1, FindingStatus.SKIPPED, "fix caused errors, rolled back"
         ),
     ]
     review_fix = ReviewFixResult(

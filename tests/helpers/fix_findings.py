@@ -18,9 +18,9 @@ from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
 from fixloop.events import Event, EventStream
 from fixloop.workflows.fix_findings import FixFindingsOptions, FixFindingsResult, run_fix_findings
-from fixloop.workflows.fix_findings.scope_expansion import ScopePolicy
 from fixloop.workflows.fix_findings.workflow import PrestagedPolicy
 from fixloop.workflows.kernel.choices import ScriptedPrompter
+from fixloop.workflows.kernel.scope_policy import ScopePolicy
 from fixloop.workflows.kernel.workflow import Context
 
 SPARE = "\n\ndef spare():\n    return 1\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import secrets
 import string
@@ -11,6 +12,7 @@ import pytest
 
 from fixloop.masking import (
     Masker,
+    MaskingStream,
     current_masker,
     dumps_masked,
     is_secret_name,
@@ -249,3 +251,54 @@ def test_the_process_masker_follows_the_environment(monkeypatch: pytest.MonkeyPa
     replaced = _random(24)
     monkeypatch.setenv("MASKING_TEST_TOKEN", replaced)
     assert mask_text(f"{token} {replaced}") == f"{token} «masked:MASKING_TEST_TOKEN»"
+
+
+_VALUE = "7f3a" + _random(20)  # a value may start with digits
+
+
+@pytest.mark.parametrize(
+    ("written", "name"),
+    [
+        (f"AWS_SECRET_ACCESS_KEY={_VALUE}", "AWS_SECRET_ACCESS_KEY"),
+        (f"export GH_TOKEN={_VALUE}", "GH_TOKEN"),
+        (f"export API_TOKEN='{_VALUE}'", "API_TOKEN"),
+        (f'OPENAI_API_KEY="{_VALUE}"', "OPENAI_API_KEY"),
+        (f"DB_PASSWORD: {_VALUE}", "DB_PASSWORD"),
+        (f"NPM_AUTH={_VALUE}", "NPM_AUTH"),
+        (f"  password: {_VALUE}", "password"),
+        (f'{{"client_secret": "{_VALUE}"}}', "client_secret"),
+    ],
+    ids=lambda value: "written" if _VALUE in value else value,  # the value is random: no id
+)
+def test_a_value_assigned_to_a_secret_name_is_masked(written: str, name: str) -> None:
+    masked = Masker({}).mask_text(written)
+    assert _VALUE not in masked
+    assert f"«masked:{name}»" in masked
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "key: fixer/CR-01/iteration-1",  # a lower-case name without a strong part
+        '"input_tokens": 123456789',  # a number
+        "DB_PASS=${DB_PASS}",  # a reference
+        "file: '/etc/passwd': absolute paths are refused",  # a path, not a name
+        "API_TOKEN=«masked:API_TOKEN»",  # masked already
+        "SSH_AUTH_SOCK=/tmp/ssh-abc/agent.1",  # where a secret is, not one
+        "GIT_AUTHOR_NAME=someone-long",
+    ],
+)
+def test_assignments_that_hold_no_secret_are_left_alone(written: str) -> None:
+    assert Masker({}).mask_text(written) == written
+
+
+def test_the_terminal_stream_masks_a_line_printed_in_pieces_and_what_is_flushed() -> None:
+    written = io.StringIO()
+    stream = MaskingStream(written)
+    print("export GH_TOKEN=", end="", file=stream)
+    print(_VALUE, "and more", file=stream)  # three writes, one line
+    stream.write(f"progress: DB_PASSWORD={_VALUE}")  # no newline yet
+    assert _VALUE not in written.getvalue()
+    stream.flush()
+    assert _VALUE not in written.getvalue()
+    assert written.getvalue().count("«masked:") == 2

@@ -4,7 +4,7 @@ Two runs of the real command line (`fixloop fix-engine … --backend scripted`) 
 holding a user's staged hunk, unstaged change and untracked file (and the section's untracked
 mini-PRD): `complete` (AC-1 passes on its second attempt, check-2 on its first: two commits, then
 COMPLETE) and `escalated` (check-2 fails three times: rolled back, error report). For each run
-of each step they execute — the git protocol's (`preflight`, `setup-worktree`, every `tag`,
+of each step they execute — the git protocol's (`setup-worktree`, every `tag`,
 `commit-paths`, `rollback-files`, `cleanup`) and the document's own (`make-checklist`, every
 `record-verdict` and `record-commit`, `error-report`, `complete`) — and each K from 1 to the
 commands that step runs, a fresh copy is killed with `FIXLOOP_CRASH_AT=STEP#N:K`, then resumed as
@@ -236,7 +236,6 @@ def _all_points() -> list[tuple[str, str, int]]:
     listed here by hand so that pytest can name each test (the `points` fixture checks them)."""
     complete = [
         ("make-checklist", 1),
-        ("preflight", 1),
         ("setup-worktree", 1),
         ("tag", 1),
         ("record-verdict", 1),

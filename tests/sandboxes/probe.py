@@ -1,6 +1,10 @@
 """What the sandbox tests run INSIDE a sandbox (standard library only; copied into the worktree).
 
 probe.py connect HOST PORT       prints what the server said, or `refused: <reason>` (exit 1)
+probe.py unix PATH [REQUEST]      connects to the Unix socket PATH (`@NAME`: abstract), sends
+                                 REQUEST if given, prints the first line of the answer, or
+                                 `refused: <reason>` (exit 1)
+probe.py environ                 prints the names of its environment variables, one a line
 probe.py write PATH              writes PATH, or prints `refused: <reason>` (exit 1)
 probe.py tree TOKEN READY        starts a child that sleeps, writes READY, then sleeps itself
                                  (both hold TOKEN in their argv: the host finds them in /proc)
@@ -32,6 +36,22 @@ def connect(host: str, port: int) -> int:
     except OSError as exc:
         print(f"refused: {exc}")
         return 1
+    return 0
+
+
+def unix(path: str, request: str = "") -> int:
+    address = "\0" + path[1:] if path.startswith("@") else path
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(5)
+            connection.connect(address)
+            if request:
+                connection.sendall(request.encode().decode("unicode_escape").encode())
+            answer = connection.recv(200).decode(errors="replace")
+    except OSError as exc:
+        print(f"refused: {exc}")
+        return 1
+    print(answer.splitlines()[0] if answer else "(connected, no answer)")
     return 0
 
 
@@ -95,6 +115,11 @@ def main(argv: list[str]) -> int:
     command, *args = argv
     if command == "connect":
         return connect(args[0], int(args[1]))
+    if command == "unix":
+        return unix(*args[:2])
+    if command == "environ":
+        print("\n".join(sorted(os.environ)))
+        return 0
     if command == "write":
         return write(args[0])
     if command == "tree":

@@ -35,11 +35,18 @@ from fixloop.workflows.execute_wave import ExecuteWave, ExecuteWaveOptions
 from fixloop.workflows.fix_engine import FixEngine
 from fixloop.workflows.fix_findings import FixFindings, FixFindingsOptions
 from fixloop.workflows.fix_issue import FixIssue, FixIssueOptions, IssueStatus
-from fixloop.workflows.kernel.workflow import PROTOCOL, Context, Workflow, implemented_steps
+from fixloop.workflows.kernel.workflow import PROTOCOL, AnyWorkflow, Context, implemented_steps
 from fixloop.workflows.review import Review, ReviewOptions
 from fixloop.workflows.review_fix import ReviewFix, ReviewFixOptions
 
-WORKFLOWS: list[type[Workflow]] = [ReviewFix, FixFindings, ExecuteWave, FixEngine, FixIssue, Review]
+WORKFLOWS: list[type[AnyWorkflow]] = [
+    ReviewFix,
+    FixFindings,
+    ExecuteWave,
+    FixEngine,
+    FixIssue,
+    Review,
+]
 
 
 def _steps(loaded: Pack, name: str) -> set[str]:
@@ -85,7 +92,7 @@ def test_follows_catches_an_order_the_document_does_not_name() -> None:
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda w: w.name)
-def test_every_step_the_order_names_exists(workflow: type[Workflow]) -> None:
+def test_every_step_the_order_names_exists(workflow: type[AnyWorkflow]) -> None:
     loaded = pack()
     mentions = _mentions(loaded, workflow.name)
     assert mentions, f"workflows/{workflow.name}.md needs an 'Order of work' section"
@@ -98,7 +105,7 @@ def test_every_step_the_order_names_exists(workflow: type[Workflow]) -> None:
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda w: w.name)
-def test_every_implemented_step_exists(workflow: type[Workflow]) -> None:
+def test_every_implemented_step_exists(workflow: type[AnyWorkflow]) -> None:
     loaded = pack()
     known = _steps(loaded, workflow.name) | _steps(loaded, PROTOCOL)
     implemented = implemented_steps(workflow)
@@ -224,7 +231,7 @@ RUNS: dict[str, Callable[[Path], list[Event]]] = {
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda w: w.name)
-def test_a_real_run_follows_the_order_of_work(workflow: type[Workflow], tmp_path: Path) -> None:
+def test_a_real_run_follows_the_order_of_work(workflow: type[AnyWorkflow], tmp_path: Path) -> None:
     loaded = pack()
     order = [mention.step for mention in _mentions(loaded, workflow.name)]
     phases = _top_level_phases(RUNS[workflow.name](tmp_path))

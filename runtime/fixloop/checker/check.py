@@ -15,11 +15,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fixloop.checker import suppressions
+from fixloop.checker import bash_n, suppressions
 from fixloop.checker.document import CheckedDocument, check_document
 from fixloop.checker.evaluate import Evaluator
 from fixloop.checker.language import Contract
-from fixloop.checker.rules import RULES, check_rules
+from fixloop.checker.rules import RULES, bash_refusals, check_rules
+from fixloop.checker.scoped import spared
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.config import Profile, find_config
 from fixloop.documents.discovery import (
@@ -30,11 +31,13 @@ from fixloop.documents.discovery import (
     orphan_sidecars,
     pack_files,
 )
+from fixloop.documents.files import resolved
 from fixloop.documents.pack_rules import PACK_RULES
 from fixloop.documents.reading import read_source
 from fixloop.documents.source import forget_read_documents
 
 _SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
+_NOTHING_TO_CHECK = "no Markdown document below this folder, and it is not a pack"
 _KINDS = {"agents": "agent", "commands": "command", "workflows": "workflow", "skills": "skill"}
 
 
@@ -53,7 +56,7 @@ class CheckResult:
 def kind_of(path: Path) -> str:
     """What a document is to its pack: agent, command, skill or workflow by the nearest folder
     so named (`commands/ns/x.md` is a command), else a plain document."""
-    for folder in path.resolve().parents:
+    for folder in resolved(path).parents:
         if folder.name in _KINDS:
             return _KINDS[folder.name]
         if is_pack_root(folder):
@@ -75,16 +78,16 @@ class Library:
     def profile_of(self, path: Path) -> Profile:
         if self.profile is not None:
             return self.profile
-        folder = path.resolve().parent
+        folder = resolved(path).parent
         if folder not in self.profiles:
             self.profiles[folder] = find_config(folder).profile()
         return self.profiles[folder]
 
     def get(self, path: Path) -> CheckedDocument | None:
-        key = path.resolve()
+        key = resolved(path)
         if key not in self.cache:
             self.cache[key] = None
-            if key.is_file():
+            if key.exists() or path.is_symlink():  # reading reports what is not a file
                 profile = self.profile_of(key)
                 base = self.base or Path.cwd()
                 source = read_source(path, base, profile, self.failures)
@@ -99,13 +102,23 @@ def is_pack(path: Path) -> bool:
     return path.is_dir() and is_pack_root(path)
 
 
+def _markdown_below(folder: Path) -> Iterator[Path]:
+    for found in sorted(folder.rglob("*.md")):
+        if not _SKIP_DIRS & set(found.relative_to(folder).parts):
+            yield found
+
+
 def _documents(path: Path) -> Iterator[Path]:
     if is_pack(path):
-        yield from pack_files(path, manifest_data(path)).markdown()
+        files = pack_files(path, manifest_data(path))
+        yield from files.markdown()
+        # A skill's other documents (`references/*.md`) are read by the model with its SKILL.md,
+        # and their bash is run as much as the skill's own.
+        for _, skill in files.skills:
+            if skill.parent != path:  # a skill at the root: its folder is the whole pack
+                yield from (p for p in _markdown_below(skill.parent) if p != skill)
     elif path.is_dir():
-        for found in sorted(path.rglob("*.md")):
-            if not _SKIP_DIRS & set(found.relative_to(path).parts):
-                yield found
+        yield from _markdown_below(path)
     elif path.name.endswith(SIDECAR_SUFFIX):
         yield path.with_name(path.name.removesuffix(SIDECAR_SUFFIX) + ".md")
     else:
@@ -148,6 +161,7 @@ def check_paths(
     `profile`: judge every document by it, instead of by the settings where each lives.
     """
     forget_read_documents()  # every check reads its documents afresh, once
+    bash_n.start_check()
     try:
         with _collector_paused():
             return _check_paths(paths, base, profile)
@@ -157,6 +171,14 @@ def check_paths(
 
 def _check_paths(paths: Sequence[Path], base: Path | None, profile: Profile | None) -> CheckResult:
     missing = [p for p in paths if not p.exists()]
+    # A folder with nothing to check is a wrong path (a typo, a checkout not made), not a pass.
+    empty = [
+        p for p in paths if p.is_dir() and not is_pack(p) and next(_documents(p), None) is None
+    ]
+    if empty:
+        raise FixloopError(
+            [Diagnostic(display_path(p, base), 1, 1, "usage", _NOTHING_TO_CHECK) for p in empty]
+        )
     if missing:
         raise FixloopError(
             [
@@ -178,10 +200,10 @@ def _check_paths(paths: Sequence[Path], base: Path | None, profile: Profile | No
             result.diagnostics.append(orphan_diagnostic(path, display_path(path, base)))
             continue
         for document_path in _documents(path):
-            if document_path.resolve() in seen:
+            if resolved(document_path) in seen:
                 continue
-            seen.add(document_path.resolve())
-            if not document_path.is_file():
+            seen.add(resolved(document_path))
+            if not (document_path.exists() or document_path.is_symlink()):
                 result.diagnostics.append(
                     Diagnostic(display_path(document_path, base), 1, 1, "usage", "no such document")
                 )
@@ -192,6 +214,7 @@ def _check_paths(paths: Sequence[Path], base: Path | None, profile: Profile | No
             result.documents.append(document)
             result.diagnostics += check_document_rules(document, library, result)
     result.diagnostics += library.failures
+    result.diagnostics += bash_refusals(result.documents)
     for _document, contract in result.contracts:
         result.rule_help[contract.id] = contract.spec.why or f"{contract.kind} contract"
     loaded = [d for d in library.cache.values() if d is not None]
@@ -231,4 +254,4 @@ def check_document_rules(
         found.append(Diagnostic(document.display, 1, 1, "bash-syntax", message, Severity.WARNING))
     if result is not None:
         result.folded += evaluator.folded
-    return found
+    return spared(document, found)

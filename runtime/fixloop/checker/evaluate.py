@@ -15,12 +15,14 @@ from pathlib import Path
 from fixloop.checker.document import CheckedDocument, Unit
 from fixloop.checker.events import CommandEvent
 from fixloop.checker.flow import Flow, scan_run, summarize
-from fixloop.checker.language import Contract, Operand, ScopeSpec, words_in
+from fixloop.checker.language import Contract, Operand, ScopeSpec
 from fixloop.checker.matching import matching_ids
+from fixloop.checker.scoped import errexit_of, narrowed, steps_of
 from fixloop.checker.tree import Seq
 from fixloop.checker.worlds import FlowResult, World
 from fixloop.checker.worlds import Unit as FlowUnit
 from fixloop.diagnostics import Diagnostic
+from fixloop.documents.files import resolved
 
 Lookup = Callable[[Path], CheckedDocument | None]
 
@@ -99,24 +101,18 @@ class Evaluator:
 
     def _steps(self, contract: Contract, spec: ScopeSpec) -> tuple[Scope, list[Diagnostic]]:
         doc = self.document
-        named = [spec.step] if spec.step else (spec.steps or spec.except_steps or [])
+        units, named, what = steps_of(doc, spec)
         unknown = [n for n in named if n not in doc.step_names]
         steps = ", ".join(doc.step_names)
         problems = [
             self._problem(contract, f"no step {name!r} in {doc.display} (steps: {steps})")
             for name in unknown
         ]
-        if spec.except_steps is not None:
-            units = [u for u in doc.units if u.step not in spec.except_steps]
-            anchor = _first_line(doc)
-            what = f"the document except step(s) {', '.join(spec.except_steps)}"
-        elif named:
-            units = [u for u in doc.units if u.step in named]
+        if named and spec.except_steps is None:
             anchor = doc.step_line(named[0]) if not unknown else 1
-            what = f"step {', '.join(named)}"
         else:
-            units, anchor, what = list(doc.units), _first_line(doc), "the document"
-        units, what, missing = _narrowed(spec, units, what)
+            anchor = _first_line(doc)
+        units, what, missing = narrowed(spec, units, what)
         if missing and not unknown:
             problems.append(self._problem(contract, f"no {missing} in {what}"))
         elif units and (spec.label or spec.section or spec.block):
@@ -124,7 +120,7 @@ class Evaluator:
         return Scope([(doc, units)], (doc.display, anchor), what), problems
 
     def _folded(self, path: Path) -> bool:
-        if path.resolve() in self.broken:
+        if resolved(path) in self.broken:
             self.folded += 1
             return True
         return False
@@ -133,7 +129,7 @@ class Evaluator:
         doc = self.document
         agents_dir = doc.source.path.parent.parent / "agents"
         paths = [agents_dir / f"{name}.md" for name in doc.agents]
-        paths += [(doc.source.path.parent / rel).resolve() for rel in doc.contracts.checker.briefs]
+        paths += [resolved(doc.source.path.parent / rel) for rel in doc.contracts.checker.briefs]
         return paths
 
     def _problem(self, contract: Contract, message: str) -> Diagnostic:
@@ -199,6 +195,10 @@ class Evaluator:
         low = spec.exactly if spec.exactly is not None else (spec.at_least or 0)
         high = spec.exactly if spec.exactly is not None else spec.at_most
         label = contract.label(spec.count)
+        if spec.exactly is not None:
+            bound = "exactly"
+        else:
+            bound = "at least" if len(found) < low else "at most"
         if len(found) < low:
             if not found:
                 return [self._missing(contract, scope, spec.count)]
@@ -207,7 +207,7 @@ class Evaluator:
                     contract,
                     found[-1],
                     f"`{label}` appears {len(found)} time(s) in "
-                    f"{scope.what}; expected at least {low}",
+                    f"{scope.what}; expected {bound} {low}",
                 )
             ]
         if high is not None and len(found) > high:
@@ -216,7 +216,7 @@ class Evaluator:
                     contract,
                     e,
                     f"`{label}` appears {len(found)} times in {scope.what};"
-                    f" expected at most {high}",
+                    f" expected {bound} {high}",
                 )
                 for e in found[high:]
             ]
@@ -316,26 +316,6 @@ class Evaluator:
         ]
 
 
-def _narrowed(spec: ScopeSpec, units: list[Unit], what: str) -> tuple[list[Unit], str, str]:
-    """The blocks of `units` a label, section or block number picks; what was not found."""
-    if spec.label is not None:
-        units = [u for u in units if u.label is not None and words_in(spec.label, u.label)]
-        if not units:
-            return units, what, f"block labelled {spec.label!r}"
-        what = f"the block(s) labelled {spec.label!r} of {what}"
-    if spec.section is not None:
-        units = [u for u in units if any(words_in(spec.section, t) for t in u.block.section)]
-        if not units:
-            return units, what, f"block under a heading {spec.section!r}"
-        what = f"section {spec.section!r} of {what}"
-    if spec.block is not None:
-        if spec.block > len(units):
-            return [], what, f"block {spec.block} (there are {len(units)})"
-        units = [units[spec.block - 1]]
-        what = f"block {spec.block} of {what}"
-    return units, what, ""
-
-
 def shell_runs(document: CheckedDocument, units: list[Unit], watched: set[int]) -> list[FlowUnit]:
     """The shell processes the units run in: per step (fixloop's runner) or per block.
 
@@ -343,7 +323,6 @@ def shell_runs(document: CheckedDocument, units: list[Unit], watched: set[int]) 
     computed once per document, so each contract interprets only the runs that matter to it.
     """
     checker = document.contracts.checker
-    errexit = document.runner if checker.errexit is None else checker.errexit
     per_step = document.runner if checker.one_shell_per_step is None else checker.one_shell_per_step
     groups: list[list[Unit]] = []
     for unit in units:
@@ -361,6 +340,7 @@ def shell_runs(document: CheckedDocument, units: list[Unit], watched: set[int]) 
     runs: list[FlowUnit] = []
     for group in groups:
         items = [item for unit in group for item in unit.script.body.items]
+        errexit = errexit_of(document, group[0])
         run = FlowUnit(Seq(group[0].script.body.pos, items=items), group[0].finally_, errexit)
         key = tuple(id(unit) for unit in group)
         if key not in document.scans:

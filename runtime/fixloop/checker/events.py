@@ -56,8 +56,17 @@ class CommandEvent:
     def name(self) -> str:
         return self.shapes[0] if self.shapes else ""
 
-    def text(self) -> str:
-        return " ".join(w.text for w in self.argv)
+    def text(self, limit: int = 100) -> str:
+        """The command as a message quotes it: one line, at most `limit` characters (an
+        embedded `node -e` script is a word of many lines; its first one names it)."""
+        words = []
+        for word in self.argv:
+            first, *rest = word.text.split("\n", 1)
+            words.append(first + ("…" if rest else ""))
+            if rest:
+                break
+        shown = " ".join(words)
+        return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
     def to_json(self) -> dict[str, object]:
         return {

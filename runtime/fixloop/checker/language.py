@@ -26,12 +26,13 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, model_validator
 
 from fixloop.checker.patterns import Pattern, PatternError, parse_pattern
 from fixloop.checker.rules import RESERVED_IDS
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.discovery import SIDECAR_SUFFIX
+from fixloop.documents.files import present, read_text
 from fixloop.documents.located_yaml import KeyPath, line_of, load_located
 from fixloop.documents.source import SourceDocument
 from fixloop.documents.spec_errors import spec_diagnostics
@@ -75,6 +76,16 @@ class FinallySpec(_Strict):
     labels: list[str] = Field(default_factory=list)
 
 
+class ScopedSetting(_Strict):
+    """How some of a document's blocks run, or which generic rules they are spared: a document
+    whose blocks run without `set -e` may have one step that runs under it, and a sidecar may
+    spare one step a rule (`# fixloop: ignore[…]` needs the document's own text)."""
+
+    scope: ScopeSpec = Field(alias="in")
+    errexit: bool | None = None
+    ignore: list[str] = Field(default_factory=list)
+
+
 class CheckerSpec(_Strict):
     steps: Literal["heading", "xml"] = "heading"
     step_tag: str = "step"
@@ -90,6 +101,8 @@ class CheckerSpec(_Strict):
     errexit: bool | None = None
     one_shell_per_step: bool | None = None
     commands: dict[str, Operand] = Field(default_factory=dict)
+    # Settings for some blocks only: `- {in: {step: deploy}, errexit: true, ignore: [rule]}`.
+    scoped: list[ScopedSetting] = Field(default_factory=list)
 
 
 class ContractSpec(_Strict):
@@ -98,9 +111,9 @@ class ContractSpec(_Strict):
     scope: Literal["document", "briefs"] | ScopeSpec = Field("document", alias="in")
     order: list[Operand] | None = None
     count: Operand | None = None
-    exactly: int | None = Field(default=None, ge=0)
-    at_most: int | None = Field(default=None, ge=0)
-    at_least: int | None = Field(default=None, ge=0)
+    exactly: StrictInt | None = Field(default=None, ge=0)  # `'3'` is text, not a count
+    at_most: StrictInt | None = Field(default=None, ge=0)
+    at_least: StrictInt | None = Field(default=None, ge=0)
     guarded: Operand | None = None
     by: Operand | None = None
     when: Literal["always", "success", "failure"] | None = None
@@ -168,18 +181,24 @@ class Contract:
     def kind(self) -> str:
         return self.spec.kind
 
-    def patterns(self, operand: Operand, expanding: tuple[str, ...] = ()) -> list[Pattern]:
+    def patterns(self, operand: Operand) -> list[Pattern]:
         """An operand's patterns; a name defined under `commands:` expands to its patterns."""
+        return Contract.expand(operand, self.commands)
+
+    @staticmethod
+    def expand(
+        operand: Operand, commands: dict[str, Operand], expanding: tuple[str, ...] = ()
+    ) -> list[Pattern]:
         items = [operand] if isinstance(operand, str) else operand
         found: list[Pattern] = []
         for item in items:
-            expanded = self.commands.get(item)
+            expanded = commands.get(item)
             if expanded is None:
                 found.append(parse_pattern(item))
             elif item in expanding:
                 raise PatternError(f"command name {item!r} is defined in terms of itself")
             else:
-                found += self.patterns(expanded, (*expanding, item))
+                found += Contract.expand(expanded, commands, (*expanding, item))
         return found
 
     def label(self, operand: Operand) -> str:
@@ -215,13 +234,11 @@ def _layers(source: SourceDocument, base: Path | None) -> tuple[list[Layer], lis
     if front:
         layers.append((source.display, front, dict(source.key_lines), source.commented))
     sidecar = sidecar_of(source.path)
-    if not sidecar.is_file():
+    if not present(sidecar):
         return layers, diagnostics
     shown = display_path(sidecar, base)
     try:
-        located = load_located(
-            sidecar.read_text(encoding="utf-8"), display=shown, rule="contract-spec"
-        )
+        located = load_located(read_text(sidecar), display=shown, rule="contract-spec")
     except FixloopError as exc:
         return layers, diagnostics + exc.diagnostics
     except (OSError, UnicodeDecodeError) as exc:
@@ -237,13 +254,17 @@ def _layers(source: SourceDocument, base: Path | None) -> tuple[list[Layer], lis
 
 def _contract(
     raw: RawContract, commands: dict[str, Operand], seen: dict[str, str]
-) -> Contract | Diagnostic:
+) -> Contract | list[Diagnostic]:
+    """The contract, or every problem of its declaration at once (not the first of each stage:
+    a fix should not reveal the next problem)."""
     shown, lines, index, item = raw
     line = line_of(lines, ("contracts", index))
+    problems: list[Diagnostic] = []
+    spec: ContractSpec | None = None
     try:
         spec = ContractSpec.model_validate(item)
     except ValidationError as exc:
-        return spec_diagnostics(
+        problems += spec_diagnostics(
             exc,
             model=ContractSpec,
             data=item,
@@ -251,21 +272,45 @@ def _contract(
             rule="contract-spec",
             key_lines=lines,
             prefix=("contracts", index),
-        )[0]
-    if spec.id in seen:
-        message = f"duplicate contract id {spec.id!r} (first in {seen[spec.id]})"
-        return Diagnostic(shown, line, 1, "contract-spec", message)
-    if spec.id in RESERVED_IDS:
-        message = f"contract id {spec.id!r} is the id of a rule fixloop reports; choose another"
-        return Diagnostic(shown, line, 1, "contract-spec", message)
-    contract = Contract(spec, shown, line, commands)
-    try:
-        for operand in _operands(spec):
-            contract.patterns(operand)
-    except PatternError as exc:
-        return Diagnostic(shown, line, 1, "contract-spec", str(exc))
+        )
+    ident = item.get("id") if isinstance(item, dict) else None
+    if isinstance(ident, str) and ident in seen:
+        message = f"duplicate contract id {ident!r} (first in {seen[ident]})"
+        problems.append(Diagnostic(shown, line, 1, "contract-spec", message))
+    elif isinstance(ident, str) and ident in RESERVED_IDS:
+        message = f"contract id {ident!r} is the id of a rule fixloop reports; choose another"
+        problems.append(Diagnostic(shown, line, 1, "contract-spec", message))
+    for key, operand in _raw_operands(item):
+        try:
+            Contract.expand(operand, commands)
+        except PatternError as exc:
+            where = line_of(lines, ("contracts", index, key))
+            message = f"contracts[{index}].{key}: {exc}"
+            problems.append(Diagnostic(shown, where, 1, "contract-spec", message))
+    if problems or spec is None:
+        return problems
     seen[spec.id] = f"{shown}:{line}"
-    return contract
+    return Contract(spec, shown, line, commands)
+
+
+def _raw_operands(item: Any) -> list[tuple[str, Operand]]:
+    """The command operands of a declaration that may not validate: the texts and lists of
+    texts under the keys that take patterns."""
+    if not isinstance(item, dict):
+        return []
+    found: list[tuple[str, Operand]] = []
+    for key in ("count", "guarded", "by", "forbidden", "required", "cleanup", "after"):
+        value = item.get(key)
+        if isinstance(value, str) or (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+        ):
+            found.append((key, value))
+    for value in item.get("order") or [] if isinstance(item.get("order"), list) else []:
+        if isinstance(value, str) or (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+        ):
+            found.append(("order", value))
+    return found
 
 
 def load_contracts(
@@ -289,6 +334,12 @@ def load_contracts(
                 rule="contract-spec",
                 key_lines=lines,
             )
+            # The contracts are still read, so that each of their problems shows now too.
+            listed = data.get("contracts")
+            if isinstance(listed, list) and not any(
+                e["loc"][:1] == ("contracts",) for e in exc.errors()
+            ):
+                raw += [(shown, lines, i, item) for i, item in enumerate(listed)]
             continue
         checker_data.update(data.get("checker") or {})
         commands.update(parsed.commands)
@@ -300,8 +351,8 @@ def load_contracts(
     seen: dict[str, str] = {}
     for item in raw:
         made = _contract(item, commands, seen)
-        if isinstance(made, Diagnostic):
-            diagnostics.append(made)
+        if isinstance(made, list):
+            diagnostics += made
         else:
             contracts.append(made)
     return Contracts(checker, contracts, [layer[0] for layer in layers]), diagnostics

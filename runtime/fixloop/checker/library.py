@@ -25,6 +25,7 @@ from fixloop.checker.events import CommandEvent, extract, iter_commands
 from fixloop.checker.syntax import parse_bash
 from fixloop.checker.tree import Command, Function, Script
 from fixloop.diagnostics import Diagnostic, display_path
+from fixloop.documents.files import read_text
 
 RULE = "source-not-found"
 LIBRARY_FOLDER = Path("workflows") / "lib"
@@ -88,7 +89,7 @@ def load_library(path: Path, base: Path | None) -> StepLibrary | None:
     key = (path, stat.st_mtime_ns, stat.st_size)
     if key not in _CACHE:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path)
         except (OSError, UnicodeDecodeError):
             return None
         _CACHE[key] = _build(path, text, display_path(path, base))

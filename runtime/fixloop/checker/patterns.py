@@ -32,10 +32,30 @@ def is_negated(word: str) -> bool:
     return word.startswith("!") and is_option(word[1:])
 
 
-@cache
-def _glob(word: str) -> re.Pattern[str]:
-    escaped = re.escape(word).replace(r"\*", ".*").replace(r"\?", ".")
-    return re.compile(rf"^{escaped}$", re.DOTALL)
+def glob_matches(pattern: str, word: str) -> bool:
+    """`*` (any run) and `?` (one character) in `pattern` against the whole `word`.
+
+    Not a regular expression: `.*a.*a.*b` backtracks in time polynomial in the word with a
+    power of the number of stars, and an embedded `node -e` script is a word of thousands of
+    characters. Here a star only ever resumes from the latest one, so the time is at most the
+    word's length times the pattern's.
+    """
+    p = w = 0
+    star = -1  # the pattern position after the latest `*`
+    resume = 0  # the word position that `*` is tried to cover up to next
+    while w < len(word):
+        if p < len(pattern) and pattern[p] == "*":
+            star, resume = p + 1, w
+            p += 1
+        elif p < len(pattern) and pattern[p] in ("?", word[w]):
+            p += 1
+            w += 1
+        elif star >= 0:
+            resume += 1
+            p, w = star, resume
+        else:
+            return False
+    return all(c == "*" for c in pattern[p:])
 
 
 @dataclass(frozen=True)
@@ -93,7 +113,7 @@ def word_matches(pattern_word: str, shape: str, forms: Forms) -> bool:
     wanted = forms(pattern_word)
     if not any("*" in p or "?" in p for p in wanted):
         return any(p == c for p in wanted for c in candidates)
-    return any(_glob(p).match(c) for p in wanted for c in candidates)
+    return any(glob_matches(p, c) for p in wanted for c in candidates)
 
 
 def _option_matches(pattern_word: str, shape: str) -> bool:

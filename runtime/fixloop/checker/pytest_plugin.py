@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from fixloop.documents.files import resolved
+
 if TYPE_CHECKING:
     from fixloop.checker.check import Library
     from fixloop.checker.document import CheckedDocument
@@ -76,7 +78,7 @@ def _pack_of(path: Path) -> Path | None:
     root = find_pack_root(path.parent)
     if root is None:
         return None
-    parts = path.resolve().relative_to(root).parts
+    parts = resolved(path).relative_to(root).parts
     return root if len(parts) > 1 and parts[0] in _PACK_KINDS else None
 
 
@@ -171,8 +173,9 @@ class ContractItem(pytest.Item):
         self.problems = problems
 
     def runtest(self) -> None:
+        from fixloop.checker import bash_n
         from fixloop.checker.check import contract_diagnostics
-        from fixloop.checker.rules import check_rules
+        from fixloop.checker.rules import bash_refusals, check_rules
         from fixloop.checker.suppressions import apply
         from fixloop.diagnostics import Severity
 
@@ -181,7 +184,8 @@ class ContractItem(pytest.Item):
         elif self.contract is not None and self.document is not None and self.library:
             found = contract_diagnostics(self.document, self.contract, self.library)
         elif self.document is not None:
-            found = check_rules(self.document)
+            bash_n.start_check()  # each item asks bash about its own document
+            found = check_rules(self.document) + bash_refusals([self.document])
         else:
             found = []
         if self.document is not None:  # `# fixloop: ignore[…]` silences here as in `fixloop check`

@@ -13,7 +13,8 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def text(diagnostics: Sequence[Diagnostic]) -> str:
-    return "".join(d.format() + "\n" for d in diagnostics)
+    """One line per problem, whatever a message quotes (a grep or an editor reads them)."""
+    return "".join(" ".join(d.format().splitlines()) + "\n" for d in diagnostics)
 
 
 def as_json(diagnostics: Sequence[Diagnostic], checked: int, contracts: int) -> str:

@@ -3,8 +3,9 @@
 - `bash-syntax`: a bash block that does not parse (confirmed with `bash -n`; when bash accepts what
   tree-sitter-bash rejects, it is a warning that the checker cannot see into that stretch).
 - `undefined-variable`: a variable read that nothing in scope sets, declares as an input or output,
-  or lists under `checker.env`; and an environment variable read by an embedded `node -e`,
-  `python -c` (or heredoc) script that nothing exports: the REVIEW_PATH / FIX_REPORT_PATH defect.
+  or lists under `checker.env` (in the runner's documents, or those listing their inputs).
+- `unexported-env`: an environment variable read by an embedded `node -e`, `python -c` (or
+  heredoc) script that nothing exports: the REVIEW_PATH / FIX_REPORT_PATH defect. On everywhere.
 - `unquoted-input`: `$INPUT` unquoted in a command's arguments: an input is data, never code.
 - `rm-rf-empty-var`: `rm -r` of a path built from a variable that could be empty.
 - `errexit-arithmetic`: `((n++))` under `set -e` exits when n was 0; use `n=$((n + 1))`.
@@ -15,16 +16,17 @@
 from __future__ import annotations
 
 import re
-import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from fixloop.checker import bash_n
 from fixloop.checker.events import visit
 from fixloop.checker.outputs import undeclared_outputs
+from fixloop.checker.scoped import errexit_of
 from fixloop.checker.tree import Arith, Command
-from fixloop.checker.variables import undefined_variables
+from fixloop.checker.variables import undefined_variables, unexported_env
 from fixloop.checker.words import MAX_NESTING
 from fixloop.diagnostics import Diagnostic, Severity
 from fixloop.documents.pack_rules import PACK_RULES
@@ -63,13 +65,13 @@ def _syntax(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
         message = (
             f"nested more than {MAX_NESTING} levels deep; the checker does not look into this block"
         )
-        if unit.block.closed and not _bash_accepts(unit.block.content):
+        if unit.block.closed and not bash_n.accepts(unit.block.content):
             message += ", and bash -n cannot parse it"
             return [Diagnostic(document.display, at, 1, "bash-syntax", message)]
         return [Diagnostic(document.display, at, 1, "bash-syntax", message, Severity.WARNING)]
     if not unit.script.errors or not unit.block.closed:
         return []
-    accepted = _bash_accepts(unit.block.content)
+    accepted = bash_n.accepts(unit.block.content)
     sketch = None if document.runner or accepted else _sketch(unit.block.content)
     if sketch is not None:
         # A template for the model to fill in (`git merge <feature-branch>`, `# ...` for the
@@ -88,7 +90,7 @@ def _syntax(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     found = []
     for error in unit.script.errors[:1]:
         near = error.reason or (
-            f"missing `{error.missing}`" if error.missing else f"unexpected `{error.text}`"
+            f"missing `{error.missing}`" if error.missing else _unexpected(error.text)
         )
         if accepted:
             found.append(
@@ -115,6 +117,16 @@ def _syntax(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     return found
 
 
+def _unexpected(text: str) -> str:
+    """What is wrong at a stretch tree-sitter could not place, in one line."""
+    if text[:1] in ("'", '"', "`") and text.count(text[0]) == 1:
+        # bash reads an unclosed quote to the end of the block: every command after it is text.
+        return f"the {text[0]} quote opened here is never closed"
+    lines = text.strip().splitlines() or [text]
+    cut = len(lines) > 1 or len(lines[0]) > 80
+    return f"unexpected `{lines[0][:80]}{'…' if cut else ''}`"
+
+
 _PLACEHOLDER = re.compile(r"(?<![<\w$])<[A-Za-z][^<>\n]{0,80}>")
 _ELISION = re.compile(r"^\s*(?:#\s*)?(?:\.\.\.|…)\s*$", re.MULTILINE)
 
@@ -129,14 +141,30 @@ def _sketch(text: str) -> str | None:
     return None
 
 
-def _bash_accepts(text: str) -> bool:
-    try:
-        done = subprocess.run(
-            ["bash", "-n"], input=text, capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+def bash_refusals(documents: Sequence[CheckedDocument]) -> list[Diagnostic]:
+    """`bash-syntax` for the blocks tree-sitter parsed cleanly but bash refuses (`bash_n.py`),
+    at the line bash names."""
+    clean = [
+        (document, unit)
+        for document in documents
+        for unit in document.units
+        if unit.block.closed and not unit.script.errors and not unit.script.too_deep
+    ]
+    found = []
+    for index, refusal in bash_n.refusals([unit.block.content for _, unit in clean]).items():
+        document, unit = clean[index]
+        last = unit.block.content_line + max(unit.block.content.count("\n") - 1, 0)
+        line = min(unit.block.content_line + (refusal.line or 1) - 1, last)
+        sketch = None if document.runner else _sketch(unit.block.content)
+        if sketch is not None:
+            message = f"bash cannot parse this block as written: it is a sketch ({sketch})"
+            found.append(
+                Diagnostic(document.display, line, 1, "bash-syntax", message, Severity.WARNING)
+            )
+        else:
+            message = f"bash cannot parse this block: {refusal.message}"
+            found.append(Diagnostic(document.display, line, 1, "bash-syntax", message))
+    return found
 
 
 def _unquoted_inputs(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
@@ -244,8 +272,7 @@ def _rm_rf(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
 
 def _arithmetic(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     # fixloop's runner starts a workflow's shell under `set -euo pipefail`.
-    configured = document.contracts.checker.errexit
-    errexit = document.runner if configured is None else configured
+    errexit = errexit_of(document, unit)
     found = []
     for node, cond in unit.nodes:
         if isinstance(node, Command) and node.words and node.words[0].literal == "set":
@@ -282,6 +309,9 @@ RULES: Mapping[str, Rule] = MappingProxyType(
         "bash-syntax": Rule("a bash block that bash cannot parse", _per_unit(_syntax)),
         "undefined-variable": Rule(
             "a variable read that nothing in scope sets, declares or exports", undefined_variables
+        ),
+        "unexported-env": Rule(
+            "an embedded script reads an environment variable that nothing exports", unexported_env
         ),
         "unquoted-input": Rule(
             "an input expanded without quotes in a command's arguments", _per_unit(_unquoted_inputs)

@@ -391,5 +391,9 @@ def _find_missing(root: Node, builder: _Builder) -> None:
             if culprit is None and not any(c.type == "ERROR" for c in node.children):
                 culprit = node
             if culprit is not None:
-                builder.errors.append(Broken(builder.pos(culprit), text=builder.text(culprit)[:80]))
-        stack += [c for c in reversed(node.children) if c.has_error or c.is_missing]
+                builder.errors.append(Broken(builder.pos(culprit), text=builder.text(culprit)))
+        # An ERROR leaf (the token the parser gave up on, such as an unclosed quote running to
+        # the end of the block) does not count as `has_error` itself.
+        stack += [
+            c for c in reversed(node.children) if c.has_error or c.is_missing or c.type == "ERROR"
+        ]

@@ -1,4 +1,5 @@
-"""Variables: a read that nothing in scope sets, declares or exports (rule `undefined-variable`).
+"""Variables: a read that nothing in scope sets, declares or exports (`undefined-variable`), and
+an embedded script's environment read that nothing exports (`unexported-env`).
 
 In scope for a read are: the step's own assignments (a step's blocks run in one shell), `read`,
 `mapfile`, `getopts`, `printf -v` and `for` targets, the document's declared inputs and outputs,
@@ -181,6 +182,28 @@ def undefined_variables(document: CheckedDocument) -> list[Diagnostic]:
                             "a declared input, output or checker.env name",
                         )
                     )
+    return found
+
+
+def unexported_env(document: CheckedDocument) -> list[Diagnostic]:
+    """Environment reads of embedded scripts that nothing exports (rule `unexported-env`).
+
+    In any document: a script's `process.env.X` is read from the environment, never from the
+    shell's own variables, so X must be exported, given as a prefix assignment or an input.
+    Outside the runner's documents a name may come from the user's own environment, so there a
+    read is reported only when the step prepares the script's environment itself (it exports
+    or assigns a variable) and leaves that name out: the REVIEW_PATH / FIX_REPORT_PATH slip.
+    """
+    found: list[Diagnostic] = []
+    steps: dict[str | None, list[Unit]] = {}
+    for unit in document.units:
+        steps.setdefault(unit.step, []).append(unit)
+    for units in steps.values():
+        scope = _defined_in(units)
+        if not (document.runner or scope.defined):
+            continue
+        for unit in units:
+            for node, _ in unit.nodes:
                 if isinstance(node, Command):
                     found += _env_reads(document, node, scope)
     return found
@@ -246,7 +269,7 @@ def _env_reads(document: CheckedDocument, command: Command, scope: _Scope) -> li
                     document.display,
                     row + 1,
                     col + 1,
-                    "undefined-variable",
+                    "unexported-env",
                     f"the embedded `{runner}` script reads the environment "
                     f"variable {name}, but {state}",
                 )

@@ -4,8 +4,9 @@
      "counts": {"fixed": 2, "skipped": 1}, "items": [{"id": "CR-01", "status": "fixed", …}],
      "result": {…the command's own details…}}
 
-`ok` is `exit_code == 0`; `counts` maps each status (an `ItemStatus` value) to how many items
-ended in it; `items` lists each item with its typed `status`; `result` carries the rest.
+`ok` is `exit_code == 0`; `counts` maps each status (a value of the workflow's own status enum)
+to how many items ended in it; `items` lists each item with its typed `status`; `result`
+carries the rest.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ traceback for an unexpected one.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -82,6 +83,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments == ["--version"]:  # what a hook runs to see fixloop is there: no parser needed
         print(f"fixloop {__version__}")
         return 0
+    if _command_in(arguments) == "sandbox":
+        # `sandbox exec` relays a command's output to the step that ran it, byte for byte; the
+        # step's own output is masked where it is traced or printed.
+        return _main(arguments)
+    from fixloop.masking import MaskingStream
+
+    # Every byte fixloop prints goes through masking: progress, summaries, escalations,
+    # diagnostics quoting a model's answer, --json. Everything printing takes the stream when
+    # it prints or when it is built (`ProgressPrinter`), both after this.
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = MaskingStream(sys.stdout), MaskingStream(sys.stderr)
+    try:
+        return _main(arguments)
+    finally:
+        for masked in (sys.stdout, sys.stderr):
+            # A reader gone or a stream closed: nothing is lost by not flushing.
+            with contextlib.suppress(BrokenPipeError, ValueError):
+                masked.flush()
+        sys.stdout, sys.stderr = streams
+
+
+def _main(arguments: list[str]) -> int:
     args = build_parser(arguments).parse_args(arguments)
     from fixloop.diagnostics import FixloopError
 

@@ -11,7 +11,7 @@ from typing import Any
 from fixloop.cli.arguments import Subparsers, add_format_option, add_pack_options, parse_pairs
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.config import Profile, find_config
-from fixloop.documents.discovery import bundled_pack_root, pack_root_or_fail
+from fixloop.documents.discovery import bundled_pack_root, is_pack_root, pack_root_or_fail
 from fixloop.documents.inputs import InputError, coerce_inputs
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.documents.render import render_template
@@ -83,6 +83,9 @@ def run_validate(args: argparse.Namespace) -> int:
         root = find_config(Path.cwd()).pack or pack_root_or_fail(Path.cwd())
     if not root.is_dir():
         raise FixloopError(Diagnostic(str(root), 1, 1, "usage", "no such pack directory"))
+    if not is_pack_root(root):  # an empty or wrong folder is not a pack that passes
+        message = "not a pack: no .claude-plugin/plugin.json, agents/, commands/ or skills/ here"
+        raise FixloopError(Diagnostic(display_path(root), 1, 1, "usage", message))
     config = find_config(root)
     profile = Profile(args.profile) if args.profile else None
     pack, found = validate_pack(root, known_outputs=registry.is_known, profile=profile)

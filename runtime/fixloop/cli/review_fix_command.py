@@ -22,6 +22,8 @@ from fixloop.events import EventStream
 from fixloop.gitrepo import state_dir_of
 from fixloop.reviews.model import FixScope
 from fixloop.runs.show import run_totals
+from fixloop.workflows.kernel.choices import TerminalPrompter
+from fixloop.workflows.kernel.scope_policy import SCOPE_POLICIES
 from fixloop.workflows.kernel.workflow import Context
 from fixloop.workflows.review_fix import ReviewFixOptions, ReviewFixResult, run_review_fix
 
@@ -48,6 +50,14 @@ def register(subparsers: Subparsers) -> None:
         action="store_true",
         help="re-review and fix again until the review is clean, at most 3 iterations",
     )
+    parser.add_argument(
+        "--on-scope-expansion",
+        choices=SCOPE_POLICIES,
+        default="ask",
+        help="a fixer asks to edit files its finding does not name: ask (the default; deferred "
+        "when no one is at a terminal), approve, reject or defer. Git metadata, CI "
+        "configuration, the pack's documents and secret files need a person's yes",
+    )
     add_backend_arguments(parser)
     add_sandbox_arguments(parser)
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
@@ -71,12 +81,14 @@ def run(args: argparse.Namespace) -> int:
         auto=args.auto,
         budget=budget_from_args(args),
         dry_run=args.dry_run,
+        on_scope_expansion=args.on_scope_expansion,
     )
     context = Context(
         pack,
         backend_from_args(args, "review-fix"),
         EventStream(ProgressPrinter()),
         budget=options.budget,
+        prompter=TerminalPrompter(),
         sandbox=sandbox,
     )
     result = run_review_fix(options, context)

@@ -51,7 +51,8 @@ examples:
 
 RECOVER_EPILOG = """\
 A run is dead when no process holds its lock (<git-common-dir>/fixloop/runs/<id>/lock); a live
-run is never touched. For each dead run this runs the `recover-run` step of the git protocol:
+run is never touched. A dead run's dev servers are stopped and its docker sandbox containers
+removed first. For each dead run this then runs the `recover-run` step of the git protocol:
 remove its worktree, delete its temp branch unless that branch holds commits your branch does
 not have (then it is KEPT and named, with the commands to merge or delete it), delete its tags,
 and remove its sentinel last. Your branch, your index and your files are never touched.

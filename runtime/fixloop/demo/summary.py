@@ -8,7 +8,7 @@ from rich.markup import escape
 from fixloop.demo.execute_wave import wave_summary_lines
 from fixloop.demo.fix_engine import summary_lines as fix_engine_summary
 from fixloop.demo.run import DemoResult
-from fixloop.workflows.kernel.items import ItemStatus
+from fixloop.workflows.review_fix.outcome import FindingStatus
 
 SCRIPTED_NOTICE = (
     "The model in this demo is SCRIPTED: every edit and verdict was written in advance and "
@@ -26,7 +26,7 @@ def summary_lines(result: DemoResult) -> list[str]:
     lines = [notice, ""]
     review_fix, findings = result.review_fix, result.fix_findings
     if review_fix is not None:
-        human = sum(o.status is ItemStatus.NEEDS_HUMAN for o in review_fix.fixed)
+        human = sum(o.status is FindingStatus.NEEDS_HUMAN for o in review_fix.fixed)
         lines.append(
             f"review-fix    {len(review_fix.fixed)} fixed ({human} of them "
             f"{'needs' if human == 1 else 'need'} human verification), "

@@ -287,6 +287,13 @@ def manifest_findings(data: dict[str, Any]) -> list[Finding]:
     elif not _KEBAB.match(name):
         message = "is not kebab-case; marketplaces list only kebab-case names"
         findings.append(Finding(("name",), message, Level.NOTE))
+    elif _reserved(name):
+        message = (
+            "is reserved for Anthropic's own plugins (a name starting with claude-, anthropic-, "
+            "anthropics- or cc-plugin-, or with `official` beside claude or anthropic)"
+        )
+        findings.append(Finding(("name",), message, Level.REFUSED))
+    findings += _component_paths(data)
     for key in ("version", "description", "homepage", "repository", "license"):
         if key in data and not isinstance(data[key], str):
             message = f"expected text, got {data[key]!r}; Claude Code refuses the manifest"
@@ -297,6 +304,47 @@ def manifest_findings(data: dict[str, Any]) -> list[Finding]:
     for key in ("version", "description", "author"):
         if key not in data:
             findings.append(Finding((), f"required key {key!r} is missing", Level.HOUSE))
+    return findings
+
+
+_RESERVED_PREFIXES = ("claude-", "anthropic-", "anthropics-", "cc-plugin-")
+_RESERVED_NAMES = {"claude", "anthropic", "anthropics", "claude-code", "claude-mods"}
+_OFFICIAL = re.compile(r"official[^a-z0-9]*(anthropic|claude)|(anthropic|claude)[^a-z0-9]*official")
+
+
+def _reserved(name: str) -> bool:
+    """Claude Code's `plugin validate` refuses a name that passes as one of Anthropic's own."""
+    lowered = name.lower()
+    return (
+        lowered in _RESERVED_NAMES
+        or lowered.startswith(_RESERVED_PREFIXES)
+        or _OFFICIAL.search(lowered) is not None
+    )
+
+
+# Manifest keys naming files or folders of the plugin: Claude Code takes only paths that start
+# with `./` (skills also `.`), never with `..` in them, and agents only as `.md` files.
+_COMPONENT_KEYS = ("agents", "commands", "skills", "hooks", "mcpServers", "outputStyles")
+
+
+def _component_paths(data: dict[str, Any]) -> list[Finding]:
+    findings = []
+    for key in _COMPONENT_KEYS:
+        value = data.get(key)
+        entries = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, str):
+                continue  # hooks and servers may be inline objects, judged by their shape
+            where: tuple[str | int, ...] = (key,) if isinstance(value, str) else (key, index)
+            problem = None
+            if not (entry.startswith("./") or (key == "skills" and entry == ".")):
+                problem = "must start with './' (a path relative to the plugin root)"
+            elif ".." in entry:
+                problem = "must not contain '..' (Claude Code refuses a path leaving the plugin)"
+            elif key == "agents" and not entry.endswith(".md"):
+                problem = "must name an agent file ending in '.md', not a folder"
+            if problem is not None:
+                findings.append(Finding(where, f"{entry!r} {problem}", Level.REFUSED))
     return findings
 
 

@@ -1,10 +1,12 @@
-"""Project settings for `fixloop check` and `fixloop validate`: `fixloop.toml`, or `[tool.fixloop]`.
+"""Project settings (`fixloop check`, `validate`, `fix-issue`): `fixloop.toml`, `[tool.fixloop]`.
 
     [tool.fixloop]                   # in pyproject.toml; in fixloop.toml the same keys, no table
     pack = "plugins/ours"            # the pack to use when no path is given
     profile = "claude"               # or "fixloop": fixloop's house rules (see `Profile`)
     select = ["undefined-variable"]  # report only these rule or contract ids (default: all)
     ignore = ["rm-rf-empty-var"]     # never report these
+    secret-files = [".env*"]         # files agents' file tools refuse (default: secret_files.py)
+    extend-secret-files = ["conf/prod.yml"]  # more of them, on top of that list
     [tool.fixloop.per-file-ignores]  # in fixloop.toml: [per-file-ignores]
     "workflows/legacy-*.md" = ["undefined-variable"]
 
@@ -26,8 +28,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.documents.files import present, read_text, resolved
 from fixloop.documents.located_yaml import KeyPath
 from fixloop.documents.spec_errors import spec_diagnostics
+from fixloop.secret_files import SecretFiles
 
 CONFIG_FILE = "fixloop.toml"
 PYPROJECT = "pyproject.toml"
@@ -57,6 +61,8 @@ class Settings(BaseModel):
     select: list[str] | None = None
     ignore: list[str] = Field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = Field(default_factory=dict, alias="per-file-ignores")
+    secret_files: list[str] | None = Field(default=None, alias="secret-files")
+    extend_secret_files: list[str] = Field(default_factory=list, alias="extend-secret-files")
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,11 @@ class Config:
     def pack(self) -> Path | None:
         if self.settings.pack is None or self.folder is None:
             return None
-        return (self.folder / self.settings.pack).resolve()
+        return resolved(self.folder / self.settings.pack)
+
+    @property
+    def secret_files(self) -> SecretFiles:
+        return SecretFiles.configured(self.settings.secret_files, self.settings.extend_secret_files)
 
     def profile(self, chosen: Profile | None = None) -> Profile:
         return chosen or self.settings.profile or Profile.CLAUDE
@@ -88,7 +98,7 @@ class Config:
             return True
         where = ((base or Path.cwd()) / diagnostic.path).resolve()
         try:
-            relative = where.relative_to(self.folder.resolve()).as_posix()
+            relative = where.relative_to(resolved(self.folder)).as_posix()
         except ValueError:
             return True
         return not any(
@@ -108,22 +118,22 @@ class Config:
 
 def find_config(start: Path) -> Config:
     """The settings that apply at `start` (a file or folder); empty settings when none."""
-    folder = start.resolve()
+    folder = resolved(start)
     if not folder.is_dir():
         folder = folder.parent
     for candidate in (folder, *folder.parents):
         own = candidate / CONFIG_FILE
-        if own.is_file():
+        if present(own):
             return _load(own, table=False)
         pyproject = candidate / PYPROJECT
-        if pyproject.is_file() and re.search(r"(?m)^\[tool\.fixloop[.\]]", _text(pyproject)):
+        if present(pyproject) and re.search(r"(?m)^\[tool\.fixloop[.\]]", _text(pyproject)):
             return _load(pyproject, table=True)
     return Config()
 
 
 def _text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise FixloopError(Diagnostic(display_path(path), 1, 1, "config", str(exc))) from None
 
@@ -133,6 +143,10 @@ def _load(path: Path, table: bool) -> Config:
     shown = display_path(path)
     try:
         data: Any = tomllib.loads(text)
+    except RecursionError:  # tomllib recurses into nested arrays and inline tables
+        raise FixloopError(
+            Diagnostic(shown, 1, 1, "config", "invalid TOML: nested too deeply")
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         at = re.search(r"line (\d+), column (\d+)", str(exc))
         end = (text.count("\n") + 1, 1) if "end of document" in str(exc) else (1, 1)

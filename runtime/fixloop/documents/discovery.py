@@ -13,13 +13,13 @@ folder. `workflows/*.md` are fixloop's workflows (Claude Code reads no Markdown 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.documents.files import load_json, present, read_text, resolved
 
 MANIFEST = "plugin.json"
 CLAUDE_MANIFEST = Path(".claude-plugin") / MANIFEST
@@ -33,8 +33,8 @@ _SKIP_DIRS = frozenset(
 
 def is_pack_root(folder: Path) -> bool:
     return (
-        (folder / CLAUDE_MANIFEST).is_file()
-        or (folder / MANIFEST).is_file()
+        present(folder / CLAUDE_MANIFEST)
+        or present(folder / MANIFEST)
         or (folder / "agents").is_dir()
         or (folder / "commands").is_dir()
         or (folder / "skills").is_dir()
@@ -43,7 +43,7 @@ def is_pack_root(folder: Path) -> bool:
 
 def find_pack_root(start: Path) -> Path | None:
     """The pack `start` is in (or is): the nearest folder upwards that looks like a pack."""
-    folder = start.resolve()
+    folder = resolved(start)
     if not folder.is_dir():
         folder = folder.parent
     for candidate in (folder, *folder.parents):
@@ -88,7 +88,7 @@ def manifest_path(root: Path, source_of_truth_first: bool = False) -> Path | Non
     """
     order = [root / CLAUDE_MANIFEST, root / MANIFEST]
     for candidate in reversed(order) if source_of_truth_first else order:
-        if candidate.is_file():
+        if present(candidate):
             return candidate
     return None
 
@@ -100,7 +100,7 @@ def manifest_data(root: Path, source_of_truth_first: bool = False) -> dict[str, 
     if path is None:
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(read_text(path))
     except (ValueError, OSError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -153,7 +153,7 @@ def pack_files(root: Path, manifest: dict[str, Any] | None = None) -> PackFiles:
         declared = _declared(manifest, kind)
         places = [root / kind] if declared is None else []
         for relative in declared or []:
-            place = (root / relative).resolve()
+            place = resolved(root / relative)
             if not place.exists():
                 files.missing.append((kind, relative))
             else:
@@ -164,10 +164,10 @@ def pack_files(root: Path, manifest: dict[str, Any] | None = None) -> PackFiles:
         ("hooks", root / "hooks" / "hooks.json", files.hooks),
         ("mcpServers", root / ".mcp.json", files.servers),
     ):
-        found.extend([default] if default.is_file() else [])
+        found.extend([default] if present(default) else [])
         for relative in _declared(manifest, key) or []:
-            place = (root / relative).resolve()
-            if place.is_file():
+            place = resolved(root / relative)
+            if present(place):
                 found.append(place)
             else:
                 files.missing.append((key, relative))

@@ -27,6 +27,7 @@ from fixloop.documents.discovery import (
     manifest_path,
     pack_files,
 )
+from fixloop.documents.files import load_json, read_text, resolved
 from fixloop.documents.reading import agent_data, command_data, located, read_source, skill_data
 from fixloop.documents.source import SourceDocument
 from fixloop.documents.spec_errors import spec_diagnostics
@@ -159,7 +160,7 @@ def _load_manifest(
         return None, {}, []
     shown = display_path(path, base)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(read_text(path))
     except json.JSONDecodeError as exc:
         problem = Diagnostic(shown, exc.lineno, exc.colno, "manifest", f"invalid JSON: {exc.msg}")
         return None, {}, [problem]
@@ -187,6 +188,7 @@ def load_pack(
     `profile`: the rules to judge by; by default the one the pack's settings name (`config.py`).
     """
     base = base or Path.cwd()
+    root = resolved(root)  # `.` and "$PWD" are one pack, with one name (`Pack.name`)
     profile = profile or find_config(root).profile()
     manifest, data, diagnostics = _load_manifest(root, base, profile)
     files = pack_files(root, data)

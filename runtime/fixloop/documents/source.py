@@ -16,6 +16,7 @@ from frontmatter.default_handlers import YAMLHandler
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.claude_code import quote_lossy_values
+from fixloop.documents.files import read_text, resolved
 from fixloop.documents.located_yaml import KeyPath, line_of, load_located
 
 
@@ -119,7 +120,7 @@ def forget_read_documents() -> None:
 
 def load_document(path: Path, base: Path | None = None, *, lenient: bool = False) -> SourceDocument:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except UnicodeDecodeError as exc:
         raise FixloopError(
             Diagnostic(display_path(path, base), 1, 1, "encoding", f"not UTF-8 text: {exc.reason}")
@@ -128,7 +129,7 @@ def load_document(path: Path, base: Path | None = None, *, lenient: bool = False
         raise FixloopError(
             Diagnostic(display_path(path, base), 1, 1, "io", exc.strerror or str(exc))
         ) from None
-    key = (path.resolve(), text, base, lenient)
+    key = (resolved(path), text, base, lenient)
     found = _READ.get(key)
     if found is None:
         found = parse_document(text, path, base, lenient=lenient)

@@ -30,6 +30,7 @@ from fixloop.documents.discovery import (
     orphan_sidecars,
     pack_files,
 )
+from fixloop.documents.files import load_json, read_text, resolved
 from fixloop.documents.interface_rules import interface_diagnostics
 from fixloop.documents.pack import AgentDoc, Pack, load_pack
 from fixloop.documents.reading import located
@@ -129,11 +130,11 @@ def _paths_referred(pack: Pack, source: SourceDocument) -> Found:
                 found.append((match.start(), "unknown-reference", message, Severity.ERROR))
     if "../" not in body:
         return found
-    root = pack.root.resolve()
+    root = resolved(pack.root)
     for match in _PARENT_REF.finditer(body):
         # Only a path that leaves the plugin breaks: Claude Code copies the whole plugin, so a
         # link to a sibling folder (`../other-skill/x.md`) keeps working.
-        target = (source.path.parent / match.group(0)).resolve()
+        target = resolved(source.path.parent / match.group(0))
         if target == root or root in target.parents:
             continue
         message = (
@@ -233,7 +234,7 @@ def _size_budget(pack: Pack) -> Iterable[Diagnostic]:
 
 def _json(path: Path, shown: str, rule: str) -> tuple[Any, list[Diagnostic]]:
     try:
-        return json.loads(path.read_text(encoding="utf-8")), []
+        return load_json(read_text(path)), []
     except json.JSONDecodeError as exc:
         return None, [Diagnostic(shown, exc.lineno, exc.colno, rule, f"invalid JSON: {exc.msg}")]
     except (OSError, UnicodeDecodeError) as exc:

@@ -5,7 +5,10 @@
         ...edit files under git.worktree...
         git.commit(["src/a.py"], "fix(02): CR-01 …")   # exactly these paths, or None if unchanged
         git.rollback(["src/b.py"])                     # back to HEAD (or a tag), per file
-        git.tag("before-wave-2")                       # a checkpoint
+        git.tag("before-wave-2")                       # a tag of this run
+        git.checkpoint_at(commit, "last-fix")          # where an agent's own commit is undone to
+        if git.head_moved():                           # an agent committed behind our back
+            git.undo_agent_commit(changed, "revert(02): …")
         git.export_patch(run.dir / "fix.patch")
     git.outcome                                        # fast-forwarded? kept branch?
     run.finish("finished" if git.outcome.fast_forwarded else "kept-branch")
@@ -23,13 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixloop import gitrepo
-from fixloop.diagnostics import FixloopError
+from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack
 from fixloop.runs.recovery import RecoveryReport, recover
 from fixloop.runs.run import Run
+from fixloop.steps.caller import Steps
 from fixloop.steps.paths import write_paths_file
 from fixloop.steps.result import StepFailed, StepResult, required_count, required_output
-from fixloop.steps.runner import run_step
 
 PROTOCOL = "git-protocol"
 
@@ -73,20 +76,16 @@ class GitSession:
         self.temp_branch = setup["TEMP_BRANCH"]
         self.outcome: CleanupOutcome | None = None
         self._lists = 0
+        # The checkpoint (`undo-agent-commit` of git-protocol.md): the commit the worktree should
+        # be at (the run's last own commit) and the run's tag at it ("" when tagging failed: a
+        # commit an agent makes then cannot be undone, and saying so is all that is left).
+        self.expected_head = self.base
+        self.checkpoint = "baseline"
 
     def step(self, name: str, inputs: Mapping[str, str], *, cwd: Path | None = None) -> StepResult:
         """Run one protocol step; raise StepFailed unless it succeeded."""
-        result = run_step(
-            self.protocol,
-            name,
-            cwd=cwd or self.worktree,
-            inputs=inputs,
-            run=self.run,
-            timeout_s=self.timeout_s,
-        )
-        if not result.ok:
-            raise StepFailed(result)
-        return result
+        steps = Steps(self.protocol, self.run, self.timeout_s)
+        return steps.must(name, cwd or self.worktree, **inputs)
 
     def paths_file(self, paths: Iterable[str]) -> Path:
         """Check `paths` (refusing any that escape the worktree) and write them for a step."""
@@ -108,6 +107,36 @@ class GitSession:
         if required_output(result, "COMMITTED", ("yes", "no")) == "no":
             return None
         return required_output(result, "COMMIT")
+
+    def checkpoint_at(self, commit: str, tag: str) -> None:
+        """The run's own work is at `commit` now: tag it `tag`, the point an undo returns to."""
+        self.expected_head = commit
+        try:
+            self.tag(tag)
+            self.checkpoint = tag
+        except FixloopError:
+            self.checkpoint = ""
+
+    def head_moved(self) -> str | None:
+        """The worktree's HEAD when something other than the run committed there, else None."""
+        head = gitrepo.head(self.worktree)
+        return head if head != self.expected_head else None
+
+    def undo_agent_commit(self, changed: Iterable[str], message: str, tag: str) -> str:
+        """Undo commits an agent made since the checkpoint, recording the undo as a new commit
+        (history is never rewritten): every path they touched and every path in `changed` goes
+        back to the checkpoint (`rollback-files`), then one `commit-paths` of those paths; the
+        checkpoint moves to the undo (tagged `tag`). FixloopError when there is no checkpoint."""
+        if not self.checkpoint:
+            problem = "no checkpoint to return to: tagging the run's last commit failed"
+            raise FixloopError(Diagnostic(str(self.worktree), 1, 1, "git", problem), exit_code=1)
+        head = gitrepo.head(self.worktree)
+        committed = gitrepo.paths_between(self.worktree, self.expected_head, head)
+        paths = sorted({*committed, *changed})
+        self.rollback(paths, self.checkpoint)
+        commit = self.commit(paths, message) or gitrepo.head(self.worktree)
+        self.checkpoint_at(commit, tag)
+        return commit
 
     def rollback(self, paths: Iterable[str], to: str = "HEAD") -> None:
         """Put `paths` back as they are in `to` (HEAD, or a tag name of this run)."""
@@ -159,32 +188,26 @@ def git_session(
     protocol: WorkflowDoc | None = None,
     timeout_s: float = 300.0,
     recovered: list[RecoveryReport] | None = None,
+    preflighted: bool = False,
 ) -> Iterator[GitSession]:
     """Preflight, recover dead runs, set up this run's worktree, tag `baseline`; clean up on
     every exit.
 
     `recovered`, when given, receives the recovery report so the caller can show it.
+    `preflighted`: the caller ran the protocol's preflight before the run started (a workflow's
+    run always does), so it is not run twice.
     """
     protocol = protocol or load_protocol()
-    preflight = run_step(
-        protocol, "preflight", cwd=run.repo, inputs={}, run=run, timeout_s=timeout_s
-    )
-    if not preflight.ok:
-        raise StepFailed(preflight)
+    steps = Steps(protocol, run, timeout_s)
+    if not preflighted:
+        steps.must("preflight", run.repo)
     report = recover(run.repo, protocol, run=run, timeout_s=timeout_s)
     if recovered is not None:
         recovered.append(report)
-    setup = run_step(
-        protocol,
-        "setup-worktree",
-        cwd=run.repo,
-        inputs={"RUN_ID": run.id},
-        run=run,
-        timeout_s=timeout_s,
-    )
+    setup = steps.attempt("setup-worktree", run.repo, RUN_ID=run.id)
     if not setup.ok:
         # Setup may have died after `git worktree add`; undo whatever it left, keeping no commit.
-        run_step(protocol, "recover-run", cwd=run.repo, inputs={"RUN_ID": run.id}, run=run)
+        steps.attempt("recover-run", run.repo, RUN_ID=run.id)
         raise StepFailed(setup)
     session = GitSession(protocol, run, setup.outputs, timeout_s)
     try:

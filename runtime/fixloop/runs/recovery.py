@@ -6,8 +6,9 @@ its sentinel `sentinels/R` (or a half-written `sentinels/R.tmp`), a worktree reg
 live (its runtime holds `runs/R/lock`); otherwise the document's `recover-run` step removes what it
 can, keeps any temp branch holding commits the user's branch does not have, and removes the
 sentinel last. Python only *finds* runs here (read-only git); every change is made by the step.
-A dead run's dev servers (a design task's, recorded in its folder) are stopped first: they run in
-the worktrees about to be removed.
+A dead run's dev servers (a design task's, recorded in its folder) are stopped first, and its
+docker sandbox containers removed (a SIGKILL of fixloop skips a sandbox's own removal): both run
+in the worktrees about to be removed.
 """
 
 from __future__ import annotations
@@ -23,10 +24,16 @@ from fixloop.browser.devserver import stop_leftovers
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.gitrepo import state_dir_of
 from fixloop.runs.run import RUN_ID_PATTERN, Run, is_live, list_runs, mark_recovered
-from fixloop.sandboxes import LeftoverContainer, leftover_containers, remove_leftovers
-from fixloop.steps.runner import run_step
+from fixloop.sandboxes import LeftoverContainer, remove_leftovers
+from fixloop.sandboxes.daemon import daemon_problem
+from fixloop.sandboxes.launcher import CONFIG_NAME
+from fixloop.steps import SANDBOX_LAUNCHER
+from fixloop.steps.caller import Steps
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)
+# Written into a dead run's sandbox folder once its containers are gone: later recoveries do
+# not ask the daemon about it again.
+CONTAINERS_RELEASED = "containers-released"
 TEMP_BRANCH_PREFIX = "refs/heads/fixloop/run/"
 TAG_PREFIX = "refs/tags/fixloop/"
 
@@ -89,13 +96,15 @@ class RecoveryReport:
     live: list[str] = field(default_factory=list)
     stopped: list[Stopped] = field(default_factory=list)
     dev_servers: list[str] = field(default_factory=list)  # the dead runs' dev servers stopped
+    containers: list[str] = field(default_factory=list)  # the dead runs' containers removed
 
     @property
     def ok(self) -> bool:
         return all(item.error is None for item in self.recovered)
 
     def lines(self) -> list[str]:
-        lines = list(self.dev_servers) + [item.describe() for item in self.recovered]
+        lines = [*self.dev_servers, *self.containers]
+        lines += [item.describe() for item in self.recovered]
         lines += [f"run {run_id}: still running; left alone" for run_id in self.live]
         lines += [item.describe() for item in self.stopped]
         return lines or ["nothing to recover"]
@@ -107,6 +116,7 @@ class RecoveryReport:
             "live": self.live,
             "stopped": [asdict(item) for item in self.stopped],
             "dev_servers": self.dev_servers,
+            "containers": self.containers,
         }
 
 
@@ -155,19 +165,16 @@ def recover(
     # commands would follow it, so each pointer goes back to its registered folder first.
     hostgit.pin_run_worktrees(state_dir)
     report = RecoveryReport(dev_servers=stop_dead_dev_servers(state_dir, run))
+    report.containers = [
+        f"run {c.run_id}: removed its sandbox {c.describe()}"
+        for c in remove_dead_run_containers(state_dir)
+    ]
     for run_id in sorted(leftover_run_ids(repo, state_dir)):
         if (run is not None and run_id == run.id) or is_live(state_dir / "runs" / run_id):
             report.live.append(run_id)
             continue
         had_sentinel = (state_dir / "sentinels" / run_id).is_file()
-        result = run_step(
-            protocol,
-            "recover-run",
-            cwd=repo,
-            inputs={"RUN_ID": run_id},
-            run=run,
-            timeout_s=timeout_s,
-        )
+        result = Steps(protocol, run, timeout_s).attempt("recover-run", repo, RUN_ID=run_id)
         out = result.outputs
         unmerged = out.get("UNMERGED", "0")
         item = Recovered(
@@ -202,15 +209,32 @@ def stop_dead_dev_servers(state_dir: Path, run: Run | None = None) -> list[str]:
     return stopped
 
 
+def _dead_docker_runs(state_dir: Path) -> list[Path]:
+    """Folders of this repository's dead runs that ran commands in docker (their sandbox config
+    says so) and whose containers were not released yet. Read from files only: the daemon is
+    asked only when one exists."""
+    runs = state_dir / "runs"
+    found = []
+    for folder in sorted(runs.iterdir()) if runs.is_dir() else []:
+        sandbox = (folder / SANDBOX_LAUNCHER).parent
+        if not _RUN_ID.match(folder.name) or (sandbox / CONTAINERS_RELEASED).exists():
+            continue
+        try:
+            kind = json.loads((sandbox / CONFIG_NAME).read_text("utf-8")).get("kind")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if kind == "docker" and not is_live(folder):
+            found.append(folder)
+    return found
+
+
 def remove_dead_run_containers(state_dir: Path) -> list[LeftoverContainer]:
     """Remove docker sandbox containers of this repository's dead runs (a SIGKILL of fixloop
     skips a sandbox's own removal); never a live run's, nor those of another repository's runs."""
-    runs = state_dir / "runs"
-    dead = {
-        leftover.run_id
-        for leftover in leftover_containers()
-        if _RUN_ID.match(leftover.run_id)
-        and (runs / leftover.run_id).is_dir()
-        and not is_live(runs / leftover.run_id)
-    }
-    return remove_leftovers(dead)
+    dead = _dead_docker_runs(state_dir)
+    if not dead or daemon_problem() is not None:
+        return []  # no daemon answers: nothing to remove now, nothing marked released
+    removed = remove_leftovers(folder.name for folder in dead)
+    for folder in dead:
+        (folder / SANDBOX_LAUNCHER).parent.joinpath(CONTAINERS_RELEASED).touch()
+    return removed

@@ -6,13 +6,18 @@ What the command gets:
   (what under the host's /tmp it must still see is bound read-only on top: the step library, the
   run's folder, the interpreter environment fixloop runs from);
 - new namespaces for everything bubblewrap can unshare: no network but a loopback of its own
-  (`--unshare-net`), its own process ids, IPC and host name;
+  (`--unshare-net`, which also scopes abstract Unix sockets), its own process ids, IPC and host
+  name;
+- no host service: `/run` and `$XDG_RUNTIME_DIR`, where services keep their sockets, are an empty
+  read-only tmpfs, and every other host socket still in view is covered with /dev/null
+  (`host_services`);
 - `--die-with-parent` and a process group of its own: on timeout the group is killed, and when
   fixloop dies, even by SIGKILL, the kernel kills the sandbox and everything inside it.
 
-What it does not do: hide files. The command can READ whatever the user running fixloop can
-(that is how it finds the same python, compilers and libraries as the host). It sets no memory
-or process limit. Use docker for a file system of its own and resource limits.
+What it does not do: hide files (but /run, /tmp and $XDG_RUNTIME_DIR). The command can READ
+whatever the user running fixloop can (that is how it finds the same python, compilers and
+libraries as the host). It sets no memory or process limit. Use docker for a file system of
+its own and resource limits.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from fixloop.sandboxes.host_services import hidden_folders, host_sockets
 from fixloop.sandboxes.process import find_program, run_process_group
 from fixloop.sandboxes.protected import protected_paths
 from fixloop.sandboxes.protocol import (
@@ -46,10 +52,16 @@ PROBE_TIMEOUT_S = 30.0
 
 def confinement(worktree: Path, cwd: Path, read_only: Sequence[Path] = ()) -> list[str]:
     """bubblewrap's options, in order: later mounts go on top of earlier ones (so a worktree,
-    or a `read_only` folder, under /tmp is bound on top of the private /tmp; the worktree comes
-    last, so a read-only folder holding it cannot hide it; its git entries go back on top of it,
-    read-only)."""
+    or a `read_only` folder, under /tmp or /run is bound on top of the private /tmp or the
+    hidden /run; the worktree comes after the read-only folders, so one holding it cannot hide
+    it; the host's sockets still in view are covered last; the hidden folders are made read-only
+    once everything inside them is mounted; the worktree's git entries go back on top of
+    it, read-only)."""
     shown = [word for folder in read_only for word in ("--ro-bind", str(folder), str(folder))]
+    hidden = hidden_folders()
+    sockets = host_sockets(
+        [Path("/"), *read_only, worktree], [Path(PRIVATE_TMP).resolve(), *hidden]
+    )
     return [
         "--ro-bind",
         "/",
@@ -60,6 +72,7 @@ def confinement(worktree: Path, cwd: Path, read_only: Sequence[Path] = ()) -> li
         "/proc",
         "--tmpfs",
         PRIVATE_TMP,
+        *(word for folder in hidden for word in ("--tmpfs", str(folder))),
         *shown,
         "--bind",
         str(worktree),
@@ -69,6 +82,8 @@ def confinement(worktree: Path, cwd: Path, read_only: Sequence[Path] = ()) -> li
             for path in protected_paths(worktree)
             for word in ("--ro-bind", str(path), str(path))
         ),
+        *(word for socket in sockets for word in ("--ro-bind", "/dev/null", str(socket))),
+        *(word for folder in hidden for word in ("--remount-ro", str(folder))),
         "--unshare-all",
         "--die-with-parent",
         "--new-session",

@@ -5,6 +5,8 @@ The container:
 - has its root file system read-only, the worktree bind-mounted read-write at its own path (and
   any `read_only` folders the caller names, read-only at theirs), and a private tmpfs `/tmp`
   (`HOME` points there);
+- sees no host socket: none but the worktree's and the `read_only` folders' are mounted, and a
+  host service's socket inside those is covered with /dev/null (`host_services`);
 - has no network at all (`network_mode="none"`), no capabilities, no new privileges, a memory
   limit without swap and a limit on the number of processes;
 - carries the labels `fixloop.sandbox=docker` and `fixloop.run-id=<run id>`;
@@ -37,6 +39,7 @@ from fixloop.sandboxes.daemon import (
     one_line,
     streaming_client,
 )
+from fixloop.sandboxes.host_services import host_sockets
 from fixloop.sandboxes.protected import protected_paths
 from fixloop.sandboxes.protocol import (
     DEFAULT_TIMEOUT_S,
@@ -192,6 +195,11 @@ class DockerSandbox(SandboxBase):
                     *(
                         docker.types.Mount(str(path), str(path), type="bind", read_only=True)
                         for path in protected_paths(self.worktree)
+                    ),
+                    # A host service's socket inside a mounted folder stays out of reach.
+                    *(
+                        docker.types.Mount(str(socket), "/dev/null", type="bind", read_only=True)
+                        for socket in host_sockets([self.worktree, *self.read_only], [])
                     ),
                 ],
                 network_mode="none",

@@ -9,7 +9,8 @@ Every sandbox takes the same inputs and answers the same way:
 - `cwd` must be the worktree or a folder inside it (default: the worktree).
 - The command's environment is a small base (`PATH`, `HOME`, `TMPDIR`, `LANG`) plus `env`; the
   runtime's own environment is not passed through, so keys and tokens stay out unless a caller
-  hands them in on purpose.
+  hands them in on purpose; variables naming host services (`SSH_AUTH_SOCK`, `DOCKER_HOST`,
+  `DISPLAY`, D-Bus addresses) are dropped even then.
 - stdin is empty; stdout and stderr are captured, each capped (head and tail kept).
 - On timeout the whole process tree is killed and `timed_out` is set.
 - A command killed by a signal exits 128 + the signal (137 for SIGKILL), as shells and Docker
@@ -27,6 +28,7 @@ from types import TracebackType
 from typing import Protocol, Self
 
 from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.sandboxes.host_services import without_host_services
 
 DEFAULT_TIMEOUT_S = 300.0
 OUTPUT_CAP_BYTES = 1 << 20  # per stream
@@ -131,7 +133,12 @@ class SandboxBase:
         return resolved
 
     def environment(self, base: Mapping[str, str], env: Mapping[str, str] | None) -> dict[str, str]:
-        merged = {"TMPDIR": PRIVATE_TMP, "LANG": "C.UTF-8", **base, **(env or {})}
+        # Variables naming a host service (DOCKER_HOST, SSH_AUTH_SOCK, DISPLAY, …) are dropped
+        # even when a caller passes them: the sandbox hides those services, and a command
+        # should not be told where they are.
+        merged = without_host_services(
+            {"TMPDIR": PRIVATE_TMP, "LANG": "C.UTF-8", **base, **(env or {})}
+        )
         for key, value in merged.items():
             if not key or "=" in key or "\0" in key or "\0" in value:
                 raise sandbox_error(

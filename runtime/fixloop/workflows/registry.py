@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fixloop.diagnostics import Diagnostic, FixloopError
-from fixloop.workflows.kernel.workflow import Context, Workflow
+from fixloop.workflows.kernel.workflow import AnyWorkflow, Context
 
 
 @dataclass(frozen=True)
@@ -42,12 +42,12 @@ def run_workflow(name: str, context: Context, **options: Any) -> Any:
             Diagnostic(name, 1, 1, "usage", f"no workflow {name!r} runs headless ({known})")
         )
     module = importlib.import_module(entry.module)
-    workflow_class: type[Workflow] = getattr(module, entry.workflow)
+    workflow_class: type[AnyWorkflow] = getattr(module, entry.workflow)
     try:
         chosen = getattr(module, entry.options)(**options)
     except TypeError as exc:
         raise FixloopError(Diagnostic(name, 1, 1, "usage", f"options: {exc}")) from None
-    return workflow_class(context, chosen).run()  # type: ignore[call-arg]
+    return workflow_class(context, chosen).run()
 
 
 __all__ = ["WORKFLOWS", "run_workflow"]

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import socketserver
+import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.sandboxes.support import NEEDS_BWRAP
+from tests.sandboxes.support import NEEDS_BWRAP, PROBE, kinds
 from tests.workflows.execute_wave.conftest import Wave
 from tests.workflows.execute_wave.scripts import fix, implement, score, scores
 
@@ -73,3 +76,41 @@ def test_under_bwrap_an_executors_shell_cannot_write_outside_its_worktree(
     result = wave.run(script, sandbox=choose_sandbox("bwrap"))
     assert result.exit_code == 0, result.to_json()
     assert not outside.exists()
+
+
+@pytest.mark.parametrize("kind", kinds("local", "bwrap"))
+def test_the_backpressure_build_cannot_reach_a_host_service(wave: Wave, kind: str) -> None:
+    """The build is a document step's command (through the run's launcher, not the model's
+    shell): a host Unix socket server at the runtime folder counts who connects."""
+    folder = Path("/run") if os.access("/run", os.W_OK) else Path(os.environ["XDG_RUNTIME_DIR"])
+    path = folder / f"fixloop-wave-{uuid.uuid4().hex[:12]}.sock"
+    connections: list[bytes] = []
+
+    class Counting(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            connections.append(b"connected")
+            self.request.sendall(b"hello\n")
+
+    server = socketserver.ThreadingUnixStreamServer(str(path), Counting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        probe = wave.repo.path / "tools" / "probe.py"
+        probe.parent.mkdir(exist_ok=True)
+        probe.write_text(PROBE.read_text())
+        wave.repo.git("add", "--", "tools/probe.py")
+        wave.repo.git("commit", "--quiet", "-m", "probe", "--", "tools/probe.py")
+        command = f"python3 tools/probe.py unix {path}"
+        wave.write_tasks({"tasks": [{"id": 1, "name": "a"}], "backpressureCommand": command})
+        script = {
+            "executor/1/implement": implement(1, {"src/a.py": "a = 1\n"}),
+            "reviewer/1/verify": score(1, scores("logic", 9)),
+            **{
+                f"fixer/wave-1/backpressure-{n}": fix({"src/a.py": f"a = {n}\n"}) for n in (1, 2, 3)
+            },
+        }
+        wave.run(script, sandbox=choose_sandbox(kind))
+    finally:
+        server.shutdown()
+        server.server_close()
+        path.unlink(missing_ok=True)
+    assert bool(connections) is (kind == "local"), connections

@@ -27,7 +27,6 @@ STEPS = {
     "verify-item",
     "record-verdict",
     "record-commit",
-    "undo-executor-commit",
     "error-report",
     "complete",
 }

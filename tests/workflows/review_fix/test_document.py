@@ -25,7 +25,6 @@ STEPS = {
     "check-review-status",
     "resume-interrupted",
     "fix-one-finding",
-    "undo-foreign-commit",
     "syntax-check",
     "write-fix-report",
     "auto-re-review",

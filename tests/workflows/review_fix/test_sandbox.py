@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import socketserver
+import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +27,7 @@ from tests.helpers.reviews import (
     write_review,
 )
 from tests.helpers.sandbox_image import docker_client, docker_image
-from tests.sandboxes.support import kinds
+from tests.sandboxes.support import PROBE, kinds
 
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.events import Event, EventKind, EventStream
@@ -102,3 +105,44 @@ def test_the_model_shell_cannot_write_outside_the_worktree_under_bwrap(
     result, _ = _run(user_repo.path, {"fixer/CR-01/iteration-1": reply}, _choice(request, kind))
     assert [o.label for o in result.outcomes] == ["fixed"]
     assert outside.exists() is (kind == "local")  # local confines nothing, and says so
+
+
+@pytest.fixture
+def host_service() -> Iterator[tuple[str, list[str]]]:
+    """A Unix socket server of the host where the Docker daemon's and the system bus's live (the
+    runtime folder), counting who connects."""
+    folder = Path("/run") if os.access("/run", os.W_OK) else Path(os.environ["XDG_RUNTIME_DIR"])
+    path = folder / f"fixloop-review-fix-{uuid.uuid4().hex[:12]}.sock"
+    connections: list[str] = []
+
+    class Counting(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            connections.append("connected")
+            self.request.sendall(b"hello from a host service\n")
+
+    server = socketserver.ThreadingUnixStreamServer(str(path), Counting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield str(path), connections
+    server.shutdown()
+    server.server_close()
+    path.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("kind", kinds("local", "bwrap", "docker"))
+def test_the_model_shell_cannot_reach_a_host_service(
+    user_repo: UserRepo,
+    request: pytest.FixtureRequest,
+    kind: str,
+    host_service: tuple[str, list[str]],
+) -> None:
+    """A hostile fixer's shell connects to a host socket (and an abstract one): only the local
+    sandbox, which confines nothing, lets it through."""
+    path, connections = host_service
+    _commit_file(user_repo, "tools/probe.py", PROBE.read_text())
+    write_review(user_repo.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+    # /var/run/…: the path a client of the Docker daemon uses.
+    reached = path.replace("/run/", "/var/run/", 1) if path.startswith("/run/") else path
+    reply = dict(APP_FIX, bash=[f"python3 tools/probe.py unix {reached}"])
+    result, _ = _run(user_repo.path, {"fixer/CR-01/iteration-1": reply}, _choice(request, kind))
+    assert [o.label for o in result.outcomes] == ["fixed"]
+    assert len(connections) == (1 if kind == "local" else 0), connections

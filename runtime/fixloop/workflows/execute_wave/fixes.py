@@ -26,7 +26,7 @@ from fixloop.workflows.execute_wave.work import TaskWork, task_files_only
 
 if TYPE_CHECKING:
     from fixloop.agents.backend import AgentOutcome
-    from fixloop.workflows.execute_wave.workflow import ExecuteWave
+    from fixloop.workflows.execute_wave.wave import WaveRun
 
 MAX_BACKPRESSURE_FIXES = 3
 _TAIL_LINES = 30
@@ -56,7 +56,7 @@ def synthetic_finding(finding_id: str, title: str, body: str, criterion: str) ->
     }
 
 
-def put_back_strays(flow: ExecuteWave, allowed: list[str], before: set[str]) -> list[str]:
+def put_back_strays(flow: WaveRun, allowed: list[str], before: set[str]) -> list[str]:
     """Roll back to HEAD every file a fixer changed outside `allowed`; returns those files."""
     now = set(task_files_only(list(gitrepo.changed_paths(flow.git.worktree))))
     strays = sorted(now - before - set(allowed))
@@ -65,9 +65,9 @@ def put_back_strays(flow: ExecuteWave, allowed: list[str], before: set[str]) -> 
     return strays
 
 
-def backpressure(flow: ExecuteWave, works: list[TaskWork], wave: int) -> None:
+def backpressure(flow: WaveRun, works: list[TaskWork], wave: int) -> None:
     """The build command after the merges; at most 3 fixer rounds; else the merged tasks fail."""
-    command = flow.plan.tasks.settings.backpressureCommand
+    command = flow.wave_plan.tasks.settings.backpressureCommand
     merged = [work for work in works if work.merged and not work.failed]
     if not command.strip() or not merged:
         return
@@ -120,7 +120,7 @@ def backpressure(flow: ExecuteWave, works: list[TaskWork], wave: int) -> None:
 class FixLoop:
     """The fix loop of one task that failed verification (serial: one task at a time)."""
 
-    def __init__(self, flow: ExecuteWave, work: TaskWork, url: str, others: set[str]) -> None:
+    def __init__(self, flow: WaveRun, work: TaskWork, url: str, others: set[str]) -> None:
         self.flow = flow
         self.work = work
         self.url = url
@@ -130,7 +130,7 @@ class FixLoop:
 
     def __call__(self) -> bool:
         flow, work = self.flow, self.work
-        settings = flow.plan.tasks.settings
+        settings = flow.wave_plan.tasks.settings
         best = work.score or scoring.zero(work.task.kind)
         if not self.files:
             work.fail("verification failed and the task changed no file a fixer could work on")

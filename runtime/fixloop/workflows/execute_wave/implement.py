@@ -20,15 +20,14 @@ from fixloop.diagnostics import FixloopError
 from fixloop.events import EventStream
 from fixloop.runs.run import Run
 from fixloop.schemas.results import ImplResult
-from fixloop.steps.runner import run_step
 from fixloop.workflows.execute_wave import design
 from fixloop.workflows.execute_wave.merge import commit_task
+from fixloop.workflows.execute_wave.state import TaskStatus
 from fixloop.workflows.execute_wave.work import CONTEXT, TaskWork
 from fixloop.workflows.kernel.errors import SkipItem
-from fixloop.workflows.kernel.items import ItemStatus
 
 if TYPE_CHECKING:
-    from fixloop.workflows.execute_wave.workflow import ExecuteWave
+    from fixloop.workflows.execute_wave.wave import WaveRun
 
 TASK_WORKFLOW = "execute-wave-task"  # the sub-runs that hold task worktrees
 
@@ -63,17 +62,12 @@ def _first(exc: ValidationError) -> str:
     return f"{where}: {error['msg']}"
 
 
-def create_worktree(flow: ExecuteWave, work: TaskWork) -> None:
+def create_worktree(flow: WaveRun, work: TaskWork) -> None:
     """The task's own worktree on its own branch, from the run's branch (the run's worktree is
     on it until the wave begins), and the sub-run that holds it while it exists."""
-    work.sub_run = Run.start(flow.plan.repo, TASK_WORKFLOW, work.run_id, events=EventStream())
-    setup = run_step(
-        flow.protocol,
-        "setup-worktree",
-        cwd=flow.git.worktree,
-        inputs={"RUN_ID": work.run_id},
-        run=work.steps,
-    )
+    work.sub_run = Run.start(flow.wave_plan.repo, TASK_WORKFLOW, work.run_id, events=EventStream())
+    steps = flow.steps_of(flow.protocol, work.steps)
+    setup = steps.attempt("setup-worktree", flow.git.worktree, RUN_ID=work.run_id)
     if setup.ok:
         work.worktree = Path(setup.outputs["WORKTREE"])
     else:
@@ -83,14 +77,14 @@ def create_worktree(flow: ExecuteWave, work: TaskWork) -> None:
 class Implementer:
     """Implements one task of a wave (one instance per task; called on a pool thread)."""
 
-    def __init__(self, flow: ExecuteWave, work: TaskWork) -> None:
+    def __init__(self, flow: WaveRun, work: TaskWork) -> None:
         self.flow = flow
         self.work = work
 
     def __call__(self) -> None:
         work = self.work
         flow = self.flow
-        flow.item(work.id, ItemStatus.RUNNING, "running", title=work.task.name)
+        flow.item(work.id, TaskStatus.RUNNING, "running", title=work.task.name)
         try:
             self.implement()
         except SkipItem as skip:
@@ -98,9 +92,9 @@ class Implementer:
         except FixloopError as exc:  # a step or the browser failed for this task only
             work.fail(str(exc).splitlines()[0])
         if work.failed:
-            flow.item(work.id, ItemStatus.FAILED, f"failed: {work.failed}", title=work.task.name)
+            flow.item(work.id, TaskStatus.FAILED, f"failed: {work.failed}", title=work.task.name)
         else:
-            flow.item(work.id, ItemStatus.RUNNING, "implemented", title=work.task.name)
+            flow.item(work.id, TaskStatus.RUNNING, "implemented", title=work.task.name)
 
     def implement(self) -> None:
         work, flow = self.work, self.flow
@@ -113,7 +107,7 @@ class Implementer:
             if work.task.is_design:
                 base = stack.enter_context(
                     design.served(
-                        flow.plan.tasks.settings.devServerCommand,
+                        flow.wave_plan.tasks.settings.devServerCommand,
                         work.worktree,
                         work.sub_run.dir,
                         work.run_id,
@@ -149,10 +143,10 @@ class Implementer:
             "task": task.brief(),
             "worktree": str(worktree),
             "result_path": str(result_path(worktree, task.id)),
-            "check_command": self.flow.plan.tasks.settings.backpressureCommand,
+            "check_command": self.flow.wave_plan.tasks.settings.backpressureCommand,
         }
         if task.reference_image:
-            inputs["reference"] = str(self.flow.plan.repo / task.reference_image)
+            inputs["reference"] = str(self.flow.wave_plan.repo / task.reference_image)
         return inputs
 
     def brief(self) -> str:

@@ -14,15 +14,14 @@ from typing import TYPE_CHECKING
 
 from fixloop import gitrepo
 from fixloop.steps.paths import write_paths_file
-from fixloop.steps.result import StepFailed, required_output
-from fixloop.steps.runner import run_step
+from fixloop.steps.result import required_output
 from fixloop.workflows.execute_wave.work import TaskWork, task_files_only
 
 if TYPE_CHECKING:
-    from fixloop.workflows.execute_wave.workflow import ExecuteWave
+    from fixloop.workflows.execute_wave.wave import WaveRun
 
 
-def commit_task(flow: ExecuteWave, work: TaskWork) -> None:
+def commit_task(flow: WaveRun, work: TaskWork) -> None:
     """The task's changes as one commit in its worktree (on its executor's thread, in parallel);
     sets `task_commit`, or `to_verify` when there is nothing to merge, or `failed`."""
     worktree = work.worktree
@@ -37,18 +36,14 @@ def commit_task(flow: ExecuteWave, work: TaskWork) -> None:
         return
     work.base = gitrepo.head(worktree)
     listed = write_paths_file(flow.records.scratch(f"task-{work.id}.paths"), worktree, changed)
-    snapshot = run_step(
-        flow.doc,
+    snapshot = flow.steps_of(flow.doc, work.steps).attempt(
         "checkpoint-task",
-        cwd=worktree,
-        run=work.steps,
-        inputs={
-            "RUN_ID": work.run_id,
-            "WORKTREE": str(worktree),
-            "TASK_ID": work.id,
-            "PATHS_FILE": str(listed),
-            "MESSAGE": f"task {work.id}: {work.task.name}",
-        },
+        worktree,
+        RUN_ID=work.run_id,
+        WORKTREE=str(worktree),
+        TASK_ID=work.id,
+        PATHS_FILE=str(listed),
+        MESSAGE=f"task {work.id}: {work.task.name}",
     )
     if not snapshot.ok:
         work.fail(f"could not commit the task's work: {snapshot.describe_failure()}")
@@ -56,18 +51,18 @@ def commit_task(flow: ExecuteWave, work: TaskWork) -> None:
     work.task_commit = required_output(snapshot, "CHECKPOINT")
 
 
-def merge_one(flow: ExecuteWave, work: TaskWork) -> None:
+def merge_one(flow: WaveRun, work: TaskWork) -> None:
     """Merge the task's commit (ascending id, serially); sets `merged`, `files` or `failed`."""
     if work.failed or not work.task_commit:
         return
-    inputs = {
-        "WORKTREE": str(flow.git.worktree),
-        "TASK_ID": work.id,
-        "TASK_COMMIT": work.task_commit,
-    }
-    merged = run_step(flow.doc, "merge-task", cwd=flow.git.worktree, inputs=inputs, run=work.steps)
-    if not merged.ok:
-        raise StepFailed(merged)  # the run's worktree is in doubt: the run stops
+    # A failing merge step leaves the run's worktree in doubt: StepFailed stops the run.
+    merged = flow.steps_of(flow.doc, work.steps).must(
+        "merge-task",
+        flow.git.worktree,
+        WORKTREE=str(flow.git.worktree),
+        TASK_ID=work.id,
+        TASK_COMMIT=work.task_commit,
+    )
     if required_output(merged, "MERGED", ("yes", "no")) != "yes":
         work.fail(f"merge conflict: {merged.outputs.get('MERGE_ERROR', '')}".rstrip(": "))
         return
@@ -76,17 +71,12 @@ def merge_one(flow: ExecuteWave, work: TaskWork) -> None:
     work.files = gitrepo.paths_between(flow.git.worktree, work.base, work.task_commit)
 
 
-def remove_task(flow: ExecuteWave, work: TaskWork) -> None:
+def remove_task(flow: WaveRun, work: TaskWork) -> None:
     """Remove the task's worktree, branch and sentinel (whatever happened), then its sub-run."""
     if work.sub_run is None:
         return
-    removed = run_step(
-        flow.doc,
-        "remove-task",
-        cwd=flow.git.worktree,
-        inputs={"TASK_RUN_ID": work.run_id},
-        run=work.steps,
-    )
+    steps = flow.steps_of(flow.doc, work.steps)
+    removed = steps.attempt("remove-task", flow.git.worktree, TASK_RUN_ID=work.run_id)
     if not removed.ok:
         flow.warn(f"task {work.id}: {removed.describe_failure()}", item=work.id)
         return  # its lock is released with the run; `fixloop recover` finishes the job

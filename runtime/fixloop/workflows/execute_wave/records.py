@@ -17,20 +17,19 @@ from typing import Any
 
 from fixloop.masking import mask_text
 from fixloop.runs.state import save_state
-from fixloop.workflows.execute_wave.state import ExecuteWaveState
+from fixloop.workflows.execute_wave.state import ExecuteWaveState, TaskStatus
 from fixloop.workflows.execute_wave.tasks_file import TaskFile
-from fixloop.workflows.kernel.items import ItemStatus
 
 # tasks.json's word for each status an item can end in; the others are `in_progress`.
 ON_DISK = {
-    ItemStatus.DONE: "done",
-    ItemStatus.COMMITTED: "done",
-    ItemStatus.FAILED: "failed",
-    ItemStatus.ROLLED_BACK: "failed",
-    ItemStatus.SKIPPED: "skipped",
+    TaskStatus.DONE: "done",
+    TaskStatus.COMMITTED: "done",
+    TaskStatus.FAILED: "failed",
+    TaskStatus.ROLLED_BACK: "failed",
+    TaskStatus.SKIPPED: "skipped",
 }
 _RECORD_ONLY = ("total", "scores", "warnings")
-ItemListener = Callable[[str, ItemStatus, str, str], None]  # id, status, message, title
+ItemListener = Callable[[str, TaskStatus, str, str], None]  # id, status, message, title
 
 
 class Records:
@@ -43,13 +42,13 @@ class Records:
         self.emit = emit
         self.lock = threading.RLock()
 
-    def set(self, task_id: str, status: ItemStatus, message: str, **values: Any) -> None:
+    def set(self, task_id: str, status: TaskStatus, message: str, **values: Any) -> None:
         """`values`: tasks.json keys (a None removes one), and the record's `files`, `total`,
         `scores`, `warnings` and `commit`."""
         with self.lock:
             record = self.state.tasks[task_id]
             record.status = str(status)
-            if status in (ItemStatus.FAILED, ItemStatus.ROLLED_BACK, ItemStatus.SKIPPED):
+            if status in (TaskStatus.FAILED, TaskStatus.ROLLED_BACK, TaskStatus.SKIPPED):
                 record.reason = str(values.get("lastError") or record.reason)
             if "files" in values:
                 record.files = list(values.pop("files"))

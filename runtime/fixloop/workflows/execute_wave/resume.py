@@ -27,18 +27,18 @@ from fixloop.workflows.execute_wave.plan import LATEST
 from fixloop.workflows.execute_wave.state import ExecuteWaveState, write_wave_result
 
 if TYPE_CHECKING:
-    from fixloop.workflows.execute_wave.workflow import ExecuteWave
+    from fixloop.workflows.execute_wave.wave import WaveRun
 
 _FINAL = {"committed": "done", "rolled-back": "failed", "failed": "failed", "skipped": "skipped"}
 
 
-def _resumed_already(flow: ExecuteWave) -> set[str]:
+def _resumed_already(flow: WaveRun) -> set[str]:
     """Ids of runs some other run of execute-wave has resumed."""
     found: set[str] = set()
     state_dir = flow.active_run.state_dir
     for info in list_runs(state_dir):
         run_dir = state_dir / "runs" / str(info.get("id", ""))
-        if info.get("workflow") != flow.name or not (run_dir / STATE_FILE).is_file():
+        if info.get("workflow") != "execute-wave" or not (run_dir / STATE_FILE).is_file():
             continue
         try:
             earlier = load_state(run_dir, ExecuteWaveState)
@@ -49,19 +49,21 @@ def _resumed_already(flow: ExecuteWave) -> set[str]:
     return found
 
 
-def _on_branch(flow: ExecuteWave, commit: str) -> bool:
+def _on_branch(flow: WaveRun, commit: str) -> bool:
     try:
-        return gitrepo.unmerged_count(flow.plan.repo, commit, "HEAD") == 0
+        return gitrepo.unmerged_count(flow.wave_plan.repo, commit, "HEAD") == 0
     except Exception:  # gitpython: an unknown or pruned commit is simply not on the branch
         return False
 
 
-def resume_or_warn(flow: ExecuteWave) -> None:
+def resume_or_warn(flow: WaveRun) -> None:
     run = flow.active_run
     done = _resumed_already(flow)
     stopped = [
         (run_id, state)
-        for run_id, state in stopped_runs(run.state_dir, ExecuteWaveState, flow.plan.tasks.digest)
+        for run_id, state in stopped_runs(
+            run.state_dir, ExecuteWaveState, flow.wave_plan.tasks.digest
+        )
         if run_id != run.id and run_id not in done
     ]
     wanted = flow.options.resume
@@ -80,11 +82,11 @@ def resume_or_warn(flow: ExecuteWave) -> None:
         raise FixloopError(Diagnostic("--resume", 1, 1, "resume", problem))
     run_id, earlier = chosen[0]
     if earlier.waves_commit and not _on_branch(flow, earlier.waves_commit):
-        flow.step("resume-run", flow.plan.repo, WAVES_COMMIT=earlier.waves_commit)
+        flow.step("resume-run", flow.wave_plan.repo, WAVES_COMMIT=earlier.waves_commit)
     carry_over(flow, run_id, earlier)
 
 
-def carry_over(flow: ExecuteWave, run_id: str, earlier: ExecuteWaveState) -> None:
+def carry_over(flow: WaveRun, run_id: str, earlier: ExecuteWaveState) -> None:
     """The stopped run's finished waves become this run's; its unfinished wave runs again."""
     state = flow.state
     state.resumed_from = flow.result.resumed_from = run_id
@@ -101,7 +103,7 @@ def carry_over(flow: ExecuteWave, run_id: str, earlier: ExecuteWaveState) -> Non
     flow.tasks_file.update_many(changes)
     flow.records.save()
     for wave in state.waves:  # the wave results, as that run wrote them (or would have)
-        write_wave_result(flow.active_run.dir, wave, flow.plan.tasks.raw_ids)
+        write_wave_result(flow.active_run.dir, wave, flow.wave_plan.tasks.raw_ids)
     waves = ", ".join(str(w) for w in sorted(finished)) or "none"
     flow.note(f"resuming run {run_id}: waves finished there: {waves}")
 

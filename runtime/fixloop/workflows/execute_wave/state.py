@@ -11,6 +11,7 @@ its finished waves are final, the wave it was in is run again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,7 +20,24 @@ from pydantic import BaseModel, ConfigDict, Field
 from fixloop.masking import dumps_masked
 from fixloop.runs.state import RunState
 from fixloop.workflows.execute_wave.tasks import id_order
-from fixloop.workflows.kernel.items import ItemStatus
+from fixloop.workflows.kernel.result import Result
+
+
+class TaskStatus(StrEnum):
+    """A task's status through a wave: queued for an executor, running, merged, passed (or
+    fixed by the fix loop), then committed; or failed, rolled back, skipped."""
+
+    PENDING = "pending"
+    QUEUED = "queued"
+    RUNNING = "running"
+    MERGED = "merged"
+    PASSED = "passed"
+    FIXED = "fixed"
+    FAILED = "failed"
+    ROLLED_BACK = "rolled-back"
+    COMMITTED = "committed"
+    DONE = "done"
+    SKIPPED = "skipped"
 
 
 class _Record(BaseModel):
@@ -33,7 +51,7 @@ class TaskRecord(_Record):
     name: str
     wave: int
     kind: str
-    status: str = str(ItemStatus.PENDING)  # an ItemStatus value
+    status: str = str(TaskStatus.PENDING)  # an TaskStatus value
     reason: str = ""  # why it failed or was skipped, one line
     files: list[str] = Field(default_factory=list)  # the files it changed, from git
     total: int | None = None  # the recomputed total of its last verification
@@ -44,7 +62,7 @@ class TaskRecord(_Record):
 
     @property
     def passed(self) -> bool:
-        return self.status in (ItemStatus.PASSED, ItemStatus.FIXED, ItemStatus.COMMITTED)
+        return self.status in (TaskStatus.PASSED, TaskStatus.FIXED, TaskStatus.COMMITTED)
 
 
 class WaveRecord(_Record):
@@ -98,35 +116,29 @@ def write_wave_result(run_dir: Path, record: WaveRecord, raw_ids: dict[str, int 
 
 
 @dataclass
-class ExecuteWaveResult:
+class ExecuteWaveResult(Result):
+    """Exit 0 when every task this run handled passed; 1 when one failed or was skipped, or the
+    waves stayed on a kept branch."""
+
     tasks_path: str
-    run_id: str = ""
     run_dir: str = ""
     tasks: list[TaskRecord] = field(default_factory=list)
     waves: list[WaveRecord] = field(default_factory=list)
-    fast_forwarded: bool = False
-    kept_branch: str = ""
     resumed_from: str = ""
-    warnings: list[str] = field(default_factory=list)
 
-    @property
-    def exit_code(self) -> int:
-        """0 when every task this run handled passed; 1 when one failed or was skipped, or the
-        waves stayed on a kept branch."""
-        unfinished = [t for t in self.tasks if not t.passed and t.status != ItemStatus.DONE]
-        return 1 if unfinished or self.kept_branch else 0
+    def work_items(self) -> list[TaskRecord]:
+        return self.tasks
 
-    def to_json(self) -> dict[str, Any]:
+    def short(self, item: TaskRecord) -> bool:
+        return not item.passed and item.status != TaskStatus.DONE
+
+    def details(self) -> dict[str, Any]:
         return {
             "tasks_path": self.tasks_path,
-            "run_id": self.run_id,
             "run_dir": self.run_dir,
             "resumed_from": self.resumed_from,
             "waves": [w.model_dump() for w in self.waves],
             "tasks": [t.model_dump() for t in self.tasks],
-            "fast_forwarded": self.fast_forwarded,
-            "kept_branch": self.kept_branch,
-            "warnings": self.warnings,
         }
 
 

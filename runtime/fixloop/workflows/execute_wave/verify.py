@@ -21,7 +21,7 @@ from fixloop.workflows.execute_wave.tasks import DESIGN, Task, WaveSettings
 from fixloop.workflows.execute_wave.work import CONTEXT, TaskWork
 
 if TYPE_CHECKING:
-    from fixloop.workflows.execute_wave.workflow import ExecuteWave
+    from fixloop.workflows.execute_wave.wave import WaveRun
 
 DESIGN_QUESTION = "does the page match the design?"
 _ANALYSIS_LIMIT = 4000
@@ -63,7 +63,7 @@ def design_finding(task: Task) -> dict[str, Any]:
 class Verification:
     """One verification of one task (`round` names it: `verify`, `attempt-2`)."""
 
-    def __init__(self, flow: ExecuteWave, work: TaskWork, url: str, round_name: str) -> None:
+    def __init__(self, flow: WaveRun, work: TaskWork, url: str, round_name: str) -> None:
         self.flow = flow
         self.work = work
         self.url = url
@@ -98,7 +98,7 @@ class Verification:
         if check != scoring.OK:
             return self.failed(f"verification result file missing or invalid ({check})")
         kind = task.kind
-        score = scoring.recompute(raw, kind, thresholds(flow.plan.tasks.settings, kind))
+        score = scoring.recompute(raw, kind, thresholds(flow.wave_plan.tasks.settings, kind))
         work.analysis = analysis_of(json.loads(text or "{}"))
         for warning in score.warnings:
             flow.warn(f"task {task.id}: scores: {warning}", item=task.id)
@@ -135,7 +135,7 @@ class Verification:
             work.analysis = str(exc)
             return None
         work.shots.append(shot)
-        reference = str(flow.plan.repo / task.reference_image) if task.reference_image else ""
+        reference = str(flow.wave_plan.repo / task.reference_image) if task.reference_image else ""
         compared = reference or f"the Figma design {task.figma_url}"
         artifact = f"screenshots of {url} beside {compared}"
         return {

@@ -21,7 +21,6 @@ from typing import Any
 
 from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
-from fixloop.runs.git_session import GitSession
 from fixloop.steps.result import StepFailed, required_output
 from fixloop.workflows.execute_wave import design, fixes, resume
 from fixloop.workflows.execute_wave.implement import Implementer
@@ -33,6 +32,7 @@ from fixloop.workflows.execute_wave.state import (
     ExecuteWaveResult,
     ExecuteWaveState,
     TaskRecord,
+    TaskStatus,
     write_wave_result,
 )
 from fixloop.workflows.execute_wave.tasks import WaveSettings, id_order
@@ -46,7 +46,6 @@ from fixloop.workflows.execute_wave.work import (
     in_parallel,
     task_files_only,
 )
-from fixloop.workflows.kernel.items import ItemStatus
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
 
 
@@ -58,27 +57,35 @@ def by_id(works: Sequence[TaskWork]) -> list[TaskWork]:
     return sorted(works, key=lambda work: id_order(work.id))
 
 
-class ExecuteWave(Workflow):
+class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
     name = "execute-wave"
+    state: ExecuteWaveState
 
     def __init__(self, context: Context, options: ExecuteWaveOptions) -> None:
-        super().__init__(context)
-        self.options = options
+        super().__init__(context, options)
         self.wave_baseline_ref = ""  # the wave's baseline tag, for the reviewer's diff
         self.rolled_back: list[str] = []  # what the last rollback restored
 
-    def run(self) -> ExecuteWaveResult:
-        plan = self.plan = self.load_tasks()
+    # -- the parts of the kernel's run -----------------------------------------------------
+
+    def plan(self) -> WavePlan:
+        plan = self.wave_plan = self.load_tasks()
         self.tasks_file = TaskFile(plan.tasks.path)
-        self.result = ExecuteWaveResult(plan.tasks.shown)
-        self.preflight_backend()
-        run = self.start_run(plan.repo)
-        self.result.run_id, self.result.run_dir = run.id, str(run.dir)
-        self.state = ExecuteWaveState(
+        return plan
+
+    def new_result(self, plan: WavePlan) -> ExecuteWaveResult:
+        return ExecuteWaveResult(plan.tasks.shown)
+
+    def new_state(self, plan: WavePlan) -> ExecuteWaveState:
+        run = self.active_run
+        self.result.run_dir = str(run.dir)
+        state = ExecuteWaveState(
             input_path=plan.tasks.shown, input_digest=plan.tasks.digest, repo=str(plan.repo)
         )
-        self.records = Records(run.dir, self.state, self.tasks_file, self._item)
-        self.records.save()
+        self.records = Records(run.dir, state, self.tasks_file, self._item)
+        return state
+
+    def work(self, plan: WavePlan) -> None:
         pool = self.options.pool or ThreadPoolExecutor(self.options.parallel, "fixloop-executor")
         try:
             self.resume_run()
@@ -86,13 +93,14 @@ class ExecuteWave(Workflow):
                 self.git = git
                 for number in plan.waves:
                     self.run_wave(number, pool)
-        except BaseException as exc:
-            run.finish("failed", error=str(exc).splitlines()[0] if str(exc) else repr(exc))
-            raise
         finally:
             if self.options.pool is None:
                 pool.shutdown(wait=True)
-        return self.finish(git)
+        self.settle()
+
+    def run_details(self) -> dict[str, int]:
+        passed = sum(record.passed for record in self.result.tasks)
+        return {"passed": passed, "failed": len(self.result.tasks) - passed}
 
     def run_wave(self, number: int, pool: Executor) -> None:
         if self.state.wave(number).finished:
@@ -141,7 +149,7 @@ class ExecuteWave(Workflow):
         """The wave's tasks to run; those whose dependency did not pass are skipped, saying why."""
         on_disk = self.tasks_file.read()
         works: list[TaskWork] = []
-        for task in self.plan.tasks.waves()[number]:
+        for task in self.wave_plan.tasks.waves()[number]:
             if on_disk.get(task.id, {}).get("status") == "done":
                 continue
             record = TaskRecord(id=task.id, name=task.name, wave=number, kind=task.kind)
@@ -155,14 +163,14 @@ class ExecuteWave(Workflow):
                 self.state.wave(number).skipped.append(task.id)
                 reason = blocking[0]
                 self.records.set(
-                    task.id, ItemStatus.SKIPPED, f"skipped: {reason}", lastError=reason
+                    task.id, TaskStatus.SKIPPED, f"skipped: {reason}", lastError=reason
                 )
                 continue
             events = TaskEvents(self.events, task.id)
             run_id = f"{self.active_run.id}-task-{task.id}"
             works.append(TaskWork(task, run_id, events, TaskSteps(self.active_run, events)))
             queued = f"queued (wave {number})"
-            self.records.set(task.id, ItemStatus.QUEUED, queued, startedAt=now(), lastError=None)
+            self.records.set(task.id, TaskStatus.QUEUED, queued, startedAt=now(), lastError=None)
         return works
 
     @implements("begin-wave")
@@ -190,7 +198,7 @@ class ExecuteWave(Workflow):
         if work.merged:
             merged = f"merged ({', '.join(work.files)})"
             self.records.set(
-                work.id, ItemStatus.MERGED, merged, files=work.files, filesModified=work.files
+                work.id, TaskStatus.MERGED, merged, files=work.files, filesModified=work.files
             )
         elif work.failed:
             self.fail(work)
@@ -211,7 +219,7 @@ class ExecuteWave(Workflow):
             in_parallel(pool, jobs, self.options.parallel)
         for work in by_id(list(to_verify.values())):
             score = work.score or Score({}, 0, False)
-            status = ItemStatus.PASSED if score.passed else ItemStatus.RUNNING
+            status = TaskStatus.PASSED if score.passed else TaskStatus.RUNNING
             verdict = "passed" if score.passed else "below threshold, to the fix loop"
             self.records.set(work.id, status, f"scored {score.total}: {verdict}", **_scored(score))
 
@@ -226,7 +234,7 @@ class ExecuteWave(Workflow):
             score = work.score or Score({}, 0, False)
             if fixed:
                 message = f"fixed (attempt {work.attempts}, scored {score.total})"
-                self.records.set(work.id, ItemStatus.FIXED, message, **_scored(score))
+                self.records.set(work.id, TaskStatus.FIXED, message, **_scored(score))
             else:
                 self.fail(work, **_scored(score))
 
@@ -258,14 +266,14 @@ class ExecuteWave(Workflow):
             if not self.passes(work):
                 reason = work.failed or "verification failed"
                 rolled = f"failed: {reason}; rolled back"
-                self.records.set(work.id, ItemStatus.ROLLED_BACK, rolled, lastError=reason)
+                self.records.set(work.id, TaskStatus.ROLLED_BACK, rolled, lastError=reason)
                 continue
             # The wave commit holds its final state; without one, its merge commit does.
             short = (commit or work.merge_commit)[:7]
             shown = f"committed ({short})" if short else "passed (nothing to commit)"
             self.records.set(
                 work.id,
-                ItemStatus.COMMITTED,
+                TaskStatus.COMMITTED,
                 shown,
                 commit=short,
                 completedAt=now(),
@@ -290,7 +298,7 @@ class ExecuteWave(Workflow):
         record = self.state.wave(number)
         if not record.finished:  # a wave with nothing to run: its tasks were done or skipped
             self.finished(number, gitrepo.head(self.git.worktree))
-        write_wave_result(self.active_run.dir, record, self.plan.tasks.raw_ids)
+        write_wave_result(self.active_run.dir, record, self.wave_plan.tasks.raw_ids)
         skipped = f", {len(record.skipped)} skipped" if record.skipped else ""
         passed, failed = len(record.passed), len(record.failed)
         self.note(f"Wave {number} done: {passed} passed, {failed} failed{skipped}")
@@ -302,34 +310,22 @@ class ExecuteWave(Workflow):
 
     # -- what the parts share -----------------------------------------------------------------
 
-    def finish(self, git: GitSession) -> ExecuteWaveResult:
+    def settle(self) -> None:
+        """The waves are done: the result lists every task and wave this run and the runs it
+        resumed handled."""
         result, state = self.result, self.state
-        if git.outcome is not None:
-            result.fast_forwarded = git.outcome.fast_forwarded
-            result.kept_branch = git.outcome.kept_branch or ""
         state.done = True
         self.records.save()
         result.tasks = sorted(state.tasks.values(), key=lambda record: id_order(record.id))
         result.waves = sorted(state.waves, key=lambda record: record.wave)
-        passed = sum(record.passed for record in result.tasks)
-        self.active_run.finish(
-            "kept-branch" if result.kept_branch else "finished",
-            passed=passed,
-            failed=len(result.tasks) - passed,
-        )
-        return result
 
     @property
     def settings(self) -> WaveSettings:
-        return self.plan.tasks.settings
-
-    def warn(self, message: str, *, item: str = "") -> None:
-        self.result.warnings.append(message)
-        super().warn(message, item=item)
+        return self.wave_plan.tasks.settings
 
     def fail(self, work: TaskWork, **values: Any) -> None:
         failed = f"failed: {work.failed}"
-        self.records.set(work.id, ItemStatus.FAILED, failed, lastError=work.failed, **values)
+        self.records.set(work.id, TaskStatus.FAILED, failed, lastError=work.failed, **values)
 
     def passes(self, work: TaskWork) -> bool:
         return not work.failed and work.score is not None and work.score.passed
@@ -361,7 +357,7 @@ class ExecuteWave(Workflow):
         """A role call about one task: its events carry the task's id (the run's dispatcher
         otherwise: its backend, budget, timeout and sandbox)."""
         dispatcher = replace(self.dispatcher, events=work.events)
-        figma = self.plan.figma if design and work.task.figma_url else None
+        figma = self.wave_plan.figma if design and work.task.figma_url else None
         return dispatcher.call(
             role,
             inputs,
@@ -387,7 +383,7 @@ class ExecuteWave(Workflow):
             warn=self.warn,
         )
 
-    def _item(self, task_id: str, status: ItemStatus, message: str, title: str) -> None:
+    def _item(self, task_id: str, status: TaskStatus, message: str, title: str) -> None:
         self.item(task_id, status, message, title=title)
 
 

@@ -37,27 +37,25 @@ from fixloop.workflows.fix_engine.briefs import (
     verifier_brief,
     verifier_key,
 )
-from fixloop.workflows.fix_engine.section import ItemRecord, Section, read_item
+from fixloop.workflows.fix_engine.result import ChecklistStatus, FixEngineResult, outcome_of
+from fixloop.workflows.fix_engine.section import FixEngineOptions, ItemRecord, Section, read_item
 from fixloop.workflows.kernel.errors import SkipItem
-from fixloop.workflows.kernel.items import ItemStatus
 from fixloop.workflows.kernel.workflow import Workflow, implements
 
 LAST_ITEM = "last-item"  # the run's tag at its last item commit: where an undo goes back to
 
 
-class ItemLoop(Workflow):
+class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
     """The per-item part of fix-engine; `FixEngine` sets `section` and `git` before using it."""
 
     section: Section
     git: GitSession
-    expected_head = ""  # the commit the worktree should be at: the run's last commit
-    checkpoint = "baseline"  # the run's tag at `expected_head`
     stopped = ""  # why no new role call may start (a spent run budget)
 
     @implements("fix-item")
     def fix_item(self, item: ItemRecord, where: Mapping[str, int]) -> ItemRecord:
         """One item to done or failed; left as it is when the run budget is spent."""
-        self.item(item.id, ItemStatus.RUNNING, title=item.text, data=where)
+        self.item(item.id, ChecklistStatus.RUNNING, title=item.text, data=where)
         while item.status == "pending" and not self.stopped:
             item = self.attempt(item, item.next_attempt)
         if item.status == "passed":
@@ -103,9 +101,8 @@ class ItemLoop(Workflow):
         outcome = self.call("executor", inputs, task, worktree, key=executor_key(item, number))
         if self._refused(outcome):
             return None
-        head = gitrepo.head(worktree)
-        if head != self.expected_head:
-            self.undo_executor_commit(item, head)
+        if self.git.head_moved():
+            self.undo_executor_commit(item)
             raise SkipItem("the executor committed on its own; its commit was undone")
         result = outcome.output if outcome.ok else None
         if not isinstance(result, ImplResult):
@@ -184,9 +181,7 @@ class ItemLoop(Workflow):
 
     @implements("tag")
     def tag_last_item(self, commit: str) -> None:
-        self.expected_head = commit
-        self.git.tag(LAST_ITEM)
-        self.checkpoint = LAST_ITEM
+        self.git.checkpoint_at(commit, LAST_ITEM)
 
     @implements("rollback-files")
     def roll_back_item(self, item: ItemRecord) -> None:
@@ -196,15 +191,11 @@ class ItemLoop(Workflow):
             self.git.rollback(changed)
             self.note(f"{item.id}: rolled back {', '.join(changed)}")
 
-    @implements("undo-executor-commit")
-    def undo_executor_commit(self, item: ItemRecord, head: str) -> None:
-        worktree = self.git.worktree
-        committed = gitrepo.paths_between(worktree, self.expected_head, head)
-        paths = sorted({*committed, *gitrepo.changed_paths(worktree)})
-        self.git.rollback(paths, self.checkpoint)
-        commit = self.git.commit(paths, undo_message(self.section, item))
+    def undo_executor_commit(self, item: ItemRecord) -> None:
+        """`undo-agent-commit` of the git protocol: back to `last-item` (or `baseline`)."""
+        changed = gitrepo.changed_paths(self.git.worktree)
+        self.git.undo_agent_commit(changed, undo_message(self.section, item), LAST_ITEM)
         self.warn(f"{item.id}: the executor committed on its own; its commit was undone")
-        self.tag_last_item(commit or gitrepo.head(worktree))
 
     def _refused(self, outcome: AgentOutcome) -> bool:
         if outcome.reason is StopReason.RUN_BUDGET:
@@ -212,21 +203,9 @@ class ItemLoop(Workflow):
         return bool(self.stopped)
 
 
-def outcome_of(item: ItemRecord, stopped: str) -> tuple[ItemStatus, str]:
-    """The item's status for events and reports, and one line saying how it ended."""
-    attempts = f"{len(item.attempts)} attempt(s)"
-    last = item.last
-    if item.status == "done":
-        return ItemStatus.DONE, f"done after {attempts}"
-    if item.status == "failed":
-        verdict = (last.verdict if last else None) or "none (inconclusive)"
-        return ItemStatus.FAILED, f"failed after {attempts}; last verdict: {verdict}"
-    return ItemStatus.PENDING, f"not finished ({stopped or 'the run stopped'})"
-
-
 def _write_json(path: Path, data: Any) -> None:
     """A role's answer on disk (meta.yaml and the error report quote it): secrets masked."""
     path.write_text(dumps_masked(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-__all__ = ["LAST_ITEM", "ItemLoop", "outcome_of"]
+__all__ = ["LAST_ITEM", "ItemLoop"]

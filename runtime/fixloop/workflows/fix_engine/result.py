@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
-from fixloop.workflows.fix_engine.item import outcome_of
 from fixloop.workflows.fix_engine.section import ItemRecord
+from fixloop.workflows.kernel.result import Result
+
+
+class ChecklistStatus(StrEnum):
+    """A checklist item's status: running, then done (verified and committed) or failed;
+    pending when the run stopped first."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
 
 # completed: every item done and COMPLETE written; escalated: an item failed (error_report.yaml);
 # stopped: the run ended before every item was decided (a spent budget, a branch kept): resumable;
@@ -14,20 +26,28 @@ from fixloop.workflows.fix_engine.section import ItemRecord
 SectionStatus = Literal["completed", "escalated", "stopped", "already-complete", ""]
 
 
+def outcome_of(item: ItemRecord, stopped: str) -> tuple[ChecklistStatus, str]:
+    """The item's status for events and reports, and one line saying how it ended."""
+    attempts = f"{len(item.attempts)} attempt(s)"
+    last = item.last
+    if item.status == "done":
+        return ChecklistStatus.DONE, f"done after {attempts}"
+    if item.status == "failed":
+        verdict = (last.verdict if last else None) or "none (inconclusive)"
+        return ChecklistStatus.FAILED, f"failed after {attempts}; last verdict: {verdict}"
+    return ChecklistStatus.PENDING, f"not finished ({stopped or 'the run stopped'})"
+
+
 @dataclass
-class FixEngineResult:
+class FixEngineResult(Result):
     mini_prd: str
     section_id: str = ""
-    run_id: str = ""
     status: SectionStatus = ""
     items: list[ItemRecord] = field(default_factory=list)
     state_dir: str = ""
     error_report: str = ""
     complete: str = ""  # the COMPLETE marker, once written
-    fast_forwarded: bool = False
-    kept_branch: str = ""
     stopped_by: str = ""
-    warnings: list[str] = field(default_factory=list)
 
     @property
     def done(self) -> list[ItemRecord]:
@@ -45,10 +65,20 @@ class FixEngineResult:
     def commits(self) -> list[str]:
         return [item.commit for item in self.items if item.commit]
 
+    def work_items(self) -> list[ItemRecord]:
+        return self.items
+
+    def incomplete(self) -> bool:
+        """Exit 0 only when the section is complete; 1 when an item failed or the run stopped."""
+        return self.status not in ("completed", "already-complete")
+
     @property
-    def exit_code(self) -> int:
-        """0 when the section is complete; 1 when an item failed or the run stopped short."""
-        return 0 if self.status in ("completed", "already-complete") else 1
+    def run_state(self) -> str:
+        """A section neither completed nor escalated stays resumable: its run is `failed`,
+        which pruning keeps."""
+        if self.kept_branch:
+            return "kept-branch"
+        return "finished" if self.status in ("completed", "escalated") else "failed"
 
     def item_json(self, item: ItemRecord) -> dict[str, Any]:
         status, message = outcome_of(item, self.stopped_by)
@@ -64,11 +94,10 @@ class FixEngineResult:
             "evidence": last.evidence if last else "",
         }
 
-    def to_json(self) -> dict[str, Any]:
+    def details(self) -> dict[str, Any]:
         return {
             "mini_prd": self.mini_prd,
             "section_id": self.section_id,
-            "run_id": self.run_id,
             "status": self.status,
             "done": len(self.done),
             "failed": len(self.failed),
@@ -77,10 +106,7 @@ class FixEngineResult:
             "state_dir": self.state_dir,
             "error_report": self.error_report,
             "complete": self.complete,
-            "fast_forwarded": self.fast_forwarded,
-            "kept_branch": self.kept_branch,
             "stopped_by": self.stopped_by,
-            "warnings": self.warnings,
         }
 
     def summary_lines(self) -> list[str]:
@@ -110,4 +136,4 @@ class FixEngineResult:
         return lines
 
 
-__all__ = ["FixEngineResult", "SectionStatus"]
+__all__ = ["FixEngineResult", "SectionStatus", "outcome_of"]

@@ -26,10 +26,10 @@ from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.runs.run import list_runs, mark_recovered
 from fixloop.runs.state import load_state, stopped_runs
 from fixloop.workflows.fix_engine.section import FixEngineState, ItemRecord, Section, read_item
-from fixloop.workflows.kernel.workflow import Workflow
+from fixloop.workflows.kernel.workflow import AnyWorkflow
 
 
-def resume_interrupted(flow: Workflow, section: Section) -> list[ItemRecord]:
+def resume_interrupted(flow: AnyWorkflow, section: Section) -> list[ItemRecord]:
     """The section's items, with the commits of killed runs on the user's branch and recorded."""
     run = flow.active_run
     items = {item.id: item for item in section.items}
@@ -70,7 +70,7 @@ def resume_interrupted(flow: Workflow, section: Section) -> list[ItemRecord]:
     return [_again_if_uncommitted(item) for item in items.values()]
 
 
-def refuse_if_busy(flow: Workflow, section: Section) -> None:
+def refuse_if_busy(flow: AnyWorkflow, section: Section) -> None:
     """Two runs on one section would write one meta.yaml: the later of two live runs stops."""
     run = flow.active_run
     for info in list_runs(run.state_dir):

@@ -19,8 +19,7 @@ Decisions the seed leaves open (docs/fix-engine.md says why):
 
 from __future__ import annotations
 
-from fixloop.runs.git_session import GitSession
-from fixloop.runs.state import digest, save_state
+from fixloop.runs.state import digest
 from fixloop.steps.result import StepFailed, required_output
 from fixloop.workflows.fix_engine.item import ItemLoop
 from fixloop.workflows.fix_engine.result import FixEngineResult
@@ -41,46 +40,48 @@ from fixloop.workflows.kernel.workflow import Context, implements
 class FixEngine(ItemLoop):
     name = "fix-engine"
 
-    def __init__(self, context: Context, options: FixEngineOptions) -> None:
-        super().__init__(context)
-        self.options = options
-        self.result = FixEngineResult(str(options.mini_prd))
+    state: FixEngineState
 
-    def run(self) -> FixEngineResult:
-        section = self.section = self.load_section()
-        result = self.result
-        result.section_id, result.state_dir = section.id, str(section.state)
-        result.items = section.items
-        if section.mode == "complete":
-            result.status, result.complete = "already-complete", str(section.state / "COMPLETE")
-            self.note(f"section {section.id} is already complete: nothing to do")
-            return result
-        self.preflight_backend()
-        run = self.start_run(section.repo)
-        result.run_id = run.id
-        state = FixEngineState(
+    # -- the parts of the kernel's run -----------------------------------------------------
+
+    def plan(self) -> Section:
+        self.section = self.load_section()
+        return self.section
+
+    def new_result(self, section: Section) -> FixEngineResult:
+        return FixEngineResult(
+            str(self.options.mini_prd),
+            section_id=section.id,
+            state_dir=str(section.state),
+            items=section.items,
+        )
+
+    def nothing_to_do(self, section: Section) -> str | None:
+        if section.mode != "complete":
+            return None
+        self.result.status = "already-complete"
+        self.result.complete = str(section.state / "COMPLETE")
+        return f"section {section.id} is already complete: nothing to do"
+
+    def new_state(self, section: Section) -> FixEngineState:
+        return FixEngineState(
             input_path=section.mini_prd,
             input_digest=section.digest,
             section_id=section.id,
             state_dir=str(section.state),
         )
-        save_state(run.dir, state)
-        try:
-            refuse_if_busy(self, section)
-            start = section.mode == "start"
-            result.items = self.make_checklist() if start else self.resume_interrupted()
-            with self.git_session() as git:
-                self.git, self.expected_head = git, git.base
-                self.fix_items(result.items)
-            self.settle(git)
-        except BaseException as exc:
-            run.finish("failed", error=str(exc), **result.to_json())
-            raise
-        state.done = result.status in ("completed", "escalated")
-        save_state(run.dir, state)
-        ended = "finished" if state.done else "failed"  # failed: resumable, pruning keeps it
-        run.finish("kept-branch" if result.kept_branch else ended, **result.to_json())
-        return result
+
+    def work(self, section: Section) -> None:
+        result = self.result
+        refuse_if_busy(self, section)
+        start = section.mode == "start"
+        result.items = self.make_checklist() if start else self.resume_interrupted()
+        with self.git_session() as git:
+            self.git = git
+            self.fix_items(result.items)
+        self.settle()
+        self.state.done = result.status in ("completed", "escalated")
+        self.save_state()
 
     def fix_items(self, items: list[ItemRecord]) -> None:
         """Each item not yet done or failed, in checklist order, until a budget stops the run."""
@@ -89,13 +90,9 @@ class FixEngine(ItemLoop):
                 continue
             items[index] = self.fix_item(item, {"index": index + 1, "total": len(items)})
 
-    def settle(self, git: GitSession) -> None:
+    def settle(self) -> None:
         """After cleanup: the error report, or COMPLETE once the branch holds every commit."""
         result, items = self.result, self.result.items
-        outcome = git.outcome
-        if outcome is not None:
-            result.fast_forwarded = outcome.fast_forwarded
-            result.kept_branch = outcome.kept_branch or ""
         undecided = [item for item in items if item.status not in ("done", "failed")]
         if self.stopped or undecided:
             result.status, result.stopped_by = "stopped", self.stopped or "items left undecided"
@@ -108,12 +105,6 @@ class FixEngine(ItemLoop):
             )
         else:
             self.complete()
-
-    def warn(self, message: str, *, item: str = "") -> None:
-        """Warn now, and keep the warning for the result's summary."""
-        if message not in self.result.warnings:
-            self.result.warnings.append(message)
-        super().warn(message, item=item)
 
     # -- the document's sections, in its order of work ------------------------------------
 

@@ -16,10 +16,10 @@ from fixloop.workflows.fix_findings.intake import needs_pre_gate
 from fixloop.workflows.fix_findings.state import FixFindingsState
 
 if TYPE_CHECKING:
-    from fixloop.workflows.fix_findings.workflow import FixFindings
+    from fixloop.workflows.fix_findings.findings_run import FindingsRun
 
 
-def plan_only(flow: FixFindings, state: FixFindingsState) -> list[str]:
+def plan_only(flow: FindingsRun, state: FixFindingsState) -> list[str]:
     """What a run would do, one line each."""
     options = flow.options
     lines: list[str] = []
@@ -54,7 +54,7 @@ def plan_only(flow: FixFindings, state: FixFindingsState) -> list[str]:
     return lines
 
 
-def _staged_files(flow: FixFindings, state: FixFindingsState) -> set[str]:
+def _staged_files(flow: FindingsRun, state: FixFindingsState) -> set[str]:
     """The scope files whose index entry differs from HEAD's (staged by the user, or a run)."""
     files = sorted({path for record in state.records for path in record.scope})
     if not files:

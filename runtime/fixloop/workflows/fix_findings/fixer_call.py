@@ -31,12 +31,12 @@ from fixloop.workflows.fix_findings.state import FindingRecord, RoundRecord
 from fixloop.workflows.kernel.denied_writes import Denials, sort_denials
 
 if TYPE_CHECKING:
-    from fixloop.workflows.fix_findings.workflow import FixFindings
+    from fixloop.workflows.fix_findings.findings_run import FindingsRun
 
 UNVERIFIED = "unverified"
 
 
-def before_round(flow: FixFindings, index: int, number: int, files: Sequence[str]) -> RoundRecord:
+def before_round(flow: FindingsRun, index: int, number: int, files: Sequence[str]) -> RoundRecord:
     """What the round's files were before the fixer ran: bytes on disk, index entries."""
     folder = flow.active_run.dir / "snapshots" / f"finding-{index}" / f"round-{number}"
     return RoundRecord(
@@ -50,7 +50,7 @@ def before_round(flow: FixFindings, index: int, number: int, files: Sequence[str
     )
 
 
-def undo_interrupted_call(flow: FixFindings, index: int, record: FindingRecord) -> None:
+def undo_interrupted_call(flow: FindingsRun, index: int, record: FindingRecord) -> None:
     """Killed during a fixer call: put its files back before the call is made again."""
     interrupted = record.in_flight
     assert interrupted is not None
@@ -64,7 +64,7 @@ def undo_interrupted_call(flow: FixFindings, index: int, record: FindingRecord) 
 
 
 def call_fixer(
-    flow: FixFindings, record: FindingRecord, number: int, key: str, note: str
+    flow: FindingsRun, record: FindingRecord, number: int, key: str, note: str
 ) -> tuple[AgentOutcome, Denials]:
     """One fixer call between two tree fingerprints: its denials, plus what it changed."""
     inputs, task = fixer_brief(
@@ -94,7 +94,7 @@ def call_fixer(
     return outcome, denials
 
 
-def _undo_commit(flow: FixFindings, record: FindingRecord, number: int, before: GitState) -> str:
+def _undo_commit(flow: FindingsRun, record: FindingRecord, number: int, before: GitState) -> str:
     """Undo the fixer's branch switch, commit, reset or stash; what it did, in words ("" for
     none)."""
     after = GitState.capture(flow.repo)
@@ -112,7 +112,7 @@ def _undo_commit(flow: FixFindings, record: FindingRecord, number: int, before: 
     return said
 
 
-def restore_round_files(flow: FixFindings, before: RoundRecord) -> None:
+def restore_round_files(flow: FindingsRun, before: RoundRecord) -> None:
     """A failed attempt: its files get back their bytes and index entries, one by one."""
     snapshots.restore(flow.repo, Path(before.snapshot_dir), before.snapshot)
     files = list(before.snapshot)
@@ -124,7 +124,7 @@ def restore_round_files(flow: FixFindings, before: RoundRecord) -> None:
         flow.steps.restore_index(changed, before.index_before)
 
 
-def take_back_unverified(flow: FixFindings, record: FindingRecord) -> None:
+def take_back_unverified(flow: FindingsRun, record: FindingRecord) -> None:
     """The run stops before this round's fix was staged: take it back out of the user's files.
 
     The fixer's version is kept in the run folder; the round is dropped, so `--resume` makes it

@@ -28,7 +28,7 @@ from fixloop.workflows.kernel.choices import question
 from fixloop.workflows.kernel.errors import Escalate, StepFailed
 
 if TYPE_CHECKING:
-    from fixloop.workflows.fix_findings.workflow import FixFindings
+    from fixloop.workflows.fix_findings.findings_run import FindingsRun
 
 _FILE = re.compile(r"^diff --git a/(?P<a>.*) b/(?P<b>.*)$")
 _HUNK = re.compile(r"^@@ -(?P<a>\d+)(?:,(?P<an>\d+))? \+(?P<b>\d+)(?:,(?P<bn>\d+))? @@")
@@ -167,7 +167,7 @@ def assess(staged_diff: str, fix_diff: str) -> PrestagedReport:
 
 
 def settle_prestaged(
-    flow: FixFindings, index: int, record: FindingRecord, files: Sequence[str]
+    flow: FindingsRun, index: int, record: FindingRecord, files: Sequence[str]
 ) -> bool:
     """Round 1: deal with hunks the user staged in the fixed files before the fix is staged.
 
@@ -213,7 +213,7 @@ def settle_prestaged(
 
 
 def _set_aside(
-    flow: FixFindings, index: int, record: FindingRecord, files: Sequence[str], found: str
+    flow: FindingsRun, index: int, record: FindingRecord, files: Sequence[str], found: str
 ) -> bool:
     """Set the user's hunks aside; when the fix rewrote them, from the file before the fix."""
     steps = flow.steps

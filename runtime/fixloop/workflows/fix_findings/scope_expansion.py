@@ -14,20 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
 
 from fixloop.agents.backend import AgentOutcome
 from fixloop.schemas.results import FixReport, ScopeExpansionRequest
-from fixloop.steps.paths import path_problem
-from fixloop.workflows.kernel.choices import Prompter, question
+from fixloop.workflows.kernel.choices import Prompter
 from fixloop.workflows.kernel.denied_writes import Denials, changed_unasked, tried_to_edit
-
-APPROVE, REJECT, DEFER = (
-    "Approve expanded scope",
-    "Reject — fix within original scope only",
-    "Defer this finding",
+from fixloop.workflows.kernel.scope_policy import (
+    ScopePolicy,
+    answer_expansion,
 )
-ScopePolicy = Literal["ask", "approve", "reject", "defer"]
 
 
 def scope_request(
@@ -73,21 +68,13 @@ def answer(
     notes: list[str],
 ) -> str:
     """APPROVE, REJECT or DEFER; `notes` says why when neither the user nor the policy chose."""
-    unsafe = [p for p in request.additional_files if path_problem(repo, p) is not None]
-    if unsafe:
-        notes.append(f"scope expansion to unsafe paths {unsafe} refused")
-        return REJECT
-    if policy != "ask":
-        return {"approve": APPROVE, "reject": REJECT, "defer": DEFER}[policy]
     text = (
         f"Finding {finding_id}: the fixer asks to also edit "
         f"{', '.join(request.additional_files)}: {request.justification}"
     )
-    chosen = prompter.ask(question(text, [APPROVE, REJECT, DEFER], APPROVE))
-    if chosen is None:
-        notes.append("scope expansion needs an answer; deferred (no terminal)")
-        return DEFER
-    return chosen
+    return answer_expansion(
+        policy, prompter, request.additional_files, text, repo=repo, notes=notes
+    )
 
 
 def _request(files: Sequence[str], justification: str) -> ScopeExpansionRequest:

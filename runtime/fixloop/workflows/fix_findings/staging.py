@@ -15,9 +15,9 @@ from pathlib import Path
 from fixloop import gitrepo
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.runs.run import Run
+from fixloop.steps.caller import Steps
 from fixloop.steps.paths import write_paths_file
-from fixloop.steps.result import StepFailed, StepResult, required_count, required_output
-from fixloop.steps.runner import run_step
+from fixloop.steps.result import StepResult, required_count, required_output
 
 
 @dataclass(frozen=True)
@@ -50,10 +50,7 @@ class StagingSteps:
         if files is not None:  # a step that takes no FILES_LIST gets none
             listing = write_paths_file(self.scratch / "files.list", self.repo, files)
             values["FILES_LIST"] = str(listing)
-        result = run_step(self.workflow, step, cwd=self.repo, inputs=values, run=self.run)
-        if not result.ok:
-            raise StepFailed(result)
-        return result
+        return Steps(self.workflow, self.run).must(step, self.repo, **values)
 
     def prestaged(self, files: Sequence[str]) -> PrestagedDiffs:
         staged, fix = self.scratch / "prestaged.diff", self.scratch / "fix.diff"

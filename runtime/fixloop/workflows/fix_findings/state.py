@@ -9,6 +9,7 @@ verified rather than fixed again.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,6 +22,18 @@ from fixloop.schemas.results import (
     EscalatedFinding,
     FixVerifyLoopOutput,
 )
+
+
+class FindingStatus(StrEnum):
+    """A confirmed finding's status: running, then one of the four buckets."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    RESOLVED = "resolved"
+    ESCALATED = "escalated"
+    DROPPED = "dropped"
+    DEMOTED = "demoted"
+
 
 # fixed: the fixer reported; staging: `git add` may have run; staged; verified: verdict recorded.
 Phase = Literal["fixed", "staging", "staged", "verified"]

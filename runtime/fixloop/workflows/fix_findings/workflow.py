@@ -23,7 +23,9 @@ Decisions the document leaves to the implementation, made fail-closed:
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -31,10 +33,8 @@ from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
 from fixloop.diagnostics import FixloopError, display_path
 from fixloop.runs.exclusive import exclusive_run
-from fixloop.runs.preflight import check_index_lock, no_optional_locks
-from fixloop.runs.run import Run
+from fixloop.runs.preflight import check_index_lock
 from fixloop.runs.show import save_diff
-from fixloop.runs.state import save_state
 from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
 from fixloop.steps.paths import check_path
 from fixloop.workflows.fix_findings import escalation, scope_expansion, snapshots
@@ -56,10 +56,10 @@ from fixloop.workflows.fix_findings.fixer_call import (
 )
 from fixloop.workflows.fix_findings.intake import first_calls, load_state, needs_pre_gate
 from fixloop.workflows.fix_findings.prestaged import settle_prestaged
-from fixloop.workflows.fix_findings.scope_expansion import APPROVE, DEFER, ScopePolicy
 from fixloop.workflows.fix_findings.staging import StagingSteps
 from fixloop.workflows.fix_findings.state import (
     FindingRecord,
+    FindingStatus,
     FixFindingsState,
     Phase,
     RoundRecord,
@@ -73,7 +73,8 @@ from fixloop.workflows.fix_findings.verdicts import (
     judge,
 )
 from fixloop.workflows.kernel.errors import Escalate, StepFailed
-from fixloop.workflows.kernel.items import ItemStatus
+from fixloop.workflows.kernel.result import Result
+from fixloop.workflows.kernel.scope_policy import APPROVE, DEFER, ScopePolicy
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
 
 MAX_ATTEMPTS = 2
@@ -91,42 +92,63 @@ class FixFindingsOptions:
     wait_s: float = 0.0  # how long to wait for another fix-findings run of the repository
 
 
-@dataclass(frozen=True)
-class FixFindingsResult:
+@dataclass
+class FixFindingsResult(Result):
+    """Fixes are staged, not committed: exit 1 when a finding was escalated to a person."""
+
     state: FixFindingsState
-    run_id: str  # "" for a dry run, which has no run
-    run_dir: Path
-    planned: list[str] = field(default_factory=list)  # what a dry run would do, one line each
-    dry_run: bool = False
+    run_dir: Path = Path()  # Path() for a dry run, which has no run
+
+    def work_items(self) -> list[FindingRecord]:
+        return self.state.records
+
+    def short(self, item: FindingRecord) -> bool:
+        return item.bucket == "escalated"
 
 
-class FixFindings(Workflow):
+class FixFindings(Workflow[FixFindingsOptions, FixFindingsState, FixFindingsResult]):
     name = "fix-findings"
+    state: FixFindingsState
 
     def __init__(self, context: Context, options: FixFindingsOptions) -> None:
-        super().__init__(context)
-        self.options = options
+        super().__init__(context, options)
         self.brief = fix_brief(self.doc)
 
-    def run(self) -> FixFindingsResult:
-        self.state = state = self.intake()
-        self.repo = repo = Path(state.repo)
-        check_index_lock(repo)
-        self.preflight_backend([] if state.resumed_from else first_calls(state))
-        if self.options.dry_run:
-            with no_optional_locks():
-                planned = plan_only(self, state)
-                return FixFindingsResult(state, "", Path(), planned=planned, dry_run=True)
-        state_dir = gitrepo.state_dir_of(repo)
-        where = display_path(repo)
-        with exclusive_run(state_dir, self.name, where=where, wait_s=self.options.wait_s) as claim:
-            run = self.start_run(repo)
-            claim.record(run.id)
-            return self.fix_each_finding(run)
+    # -- the parts of the kernel's run -----------------------------------------------------
 
-    def fix_each_finding(self, run: Run) -> FixFindingsResult:
+    def plan(self) -> FixFindingsState:
+        state = self.intake()
+        self.repo = Path(state.repo)
+        check_index_lock(self.repo)
+        return state
+
+    def new_result(self, state: FixFindingsState) -> FixFindingsResult:
+        return FixFindingsResult(state)
+
+    def repository(self, state: FixFindingsState) -> Path:
+        return Path(state.repo)
+
+    def first_calls(self, state: FixFindingsState) -> list[str]:
+        return [] if state.resumed_from else first_calls(state)
+
+    def dry_run(self, state: FixFindingsState) -> None:
+        self.result.planned = plan_only(self, state)
+
+    @contextmanager
+    def one_at_a_time(self, state: FixFindingsState) -> Iterator[Callable[[str], None]]:
+        """One fix-findings run per repository: they would stage into the same index."""
+        state_dir = gitrepo.state_dir_of(self.repo)
+        where = display_path(self.repo)
+        with exclusive_run(state_dir, self.name, where=where, wait_s=self.options.wait_s) as claim:
+            yield claim.record
+
+    def new_state(self, state: FixFindingsState) -> FixFindingsState:
+        return state  # the intake's state is the run's: a resumed run's goes on where it stopped
+
+    def work(self, state: FixFindingsState) -> None:
         """Every undecided finding to its bucket, one at a time, then the report."""
-        state, repo = self.state, self.repo
+        run, repo = self.active_run, self.repo
+        self.result.run_dir = run.dir
         findings = shlex.quote(str(Path(self.options.findings).resolve()))
         run.annotate(
             resume_with=f"fixloop fix-findings {findings} --repo {shlex.quote(str(repo))} "
@@ -136,14 +158,15 @@ class FixFindings(Workflow):
         self.guard = TreeGuard(self.steps, repo, run.dir / "kept")
         record: FindingRecord | None = None
         try:
-            self.save()
             total = len(state.records)
             for index, record in enumerate(state.records, start=1):
                 if record.bucket is None:
                     finding, where = record.finding, {"index": index, "total": total}
-                    self.item(str(finding.id), ItemStatus.RUNNING, title=finding.title, data=where)
+                    self.item(
+                        str(finding.id), FindingStatus.RUNNING, title=finding.title, data=where
+                    )
                     self.resolve(index, record)
-                    bucket = ItemStatus(record.bucket or "escalated")
+                    bucket = FindingStatus(record.bucket or "escalated")
                     diff = record.rounds[-1].diff if record.rounds else ""
                     self.item(
                         str(finding.id), bucket, title=finding.title, data={**where, "diff": diff}
@@ -152,26 +175,22 @@ class FixFindings(Workflow):
         except StepFailed as exc:
             if record is not None:
                 take_back_unverified(self, record)
-            run.close()
             stopped = f"(the run stopped; continue it with --resume {run.id})"
             located = StepFailed(exc.result, f"{exc.result.describe_failure()} {stopped}")
             # A step that refuses the repository as it is (a git-ignored file, say) is bad input.
             raise FixloopError(located.diagnostics, exit_code=2) from None
-        except BaseException:
-            run.close()  # left `running` without its lock, the run reads as crashed: resumable
-            raise
-        output = state.output()
-        run.finish(
-            "finished",
-            resolved=len(output.resolved),
-            escalated=len(output.escalated),
-            dropped=len(output.dropped),
-            demoted=len(output.demoted),
-        )
-        return FixFindingsResult(state, run.id, run.dir)
+
+    def run_details(self) -> dict[str, int]:
+        output = self.state.output()
+        return {
+            "resolved": len(output.resolved),
+            "escalated": len(output.escalated),
+            "dropped": len(output.dropped),
+            "demoted": len(output.demoted),
+        }
 
     def save(self) -> None:
-        save_state(self.active_run.dir, self.state)
+        self.save_state()
 
     # -- the document's sections ---------------------------------------------------------
 

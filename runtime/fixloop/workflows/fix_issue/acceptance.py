@@ -23,9 +23,9 @@ from fixloop.events import Event, EventKind, EventStream
 from fixloop.gitrepo import files_at, patch_paths
 from fixloop.runs.run import Run
 from fixloop.sandboxes import open_sandbox
+from fixloop.steps.caller import Steps
 from fixloop.steps.paths import write_paths_file
-from fixloop.steps.result import StepFailed, required_output
-from fixloop.steps.runner import run_step
+from fixloop.steps.result import required_output
 from fixloop.workflows.fix_issue.plan import SandboxOpener
 from fixloop.workflows.fix_issue.suite import CommandRun, PresetTest, Suite, all_passed
 
@@ -113,10 +113,8 @@ def verify_patch(
 
 
 def _verify(check: PatchCheck, document: WorkflowDoc, run: Run, acceptance: Acceptance) -> None:
-    inputs = {"RUN_ID": run.id, "BASE": check.base}
-    setup = run_step(document, "setup-verify-worktree", cwd=check.repo, inputs=inputs, run=run)
-    if not setup.ok:
-        raise StepFailed(setup)
+    steps = Steps(document, run)
+    setup = steps.must("setup-verify-worktree", check.repo, RUN_ID=run.id, BASE=check.base)
     worktree = Path(required_output(setup, "WORKTREE"))
     acceptance.restored = restored_tests(check)
     apply_inputs = {"WORKTREE": str(worktree), "PATCH_FILE": str(check.patch), "BASE": check.base}
@@ -125,7 +123,7 @@ def _verify(check: PatchCheck, document: WorkflowDoc, run: Run, acceptance: Acce
         apply_inputs["RESTORE_FILE"] = str(listed)
     if check.hidden_files is not None:
         apply_inputs["HIDDEN_TESTS"] = str(check.hidden_files.resolve())
-    applied = run_step(document, "apply-patch", cwd=worktree, inputs=apply_inputs, run=run)
+    applied = steps.attempt("apply-patch", worktree, **apply_inputs)
     if not applied.ok:
         acceptance.problem = (
             f"the patch does not apply to {check.base[:12]}: "
@@ -144,8 +142,7 @@ def _verify(check: PatchCheck, document: WorkflowDoc, run: Run, acceptance: Acce
 
 
 def _remove_worktree(check: PatchCheck, protocol: WorkflowDoc, run: Run) -> bool:
-    removed = run_step(protocol, "recover-run", cwd=check.repo, inputs={"RUN_ID": run.id}, run=run)
-    return removed.ok
+    return Steps(protocol, run).attempt("recover-run", check.repo, RUN_ID=run.id).ok
 
 
 __all__ = [

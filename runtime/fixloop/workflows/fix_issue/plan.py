@@ -15,13 +15,15 @@ import shlex
 import shutil
 from collections.abc import Sequence
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.documents.config import find_config
 from fixloop.gitrepo import changed_paths, head, toplevel
 from fixloop.sandboxes import Sandbox, SandboxChoice, open_sandbox
+from fixloop.secret_files import SecretFiles
 from fixloop.workflows.fix_issue.suite import PresetTest
 
 MAX_ATTEMPTS = 3
@@ -75,6 +77,8 @@ class FixIssuePlan:
     tests: tuple[PresetTest, ...]
     guessed_tests: bool
     sandbox: SandboxChoice  # what `--sandbox` stands for here, and why
+    # The files the tools refuse, from the repository's settings as they were before the run.
+    secret_files: SecretFiles = field(default_factory=SecretFiles)
 
 
 def _refuse(where: str, rule: str, message: str) -> FixloopError:
@@ -205,6 +209,7 @@ def plan_fix_issue(options: FixIssueOptions) -> FixIssuePlan:
         tests=tests,
         guessed_tests=guessed,
         sandbox=choice,
+        secret_files=find_config(repo).secret_files,
     )
 
 

@@ -21,7 +21,16 @@ from fixloop.masking import dumps_masked
 from fixloop.workflows.fix_issue.acceptance import Acceptance
 from fixloop.workflows.fix_issue.state import AttemptRecord
 from fixloop.workflows.fix_issue.suite import CommandRun, summary
-from fixloop.workflows.kernel.items import ItemStatus
+from fixloop.workflows.kernel.result import Result
+
+
+class IssueItemStatus(StrEnum):
+    """The issue's status as an item: each attempt passed or failed, then resolved or failed."""
+
+    RUNNING = "running"
+    PASSED = "passed"
+    FAILED = "failed"
+    RESOLVED = "resolved"
 
 
 class IssueStatus(StrEnum):
@@ -30,15 +39,14 @@ class IssueStatus(StrEnum):
     UNRESOLVED = "unresolved"
 
     @property
-    def item_status(self) -> ItemStatus:
-        return ItemStatus.RESOLVED if self is IssueStatus.RESOLVED else ItemStatus.FAILED
+    def item_status(self) -> IssueItemStatus:
+        return IssueItemStatus.RESOLVED if self is IssueStatus.RESOLVED else IssueItemStatus.FAILED
 
 
 @dataclass
-class FixIssueResult:
+class FixIssueResult(Result):
     issue: str  # the issue file as the user named it
     issue_id: str
-    run_id: str = ""
     base: str = ""
     status: IssueStatus = IssueStatus.UNRESOLVED
     reason: str = ""
@@ -53,12 +61,11 @@ class FixIssueResult:
     result_path: str = ""
     trace_path: str = ""
     changed_outside_tools: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
     wall_s: float = 0.0
 
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.status is IssueStatus.RESOLVED else 1
+    def incomplete(self) -> bool:
+        """Exit 0 only for a resolved issue."""
+        return self.status is not IssueStatus.RESOLVED
 
     @property
     def cost_usd(self) -> float:
@@ -72,11 +79,10 @@ class FixIssueResult:
     def tool_calls(self) -> int:
         return sum(attempt.tool_calls for attempt in self.attempts)
 
-    def to_json(self) -> dict[str, Any]:
+    def details(self) -> dict[str, Any]:
         return {
             "issue": self.issue,
             "issue_id": self.issue_id,
-            "run_id": self.run_id,
             "status": str(self.status),
             "reason": self.reason,
             "base": self.base,
@@ -94,7 +100,6 @@ class FixIssueResult:
             "tool_calls": self.tool_calls,
             "wall_s": round(self.wall_s, 3),
             "changed_outside_tools": self.changed_outside_tools,
-            "warnings": self.warnings,
             "result_path": self.result_path,
             "trace_path": self.trace_path,
         }

@@ -7,6 +7,9 @@ plays them from a script. Every call is checked and answered, never raised:
 
 - paths go through the one path check (`steps.paths`): no absolute path, `..`, `.git`, or
   symbolic link on the way out of the worktree;
+- environment and credential files (`.env*`, private keys, `.netrc`, `.npmrc`, …; the project
+  setting `secret-files`, see `fixloop.secret_files`), and links to them, are refused by
+  `read_file`, `edit_file` and `create_file` (`secret_file`) and left out of `search_code`;
 - `edit_file` is refused, with a code the model can act on, when the file changed since the
   version it names (`stale_version`), when `old` is missing (`no_match`) or found more than once
   (`ambiguous_match`), when `old` equals `new` (`no_change`), or when the result is too large;
@@ -33,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from fixloop.agents.toolbox import WRITING_TOOLS, ToolReply, ToolSpec
 from fixloop.events import Event, EventKind
 from fixloop.gitrepo import visible_files
+from fixloop.secret_files import SecretFiles
 from fixloop.steps.paths import check_path, path_problem
 from fixloop.workflows.fix_issue.suite import RunStatus, Suite, all_passed
 from fixloop.workflows.fix_issue.versions import MAX_FILE_BYTES, file_version
@@ -126,6 +130,7 @@ class IssueTools:
     emit: Callable[[Event], None] = lambda event: None
     item: str = ""
     touched: set[str] = field(default_factory=set)  # files changed through edit or create
+    secret_files: SecretFiles = field(default_factory=SecretFiles)
     calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -190,6 +195,9 @@ class IssueTools:
         if problem is not None:
             return _refused("unsafe_path", problem)
         clean = check_path(self.worktree, raw)
+        secret = self.secret_files.problem(self.worktree, clean)
+        if secret is not None:
+            return _refused("secret_file", secret)
         return clean, self.worktree / clean
 
     def list_files(self, args: ListArgs) -> ToolReply:
@@ -210,11 +218,15 @@ class IssueTools:
     def search_code(self, args: SearchArgs) -> ToolReply:
         matches: list[dict[str, Any]] = []
         skipped: list[str] = []
+        withheld: list[str] = []  # secret files: never searched
         scanned = 0
         for path in visible_files(self.worktree):
             if not (
                 fnmatch.fnmatch(path, args.glob) or fnmatch.fnmatch(Path(path).name, args.glob)
             ):
+                continue
+            if self.secret_files.problem(self.worktree, path) is not None:
+                withheld.append(path)
                 continue
             full = self.worktree / path
             if full.is_symlink() or not full.is_file() or full.stat().st_size > MAX_FILE_BYTES:
@@ -232,8 +244,16 @@ class IssueTools:
                     snippet = line.strip()[:MAX_SNIPPET_CHARS]
                     matches.append({"path": path, "line": number, "text": snippet})
                     if len(matches) >= args.max_results:
-                        return _reply(True, matches=matches, truncated=True, skipped=skipped)
-        return _reply(True, matches=matches, truncated=False, skipped=skipped)
+                        return _reply(
+                            True,
+                            matches=matches,
+                            truncated=True,
+                            skipped=skipped,
+                            secret_files=withheld,
+                        )
+        return _reply(
+            True, matches=matches, truncated=False, skipped=skipped, secret_files=withheld
+        )
 
     # -- reading and changing ---------------------------------------------------------------
 

@@ -19,8 +19,9 @@ from fixloop.agents.backend import StopReason
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.gitrepo import changed_paths
 from fixloop.runs.git_session import GitSession
-from fixloop.runs.state import digest, save_state
+from fixloop.runs.state import digest
 from fixloop.sandboxes import Sandbox
+from fixloop.sandboxes.protocol import SandboxChoice
 from fixloop.schemas.results import ImplResult
 from fixloop.workflows.fix_issue.acceptance import Acceptance, PatchCheck, verify_patch
 from fixloop.workflows.fix_issue.brief import ROLE, call_key, fixer_inputs, task_text
@@ -30,74 +31,80 @@ from fixloop.workflows.fix_issue.plan import (
     issue_id_of,
     plan_fix_issue,
 )
-from fixloop.workflows.fix_issue.result import FixIssueResult, write_result
+from fixloop.workflows.fix_issue.result import FixIssueResult, IssueItemStatus, write_result
 from fixloop.workflows.fix_issue.state import AttemptRecord, FixIssueState
 from fixloop.workflows.fix_issue.suite import RunStatus, Suite, all_passed
 from fixloop.workflows.fix_issue.tools import IssueTools
 from fixloop.workflows.fix_issue.verdict import decide
-from fixloop.workflows.kernel.items import ItemStatus
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
 
 PATCH_NAME = "fix.patch"
 RESULT_NAME = "result.json"
 
 
-class FixIssue(Workflow):
+class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
     name = "fix-issue"
+    state: FixIssueState
 
     def __init__(self, context: Context, options: FixIssueOptions) -> None:
-        super().__init__(context)
-        self.options = options
-        self.result = FixIssueResult(str(options.issue), issue_id_of(options))
+        super().__init__(context, options)
+        self.started = time.monotonic()
 
-    def run(self) -> FixIssueResult:
-        started = time.monotonic()
-        plan = self.read_issue()
-        self.preflight_backend()
-        run = self.start_run(plan.repo, sandbox=plan.sandbox)  # the scripted shell's too
-        result = self.result
-        result.run_id, result.tests = run.id, [test.shown for test in plan.tests]
-        result.result_path = str(run.dir / RESULT_NAME)
-        result.trace_path = str(run.events_path)
-        state = FixIssueState(
+    # -- the parts of the kernel's run -----------------------------------------------------
+
+    def plan(self) -> FixIssuePlan:
+        self.started = time.monotonic()
+        return self.read_issue()
+
+    def new_result(self, plan: FixIssuePlan) -> FixIssueResult:
+        result = FixIssueResult(str(self.options.issue), issue_id_of(self.options))
+        result.tests = [test.shown for test in plan.tests]
+        return result
+
+    def sandbox_for(self, plan: FixIssuePlan) -> SandboxChoice:
+        return plan.sandbox  # the test commands' sandbox, and the scripted shell's too
+
+    def new_state(self, plan: FixIssuePlan) -> FixIssueState:
+        return FixIssueState(
             input_path=plan.issue_shown, input_digest=digest(plan.issue_bytes), base=plan.base
         )
-        save_state(run.dir, state)
-        try:
-            with self.git_session() as git:
-                result.base = state.base = git.base
-                with self.sandbox(git.worktree, run.id) as sandbox:
-                    suite = Suite(plan.tests, sandbox, git.worktree, timeout_s=self.timeout_s)
-                    tools = IssueTools(git.worktree, suite, self.emit, plan.issue_id)
-                    self.tests_before(suite, state)
-                    self.fix_until_the_tests_pass(plan, tools, suite, state)
-                self.export_patch(git, tools)
-                if result.patch_files:
-                    result.acceptance = self.verify_patch(plan, Path(result.patch_path))
-                result.status, result.reason = decide(result)
-                result.wall_s = time.monotonic() - started
-                self.write_result()
-                state.done = True
-                save_state(run.dir, state)
-        except BaseException as exc:
-            result.reason = f"stopped: {exc}"
-            result.wall_s = time.monotonic() - started
-            write_result(Path(result.result_path), result)
-            run.finish("failed", error=str(exc), status=str(result.status))
-            raise
+
+    def work(self, plan: FixIssuePlan) -> None:
+        result, state, run = self.result, self.state, self.active_run
+        result.result_path = str(run.dir / RESULT_NAME)
+        result.trace_path = str(run.events_path)
+        with self.git_session() as git:
+            result.base = state.base = git.base
+            with self.sandbox(git.worktree, run.id) as sandbox:
+                suite = Suite(plan.tests, sandbox, git.worktree, timeout_s=self.timeout_s)
+                tools = IssueTools(
+                    git.worktree, suite, self.emit, plan.issue_id, secret_files=plan.secret_files
+                )
+                self.tests_before(suite, state)
+                self.fix_until_the_tests_pass(plan, tools, suite, state)
+            self.export_patch(git, tools)
+            if result.patch_files:
+                result.acceptance = self.verify_patch(plan, Path(result.patch_path))
+            result.status, result.reason = decide(result)
+            result.wall_s = time.monotonic() - self.started
+            self.write_result()
+            state.done = True
+            self.save_state()
         self.item(plan.issue_id, result.status.item_status, result.reason)
-        run.finish("finished", status=str(result.status), result=result.result_path)
-        return result
+
+    def on_failure(self, exc: BaseException) -> None:
+        result = self.result
+        result.reason = f"stopped: {exc}"
+        result.wall_s = time.monotonic() - self.started
+        if result.result_path:
+            write_result(Path(result.result_path), result)
+
+    def run_details(self) -> dict[str, str]:
+        return {"status": str(self.result.status), "result": self.result.result_path}
 
     @property
     def timeout_s(self) -> float:
         return self.options.test_timeout_s
-
-    def warn(self, message: str, *, item: str = "") -> None:
-        """Warn now, and keep the warning for the result."""
-        if message not in self.result.warnings:
-            self.result.warnings.append(message)
-        super().warn(message, item=item)
 
     @contextmanager
     def sandbox(self, worktree: Path, run_id: str) -> Iterator[Sandbox]:
@@ -119,8 +126,8 @@ class FixIssue(Workflow):
             self.check_attempt(record, suite)
             state.attempts.append(record)
             self.result.attempts = list(state.attempts)
-            save_state(self.active_run.dir, state)
-            verdict = ItemStatus.PASSED if record.succeeded else ItemStatus.FAILED
+            self.save_state()
+            verdict = IssueItemStatus.PASSED if record.succeeded else IssueItemStatus.FAILED
             tests = "passed" if all_passed(self.result.tests_after) else "failing"
             said = record.fixer_status or record.reason
             self.item(plan.issue_id, verdict, f"attempt {number}: fixer {said}; tests {tests}")
@@ -140,7 +147,7 @@ class FixIssue(Workflow):
         runs = suite.run()
         self.result.tests_before = self.result.tests_after = runs
         state.tests_before = [run.to_json() for run in runs]
-        save_state(self.active_run.dir, state)
+        self.save_state()
         missing = [run.command for run in runs if run.status is RunStatus.NOT_FOUND]
         if missing:
             problem = f"{missing[0]!r}: its program is not found in the sandbox"
@@ -150,7 +157,7 @@ class FixIssue(Workflow):
     def fix_attempt(
         self, plan: FixIssuePlan, tools: IssueTools, number: int, earlier: list[AttemptRecord]
     ) -> AttemptRecord:
-        self.item(plan.issue_id, ItemStatus.RUNNING, title=f"attempt {number}")
+        self.item(plan.issue_id, IssueItemStatus.RUNNING, title=f"attempt {number}")
         calls = tools.calls
         outcome = self.call(
             ROLE,

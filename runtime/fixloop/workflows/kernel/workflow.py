@@ -7,16 +7,34 @@ bottom like the document's "Order of work". Each part of that order is a method 
 order the document names them, and that every id a workflow implements exists in its document
 (`tests/workflows/test_order_of_work.py`).
 
-    class ReviewFix(Workflow):
+    class ReviewFix(Workflow[ReviewFixOptions, ReviewFixPlan, ReviewFixResult]):
         name = "review-fix"
 
-        def run(self) -> Result:
-            status = self.check_review_status()
-            ...
+        def plan(self) -> ReviewFixPlan: ...            # bad input: FixloopError, exit 2
+        def new_result(self, plan) -> ReviewFixResult: ...
+        def work(self, plan) -> None: ...               # the document's order of work
 
         @implements("check-review-status")
         def check_review_status(self) -> str:
             return required_output(self.step("check-review-status", cwd=...), "STATUS")
+
+`Workflow.run()` is the one run lifecycle, the same for every workflow; a workflow never writes
+its own (mini-swe-agent's shape: the loop is the base's, the parts are the subclass's):
+
+    plan()                 the input read and checked; nothing has run yet (bad input: exit 2)
+    new_result(plan)       the result every later part fills in
+    nothing_to_do(plan)    a reason to stop before anything starts (a clean review, a section
+                           already complete), or None
+    preflight              the git protocol's preflight (exit 2 in every workflow), then the
+                           backend: the keys `first_calls(plan)` names must be answerable
+    dry_run(plan)          with --dry-run: say what would be done, change nothing
+    start the run          inside `one_at_a_time(plan)`: its folder, lock, trace and sandbox;
+                           `new_state(plan)` saved
+    work(plan)             the document's order of work; `self.git_session()` around the
+                           part that changes the repository copies its branch outcome into
+                           the result
+    finish                 `result.run_state` ("finished", "kept-branch", …); on any exception
+                           `on_failure(exc)`, then "failed", and the exception goes on up
 """
 
 from __future__ import annotations
@@ -26,8 +44,9 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar, ParamSpec, TypeVar
+from typing import Any, ClassVar, Generic, ParamSpec, TypeVar
 
 from fixloop.agents.backend import Backend, preflight
 from fixloop.agents.budget import RunBudget
@@ -35,18 +54,23 @@ from fixloop.agents.dispatch import Dispatcher
 from fixloop.documents.pack import Pack, WorkflowDoc
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.runs.git_session import GitSession, git_session
+from fixloop.runs.preflight import check_repository, no_optional_locks
 from fixloop.runs.recovery import RecoveryReport
 from fixloop.runs.run import Run
+from fixloop.runs.state import RunState, save_state
 from fixloop.sandboxes.launcher import RunSandbox, write_launcher
 from fixloop.sandboxes.protocol import SandboxChoice
+from fixloop.steps.caller import Steps
 from fixloop.steps.result import StepFailed, StepResult
-from fixloop.steps.runner import run_step, step_library
+from fixloop.steps.runner import StepRun, step_library
 from fixloop.workflows.kernel.choices import Prompter, ScriptedPrompter
-from fixloop.workflows.kernel.items import ItemStatus
+from fixloop.workflows.kernel.result import Result
 
 P = ParamSpec("P")
 R = TypeVar("R")
-W = TypeVar("W", bound="Workflow")
+OptionsT = TypeVar("OptionsT")
+PlanT = TypeVar("PlanT")
+ResultT = TypeVar("ResultT", bound=Result)
 
 PROTOCOL = "git-protocol"
 
@@ -82,7 +106,7 @@ def implements(step_id: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     return decorate
 
 
-def implemented_steps(workflow: type[Workflow]) -> dict[str, str]:
+def implemented_steps(workflow: type[AnyWorkflow]) -> dict[str, str]:
     """method name → the document step id it implements, for every `@implements` method."""
     return {
         name: step_id
@@ -91,13 +115,19 @@ def implemented_steps(workflow: type[Workflow]) -> dict[str, str]:
     }
 
 
-class Workflow:
+class Workflow(Generic[OptionsT, PlanT, ResultT]):
     """One run of one workflow document."""
 
     name: ClassVar[str]
+    # Whether the git protocol's preflight must pass before the run: every workflow that
+    # changes a repository (the review workflow only writes a review file).
+    needs_git: ClassVar[bool] = True
 
-    def __init__(self, context: Context) -> None:
+    result: ResultT
+
+    def __init__(self, context: Context, options: OptionsT) -> None:
         self.context = context
+        self.options = options
         self.pack = context.pack
         self.doc: WorkflowDoc = context.pack.workflow(self.name)
         self.protocol: WorkflowDoc = context.pack.workflow(PROTOCOL)
@@ -109,10 +139,124 @@ class Workflow:
         self.call = self.dispatcher.call
         self._run: Run | None = None
         self._depth = 0
+        self.state: RunState | None = None
 
-    def run(self) -> object:
-        """The document's order of work, top to bottom; returns the workflow's result."""
+    # -- the run lifecycle: written once, here --------------------------------------------
+
+    def run(self) -> ResultT:
+        """Run the workflow: the lifecycle above, with the workflow's own parts in it."""
+        if self.is_dry_run:
+            with no_optional_locks():  # a dry run's git reads write nothing, not even a lock
+                return self._run_dry()
+        plan = self.plan()
+        result = self.result = self.new_result(plan)
+        if self._nothing_to_do(plan):
+            return result
+        self.preflight(plan)
+        with self.one_at_a_time(plan) as claim:
+            run = self.start_run(self.repository(plan), sandbox=self.sandbox_for(plan))
+            claim(run.id)
+            result.run_id = run.id
+            try:
+                self.state = self.new_state(plan)
+                if self.state is not None:
+                    save_state(run.dir, self.state)
+                self.work(plan)
+            except BaseException as exc:
+                self.on_failure(exc)
+                run.finish("failed", error=_first_line(exc), **self.run_details())
+                raise
+            run.finish(result.run_state, **self.run_details())
+        return result
+
+    def _run_dry(self) -> ResultT:
+        plan = self.plan()
+        result = self.result = self.new_result(plan)
+        result.dry_run = True
+        if self._nothing_to_do(plan):
+            result.planned.append(f"{result.nothing_to_do}: nothing would be done")
+            return result
+        self.preflight(plan)
+        self.dry_run(plan)
+        return result
+
+    def _nothing_to_do(self, plan: PlanT) -> bool:
+        why = self.nothing_to_do(plan)
+        if why is None:
+            return False
+        self.result.nothing_to_do = why
+        self.note(why)
+        return True
+
+    @property
+    def is_dry_run(self) -> bool:
+        return bool(getattr(self.options, "dry_run", False))
+
+    def preflight(self, plan: PlanT) -> None:
+        """Once, before anything changes: can the protocol work in the repository, and can the
+        backend answer the calls the run starts with? Either failing is one line, exit 2."""
+        if self.needs_git:
+            self.emit(Event(EventKind.PHASE, workflow=PROTOCOL, step="preflight", data=self._at()))
+            check_repository(self, self.repository(plan))
+        self.preflight_backend(self.first_calls(plan))
+
+    # -- the parts a workflow supplies ------------------------------------------------------
+
+    def plan(self) -> PlanT:
+        """Read and check the input; nothing has run yet (bad input: FixloopError, exit 2)."""
         raise NotImplementedError
+
+    def new_result(self, plan: PlanT) -> ResultT:
+        raise NotImplementedError
+
+    def repository(self, plan: PlanT) -> Path:
+        """The repository the run works in (its runs live under its `.git/fixloop`)."""
+        repo = getattr(plan, "repo", None)
+        if not isinstance(repo, Path):
+            raise NotImplementedError(f"{self.name}: the plan names no repository")
+        return repo
+
+    def nothing_to_do(self, plan: PlanT) -> str | None:
+        """Why the run need not start at all, said as a note; None: there is work."""
+        return None
+
+    def first_calls(self, plan: PlanT) -> Sequence[str]:
+        """The role-call keys the run starts with, where the workflow knows them."""
+        return ()
+
+    def sandbox_for(self, plan: PlanT) -> SandboxChoice | None:
+        """The sandbox the run's commands use, when the plan chose it (else the context's)."""
+        return None
+
+    def dry_run(self, plan: PlanT) -> None:
+        """Fill `result.planned` with what a run would do; change nothing."""
+        self.result.planned.append("a run would start; nothing more is known before it does")
+
+    @contextmanager
+    def one_at_a_time(self, plan: PlanT) -> Iterator[Callable[[str], None]]:
+        """Held while the run runs, for a workflow that must not run twice at once in one
+        repository; yields what records the run's id in the claim. Default: no claim."""
+        yield lambda run_id: None
+
+    def new_state(self, plan: PlanT) -> RunState | None:
+        """The run's loop state, saved in its folder before the work starts (None: none)."""
+        return None
+
+    def work(self, plan: PlanT) -> None:
+        """The document's order of work, top to bottom."""
+        raise NotImplementedError
+
+    def on_failure(self, exc: BaseException) -> None:
+        """An exception stopped the work; say what is kept before the run is marked failed."""
+
+    def run_details(self) -> dict[str, Any]:
+        """What the run's folder records about its end (`run.json` details)."""
+        return self.result.to_json()
+
+    def save_state(self) -> None:
+        """Save the run's loop state now (after every change of it)."""
+        if self.state is not None:
+            save_state(self.active_run.dir, self.state)
 
     # -- the run -------------------------------------------------------------------------
 
@@ -170,12 +314,16 @@ class Workflow:
         """The git protocol around the work: preflight, recovery of dead runs, the run's own
         worktree on a temporary branch; its cleanup (fast-forward only) on every way out."""
         recovered: list[RecoveryReport] = []
-        for step_id in ("preflight", "recover-run", "setup-worktree"):
+        for step_id in ("recover-run", "setup-worktree"):
             self.emit(Event(EventKind.PHASE, workflow=PROTOCOL, step=step_id, data=self._at()))
         session: GitSession | None = None
         try:
             with git_session(
-                self.active_run, protocol=self.protocol, recovered=recovered, **options
+                self.active_run,
+                protocol=self.protocol,
+                recovered=recovered,
+                preflighted=self.needs_git,
+                **options,
             ) as session:
                 self._say_recovered(recovered)
                 yield session
@@ -185,6 +333,9 @@ class Workflow:
         finally:
             if session is not None and session.outcome is not None:
                 outcome = session.outcome
+                if getattr(self, "result", None) is not None:
+                    self.result.fast_forwarded = outcome.fast_forwarded
+                    self.result.kept_branch = outcome.kept_branch or ""
                 (self.note if outcome.fast_forwarded else self.warn)(outcome.describe())
 
     def _at(self) -> dict[str, int]:
@@ -206,11 +357,16 @@ class Workflow:
 
     def try_step(self, name: str, cwd: Path, /, **inputs: str) -> StepResult:
         """Run a step whose failure the caller handles itself (its `ok` says how it went)."""
-        return run_step(self.doc, name, cwd=cwd, inputs=inputs, run=self._run)
+        return self.steps_of(self.doc).attempt(name, cwd, **inputs)
 
     def try_protocol_step(self, name: str, cwd: Path, /, **inputs: str) -> StepResult:
         """Run a step of `git-protocol.md` outside the git session (recovery, resuming)."""
-        return run_step(self.protocol, name, cwd=cwd, inputs=inputs, run=self._run)
+        return self.steps_of(self.protocol).attempt(name, cwd, **inputs)
+
+    def steps_of(self, document: WorkflowDoc, run: StepRun | None = None) -> Steps:
+        """The steps of `document` (this workflow's, the git protocol's), run for this run
+        (or for `run`: a task's own run, say)."""
+        return Steps(document, run or self._run)
 
     def emit(self, event: Event) -> None:
         self.events.emit(event)
@@ -219,12 +375,16 @@ class Workflow:
         self.emit(Event(EventKind.NOTE, message, workflow=self.name, item=item, data=data or {}))
 
     def warn(self, message: str, *, item: str = "") -> None:
+        """Warn now, and keep the warning (once) for the result's summary."""
+        result = getattr(self, "result", None)
+        if result is not None and message not in result.warnings:
+            result.warnings.append(message)
         self.emit(Event(EventKind.WARNING, message, workflow=self.name, item=item))
 
     def item(
         self,
         item: str,
-        status: ItemStatus,
+        status: StrEnum,
         message: str = "",
         *,
         title: str = "",
@@ -243,4 +403,13 @@ class Workflow:
         self.emit(event)
 
 
-__all__ = ["PROTOCOL", "Context", "Workflow", "implemented_steps", "implements"]
+# A workflow of any options, plan and result: what the helpers and the registry speak of.
+AnyWorkflow = Workflow[Any, Any, Any]
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc)
+    return text.splitlines()[0] if text.strip() else repr(exc)
+
+
+__all__ = ["PROTOCOL", "AnyWorkflow", "Context", "Workflow", "implemented_steps", "implements"]

@@ -11,35 +11,41 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.schemas.findings import Finding, ReviewOutput
 from fixloop.steps.result import required_count
-from fixloop.workflows.kernel.items import ItemStatus
+from fixloop.workflows.kernel.result import Result
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
 from fixloop.workflows.review.output import as_findings_json, as_review_md, check_written
 from fixloop.workflows.review.plan import ReviewOptions, ReviewPlan, choose_files, plan_review
+
+
+class FoundStatus(StrEnum):
+    """A finding the reviewer reported."""
+
+    FOUND = "found"
+
 
 REVIEWER_KEY = "reviewer/review/findings"
 
 
 @dataclass
-class ReviewResult:
+class ReviewResult(Result):
     output_path: str
     format: str
-    run_id: str = ""
     files: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     notes: list[Finding] = field(default_factory=list)  # no file: kept as notes in a REVIEW.md
     phase: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def details(self) -> dict[str, Any]:
         return {
             "output_path": self.output_path,
             "format": self.format,
-            "run_id": self.run_id,
             "phase": self.phase,
             "files": self.files,
             "findings": len(self.findings),
@@ -47,30 +53,27 @@ class ReviewResult:
         }
 
 
-class Review(Workflow):
+class Review(Workflow[ReviewOptions, ReviewPlan, ReviewResult]):
     name = "review"
+    needs_git = False  # it reads the files and writes one review file; no branch is touched
 
-    def __init__(self, context: Context, options: ReviewOptions) -> None:
-        super().__init__(context)
-        self.options = options
-
-    def run(self) -> ReviewResult:
+    def plan(self) -> ReviewPlan:
         plan = plan_review(self.options)  # the inputs, checked: nothing has run yet
         phase_files = self.phase_files(plan) if plan.phase and not plan.paths else []
         self.choose_files(plan, phase_files)
+        return plan
+
+    def new_result(self, plan: ReviewPlan) -> ReviewResult:
         result = ReviewResult(display_path(plan.output), self.options.format, phase=plan.phase)
         result.files = plan.files
-        self.preflight_backend([REVIEWER_KEY])
-        run = self.start_run(plan.repo)
-        result.run_id = run.id
-        try:
-            output = self.review_files(plan)
-            self.write_review(plan, output, result)
-        except BaseException as exc:
-            run.finish("failed", error=str(exc))
-            raise
-        run.finish("finished", **result.to_json())
         return result
+
+    def first_calls(self, plan: ReviewPlan) -> list[str]:
+        return [REVIEWER_KEY]
+
+    def work(self, plan: ReviewPlan) -> None:
+        output = self.review_files(plan)
+        self.write_review(plan, output, self.result)
 
     # -- the document's sections, in its order of work ------------------------------------
 
@@ -127,7 +130,7 @@ class Review(Workflow):
         for finding in output.findings:
             self.item(
                 str(finding.id),
-                ItemStatus.FOUND,
+                FoundStatus.FOUND,
                 f"{finding.severity} {finding.file or '-'}",
                 title=finding.title,
             )

@@ -15,8 +15,7 @@ from fixloop.reviews.fix_report import fix_report_path
 from fixloop.runs.recovery import leftover_run_ids
 from fixloop.runs.run import is_live
 from fixloop.runs.state import digest
-from fixloop.workflows.kernel.items import ItemStatus
-from fixloop.workflows.review_fix.outcome import FindingOutcome, ReviewFixResult
+from fixloop.workflows.review_fix.outcome import FindingOutcome, FindingStatus, ReviewFixResult
 from fixloop.workflows.review_fix.plan import ReviewFixPlan
 from fixloop.workflows.review_fix.resume import fixed_by_stopped_runs
 
@@ -51,7 +50,7 @@ def plan_only(plan: ReviewFixPlan, result: ReviewFixResult) -> ReviewFixResult:
             action = f"would dispatch the fixer on {files}, verify, then commit or roll back"
         lines.append(f"[{index}/{len(findings)}] {finding.id} ({finding.severity}): {action}")
         result.outcomes.append(
-            FindingOutcome(finding, 1, ItemStatus.PENDING, action, files=finding.files)
+            FindingOutcome(finding, 1, FindingStatus.PENDING, action, files=finding.files)
         )
     if options.auto:
         lines.append(f"then re-review and fix again, at most {options.max_iterations} iterations")

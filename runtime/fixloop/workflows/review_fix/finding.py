@@ -11,9 +11,11 @@ A write the backend refused skips the finding too, naming the file, whatever the
 after it: the fix it wanted was not the one it made.
 
 Scope is the finding's declared files (its File and Files lines). A fixer that needs another file
-asks first (a scope expansion); review-fix grants it, and dispatches the fixer once more with the
-wider scope, only when the finding's Fix text names every file asked for by its exact path: the
-reviewer meant those. Anything else skips the finding, saying how to allow it.
+asks first (a scope expansion). The run's declared policy answers it (`--on-scope-expansion`:
+`ask` a person at the terminal, deferred when there is none; `approve`, `reject`, `defer`), never
+the review's text; protected files (git metadata, CI configuration, the pack's documents, secrets)
+need a person's yes. Approved, the fixer is dispatched once more with the wider scope; anything
+else skips the finding, saying how to allow it.
 """
 
 from __future__ import annotations
@@ -29,13 +31,12 @@ from fixloop.reviews.model import ReviewFinding
 from fixloop.reviews.yamltext import one_line
 from fixloop.runs.show import save_diff
 from fixloop.schemas.results import FixReport, ScopeExpansionRequest
-from fixloop.steps.paths import path_problem
 from fixloop.steps.runner import step_inputs
 from fixloop.workflows.kernel.denied_writes import sort_denials
 from fixloop.workflows.kernel.errors import SkipItem
-from fixloop.workflows.kernel.items import ItemStatus
-from fixloop.workflows.kernel.workflow import Workflow
-from fixloop.workflows.review_fix.outcome import FindingOutcome
+from fixloop.workflows.kernel.scope_policy import APPROVE, ScopePolicy, answer_expansion
+from fixloop.workflows.kernel.workflow import AnyWorkflow
+from fixloop.workflows.review_fix.outcome import FindingOutcome, FindingStatus
 from fixloop.workflows.review_fix.worktree import GitChangeFailed, Worktree
 
 ROLLED_BACK = "fix caused errors, rolled back"
@@ -127,7 +128,7 @@ def _check_reach(worktree: Path, outcome: AgentOutcome, result: object, files: l
         raise SkipItem(
             "fix needs files outside the finding",
             f"asked for {wanted}: {result.justification} (list every file a fix needs on the "
-            "finding's File or Files line, or name it by its path in the Fix text)",
+            "finding's File or Files line, or approve the expansion: --on-scope-expansion)",
         )
     if denials.outside_scope:
         tried = ", ".join(denials.outside_scope)
@@ -139,9 +140,15 @@ class FindingFixer:
     """Fixes findings one at a time inside the run's worktree."""
 
     def __init__(
-        self, flow: Workflow, worktree: Worktree, padded_phase: str, inputs: dict[str, str]
+        self,
+        flow: AnyWorkflow,
+        worktree: Worktree,
+        padded_phase: str,
+        inputs: dict[str, str],
+        on_scope_expansion: ScopePolicy = "ask",
     ) -> None:
         self.flow = flow
+        self.on_scope_expansion = on_scope_expansion
         self.worktree = worktree
         self.padded_phase = padded_phase
         self.inputs = inputs  # the review-fix inputs every step of the document receives
@@ -182,8 +189,8 @@ class FindingFixer:
         wanted = self.granted_expansion(finding, outcome, files)
         if wanted and self._clean_slate():
             self.flow.note(
-                f"{finding.id}: the Fix text names {', '.join(wanted)}; asking the fixer again "
-                "with them in scope",
+                f"{finding.id}: scope expansion to {', '.join(wanted)} approved; asking the "
+                "fixer again with them in scope",
                 item=finding.id,
             )
             files = [*files, *wanted]
@@ -200,7 +207,7 @@ class FindingFixer:
             except GitChangeFailed as exc:
                 detail = f"undoing it failed: {exc}"
             reason = "fixer committed on its own"
-            return FindingOutcome(finding, iteration, ItemStatus.SKIPPED, reason, detail=detail)
+            return FindingOutcome(finding, iteration, FindingStatus.SKIPPED, reason, detail=detail)
         try:
             return self._verify_and_commit(finding, iteration, outcome, files, changed)
         except SkipItem as skip:
@@ -212,7 +219,7 @@ class FindingFixer:
             return FindingOutcome(
                 finding,
                 iteration,
-                ItemStatus.SKIPPED,
+                FindingStatus.SKIPPED,
                 skip.reason,
                 summary=skip.summary,
                 detail=detail,
@@ -229,20 +236,36 @@ class FindingFixer:
     def granted_expansion(
         self, finding: ReviewFinding, outcome: AgentOutcome, files: list[str]
     ) -> list[str]:
-        """The files a scope-expansion request asks for, when the finding's Fix text names every
-        one of them by its path; else nothing (and the finding is skipped as asking too much)."""
+        """The files a scope-expansion request asks for, when the run's policy (or a person
+        asked) approves them; else nothing, and the finding is skipped as asking too much. What
+        the review's Fix text says grants nothing: it is text a reviewer (or an injected
+        prompt) wrote."""
         result = getattr(outcome.output, "root", None) if outcome.ok else None
         if not isinstance(result, ScopeExpansionRequest) or outcome.denied:
             return []
-        named = set(finding.mentioned)
-        wanted: list[str] = []
-        for raw in result.additional_files:
-            clean = _normalise(raw)
-            if clean not in named or path_problem(self.worktree.path, clean) is not None:
-                return []
-            if clean not in files and clean not in wanted:
-                wanted.append(clean)
-        return wanted
+        wanted = list(
+            dict.fromkeys(
+                clean for raw in result.additional_files if (clean := _normalise(raw)) not in files
+            )
+        )
+        if not wanted:
+            return []
+        asking = (
+            f"Finding {finding.id}: the fixer asks to also edit {', '.join(wanted)}: "
+            f"{result.justification}"
+        )
+        notes: list[str] = []
+        chosen = answer_expansion(
+            self.on_scope_expansion,
+            self.flow.context.prompter,
+            wanted,
+            asking,
+            repo=self.worktree.path,
+            notes=notes,
+        )
+        for note in notes:
+            self.flow.warn(f"{finding.id}: {note}", item=finding.id)
+        return wanted if chosen == APPROVE else []
 
     def _verify_and_commit(
         self,
@@ -295,7 +318,7 @@ class FindingFixer:
         return FindingOutcome(
             finding,
             iteration,
-            ItemStatus.NEEDS_HUMAN if needs_human else ItemStatus.FIXED,
+            FindingStatus.NEEDS_HUMAN if needs_human else FindingStatus.FIXED,
             files=tuple(changed),
             commit=commit[:7],
             summary=summary,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import Field
@@ -10,14 +11,25 @@ from pydantic import Field
 from fixloop.reviews.fix_report import HUMAN_VERIFICATION
 from fixloop.reviews.model import ReviewFinding
 from fixloop.runs.state import RunState
-from fixloop.workflows.kernel.items import ItemStatus
+from fixloop.workflows.kernel.result import Result
+
+
+class FindingStatus(StrEnum):
+    """A review finding's status: fixed (or fixed, but only a person can vouch for the logic),
+    or skipped with its reason."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    FIXED = "fixed"
+    NEEDS_HUMAN = "needs-human-verification"
+    SKIPPED = "skipped"
 
 
 @dataclass(frozen=True)
 class FindingOutcome:
     finding: ReviewFinding
     iteration: int
-    status: ItemStatus  # FIXED, NEEDS_HUMAN or SKIPPED
+    status: FindingStatus  # FIXED, NEEDS_HUMAN or SKIPPED
     reason: str = ""  # why it was skipped, one line
     files: tuple[str, ...] = ()
     commit: str = ""
@@ -27,14 +39,14 @@ class FindingOutcome:
 
     @property
     def fixed(self) -> bool:
-        return self.status in (ItemStatus.FIXED, ItemStatus.NEEDS_HUMAN)
+        return self.status in (FindingStatus.FIXED, FindingStatus.NEEDS_HUMAN)
 
     @property
     def label(self) -> str:
         """As REVIEW-FIX.md says it: `fixed`, `fixed: requires human verification`, `skipped: …`"""
-        if self.status is ItemStatus.NEEDS_HUMAN:
+        if self.status is FindingStatus.NEEDS_HUMAN:
             return HUMAN_VERIFICATION
-        if self.status is ItemStatus.SKIPPED:
+        if self.status is FindingStatus.SKIPPED:
             return f"skipped: {self.reason}"
         return str(self.status)
 
@@ -56,20 +68,14 @@ class FindingOutcome:
 
 
 @dataclass
-class ReviewFixResult:
+class ReviewFixResult(Result):
     review_path: str
     review_status: str
-    run_id: str = ""
     iterations: int = 0
     outcomes: list[FindingOutcome] = field(default_factory=list)
     report_path: str = ""  # repository-relative, once committed
     report_status: str = ""
     report_commit: str = ""
-    fast_forwarded: bool = False
-    kept_branch: str = ""
-    warnings: list[str] = field(default_factory=list)
-    dry_run: bool = False
-    planned: list[str] = field(default_factory=list)  # what a dry run would do, one line each
 
     @property
     def fixed(self) -> list[FindingOutcome]:
@@ -79,18 +85,20 @@ class ReviewFixResult:
     def skipped(self) -> list[FindingOutcome]:
         return [o for o in self.outcomes if not o.fixed]
 
-    @property
-    def exit_code(self) -> int:
-        """0 when nothing is left to do, 1 when a finding was skipped or the branch was kept."""
-        if self.review_status in ("clean", "skipped") or self.dry_run:
-            return 0
-        return 1 if self.skipped or self.kept_branch or not self.report_commit else 0
+    def work_items(self) -> list[FindingOutcome]:
+        return self.outcomes
 
-    def to_json(self) -> dict[str, Any]:
+    def short(self, item: FindingOutcome) -> bool:
+        return not item.fixed
+
+    def incomplete(self) -> bool:
+        """Exit 1 also when the report could not be committed."""
+        return not self.report_commit
+
+    def details(self) -> dict[str, Any]:
         return {
             "review_path": self.review_path,
             "review_status": self.review_status,
-            "run_id": self.run_id,
             "iterations": self.iterations,
             "fixed": len(self.fixed),
             "skipped": len(self.skipped),
@@ -98,11 +106,6 @@ class ReviewFixResult:
             "report_path": self.report_path,
             "report_status": self.report_status,
             "report_commit": self.report_commit,
-            "fast_forwarded": self.fast_forwarded,
-            "kept_branch": self.kept_branch,
-            "warnings": self.warnings,
-            "dry_run": self.dry_run,
-            "planned": self.planned,
         }
 
 

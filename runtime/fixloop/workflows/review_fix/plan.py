@@ -18,6 +18,7 @@ from fixloop.reviews.model import FixScope, Review
 from fixloop.reviews.parser import parse_review, read_review_text
 from fixloop.reviews.phases import PHASES_DIR, is_phase_number, padded_phase, phase_directory
 from fixloop.steps.paths import check_path
+from fixloop.workflows.kernel.scope_policy import ScopePolicy
 
 MAX_ITERATIONS = 3
 _PADDED_PHASE = re.compile(r"^[0-9]+(\.[0-9]+)?")
@@ -32,6 +33,9 @@ class ReviewFixOptions:
     max_iterations: int = MAX_ITERATIONS
     budget: RunBudget | None = None  # once spent, no new agent call starts
     dry_run: bool = False  # parse, plan and preflight; say what would be done; change nothing
+    # Who answers a fixer's request for more files: a person (`ask`; nobody at a terminal:
+    # deferred), or the policy. Never the review's text.
+    on_scope_expansion: ScopePolicy = "ask"
 
 
 def _review_in_phase_dir(folder: Path) -> Path:

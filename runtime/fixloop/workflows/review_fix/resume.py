@@ -22,10 +22,9 @@ from fixloop.diagnostics import FixloopError
 from fixloop.reviews.model import ReviewFinding
 from fixloop.runs.run import mark_recovered, read_run
 from fixloop.runs.state import stopped_runs
-from fixloop.workflows.kernel.items import ItemStatus
-from fixloop.workflows.kernel.workflow import Workflow
+from fixloop.workflows.kernel.workflow import AnyWorkflow
 from fixloop.workflows.review_fix.finding import is_logic_finding
-from fixloop.workflows.review_fix.outcome import FindingOutcome, ReviewFixState
+from fixloop.workflows.review_fix.outcome import FindingOutcome, FindingStatus, ReviewFixState
 from fixloop.workflows.review_fix.report import REPORT_MESSAGE
 
 
@@ -50,15 +49,15 @@ class Resumed:
                 f"already fixed on the kept branch {branch} ({commit}) by the interrupted run "
                 f"{kept['run']}; merge it: git merge --ff-only {branch}"
             )
-            return FindingOutcome(finding, iteration, ItemStatus.SKIPPED, reason, commit=commit)
+            return FindingOutcome(finding, iteration, FindingStatus.SKIPPED, reason, commit=commit)
         entry = self.carried.get(finding.id)
         if entry is None:
             return None
-        fallback = ItemStatus.NEEDS_HUMAN if is_logic_finding(finding) else ItemStatus.FIXED
+        fallback = FindingStatus.NEEDS_HUMAN if is_logic_finding(finding) else FindingStatus.FIXED
         return FindingOutcome(
             finding,
             iteration,
-            ItemStatus(entry.get("status") or fallback),
+            FindingStatus(entry.get("status") or fallback),
             files=tuple(str(path) for path in entry.get("files", [])),
             commit=str(entry.get("commit", "")),
             summary=str(entry.get("summary", "")),
@@ -73,7 +72,7 @@ class Resumed:
         return FindingOutcome(
             finding,
             int(entry.get("iteration") or 1),
-            ItemStatus(str(entry.get("status") or "skipped")),
+            FindingStatus(str(entry.get("status") or "skipped")),
             str(entry.get("reason") or ""),
             files=tuple(str(path) for path in entry.get("files") or []),
             commit=str(entry.get("commit") or ""),
@@ -117,7 +116,7 @@ def _fix_subject(padded_phase: str) -> re.Pattern[str]:
     return re.compile(rf"^fix\({re.escape(padded_phase)}\): (?P<id>\S+) ")
 
 
-def resume_interrupted(flow: Workflow, state: ReviewFixState, padded_phase: str) -> Resumed:
+def resume_interrupted(flow: AnyWorkflow, state: ReviewFixState, padded_phase: str) -> Resumed:
     """Take over what killed runs of this same review did; say which findings they fixed."""
     run = flow.active_run
     resumed = Resumed()
@@ -144,7 +143,7 @@ def resume_interrupted(flow: Workflow, state: ReviewFixState, padded_phase: str)
 
 
 def _finish_its_cleanup(
-    flow: Workflow, resumed: Resumed, dead: str, earlier: ReviewFixState, padded_phase: str
+    flow: AnyWorkflow, resumed: Resumed, dead: str, earlier: ReviewFixState, padded_phase: str
 ) -> None:
     """The dead run's sentinel is there: its cleanup fast-forwards the user's branch."""
     run = flow.active_run
@@ -188,7 +187,7 @@ def _finish_its_cleanup(
 
 
 def _adopt(
-    flow: Workflow,
+    flow: AnyWorkflow,
     resumed: Resumed,
     dead: str,
     earlier: ReviewFixState,
@@ -221,7 +220,7 @@ def _adopt(
 
 
 def _offer_kept_branch(
-    flow: Workflow, resumed: Resumed, dead: str, branch: str, padded_phase: str
+    flow: AnyWorkflow, resumed: Resumed, dead: str, branch: str, padded_phase: str
 ) -> None:
     """The dead run's fixes are on a branch recovery kept: name it, and do not fix them again."""
     try:

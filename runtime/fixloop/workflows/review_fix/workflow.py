@@ -16,15 +16,18 @@ from fixloop.gitrepo import state_dir_of
 from fixloop.reviews.fix_report import fix_report_path
 from fixloop.reviews.model import Review, ReviewFinding
 from fixloop.reviews.parser import load_review
-from fixloop.runs.preflight import check_repository, no_optional_locks
-from fixloop.runs.state import digest, save_state
+from fixloop.runs.state import digest
 from fixloop.steps.result import required_output
 from fixloop.steps.runner import step_inputs
-from fixloop.workflows.kernel.items import ItemStatus
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
 from fixloop.workflows.review_fix.dry_run import plan_only
 from fixloop.workflows.review_fix.finding import FindingFixer, fixer_key
-from fixloop.workflows.review_fix.outcome import FindingOutcome, ReviewFixResult, ReviewFixState
+from fixloop.workflows.review_fix.outcome import (
+    FindingOutcome,
+    FindingStatus,
+    ReviewFixResult,
+    ReviewFixState,
+)
 from fixloop.workflows.review_fix.plan import (
     ReviewFixOptions,
     ReviewFixPlan,
@@ -45,77 +48,65 @@ from fixloop.workflows.review_fix.resume import (
 from fixloop.workflows.review_fix.worktree import GitChangeFailed, Worktree
 
 
-class ReviewFix(Workflow):
+class ReviewFix(Workflow[ReviewFixOptions, ReviewFixPlan, ReviewFixResult]):
     name = "review-fix"
+    state: ReviewFixState
 
     def __init__(self, context: Context, options: ReviewFixOptions) -> None:
-        super().__init__(context)
-        self.options = options
-        self.result = ReviewFixResult(str(options.review), "")
+        super().__init__(context, options)
         self.backups: list[str] = []
 
-    def run(self) -> ReviewFixResult:
-        if self.options.dry_run:
-            with no_optional_locks():
-                return self.run_dry()
-        plan = self.parse_findings()
-        result = self.result = ReviewFixResult(plan.review_rel, self.check_review_status(plan))
-        if result.review_status in ("clean", "skipped"):
-            self.note(f"review is {result.review_status}: no issues to fix")
-            return result
-        if result.review_status == "unknown":
+    # -- the parts of the kernel's run -----------------------------------------------------
+
+    def plan(self) -> ReviewFixPlan:
+        return self.parse_findings()
+
+    def new_result(self, plan: ReviewFixPlan) -> ReviewFixResult:
+        return ReviewFixResult(plan.review_rel, self.check_review_status(plan))
+
+    def nothing_to_do(self, plan: ReviewFixPlan) -> str | None:
+        status = self.result.review_status
+        if status in ("clean", "skipped"):
+            return f"review is {status}: no issues to fix"
+        if status == "unknown":
             self.warn("REVIEW.md has no recognised status; trying to fix its findings anyway")
-        check_repository(self, plan.repo)
-        self.preflight_backend(self.first_calls(plan))
-        run = self.start_run(plan.repo)
-        result.run_id = run.id
-        state = ReviewFixState(
+        return None
+
+    def first_calls(self, plan: ReviewFixPlan) -> list[str]:
+        """The fixer calls this run starts with: one per finding in scope that no stopped run of
+        the same review has already committed."""
+        done = fixed_by_stopped_runs(
+            state_dir_of(plan.repo), digest(plan.review_text), plan.padded_phase
+        )
+        findings = plan.review.in_scope(self.options.scope)
+        return [fixer_key(f.id, 1) for f in findings if f.id not in done]
+
+    def dry_run(self, plan: ReviewFixPlan) -> None:
+        plan_only(plan, self.result)
+
+    def new_state(self, plan: ReviewFixPlan) -> ReviewFixState:
+        return ReviewFixState(
             workflow="review-fix",
             input_path=plan.review_rel,
             input_digest=digest(plan.review_text),
         )
-        save_state(run.dir, state)
-        try:
-            resumed = self.resume_interrupted(state, plan)
-            if resumed.report_commit:  # the interrupted run had done everything but clean up
-                self.take_over_finished(plan, resumed)
-                run.finish("finished", **result.to_json())
-                return result
-            with self.git_session() as git:
-                state.base = git.base
-                save_state(run.dir, state)
-                worktree = Worktree(git, artifacts={plan.review_rel, self.report_rel(plan)})
-                self.fix_in_worktree(plan, worktree, resumed, state)
-        except BaseException as exc:
-            committed = [o.finding.id for o in result.outcomes if o.commit]
-            if committed:  # the findings committed before the failure are complete, verified fixes
-                fixes = ", ".join(committed)
-                self.warn(f"review-fix stopped: {exc}; the fixes of {fixes} were committed")
-            run.finish("failed", error=str(exc), **result.to_json())
-            raise
-        if git.outcome is not None:
-            result.fast_forwarded = git.outcome.fast_forwarded
-            result.kept_branch = git.outcome.kept_branch or ""
-        run.finish("kept-branch" if result.kept_branch else "finished", **result.to_json())
-        return result
 
-    def run_dry(self) -> ReviewFixResult:
-        """Every check a run makes before it starts, then what it would do; nothing changes."""
-        plan = self.parse_findings()
-        result = self.result = ReviewFixResult(plan.review_rel, self.check_review_status(plan))
-        if result.review_status in ("clean", "skipped"):
-            result.dry_run = True
-            result.planned.append(f"review is {result.review_status}: nothing would be done")
-            return result
-        check_repository(self, plan.repo)
-        self.preflight_backend(self.first_calls(plan))
-        return plan_only(plan, result)
+    def work(self, plan: ReviewFixPlan) -> None:
+        resumed = self.resume_interrupted(self.state, plan)
+        if resumed.report_commit:  # the interrupted run had done everything but clean up
+            self.take_over_finished(plan, resumed)
+            return
+        with self.git_session() as git:
+            self.state.base = git.base
+            self.save_state()
+            worktree = Worktree(git, artifacts={plan.review_rel, self.report_rel(plan)})
+            self.fix_in_worktree(plan, worktree, resumed, self.state)
 
-    def warn(self, message: str, *, item: str = "") -> None:
-        """Warn now, and keep the warning for the result's summary."""
-        if message not in self.result.warnings:
-            self.result.warnings.append(message)
-        super().warn(message, item=item)
+    def on_failure(self, exc: BaseException) -> None:
+        committed = [o.finding.id for o in self.result.outcomes if o.commit]
+        if committed:  # the findings committed before the failure are complete, verified fixes
+            fixes = ", ".join(committed)
+            self.warn(f"review-fix stopped: {exc}; the fixes of {fixes} were committed")
 
     def fix_in_worktree(
         self,
@@ -126,7 +117,9 @@ class ReviewFix(Workflow):
     ) -> None:
         """Fix, report and (with --auto) re-review, at most `max_iterations` passes."""
         result = self.result
-        fixer = FindingFixer(self, worktree, plan.padded_phase, plan.inputs)
+        fixer = FindingFixer(
+            self, worktree, plan.padded_phase, plan.inputs, self.options.on_scope_expansion
+        )
         review, iteration = plan.review, 1
         while True:
             result.iterations = iteration
@@ -139,7 +132,7 @@ class ReviewFix(Workflow):
                 )
                 result.outcomes.append(outcome)
                 state.outcomes.append(outcome.to_json())
-                save_state(self.active_run.dir, state)
+                self.save_state()
                 self.item(
                     finding.id,
                     outcome.status,
@@ -183,7 +176,7 @@ class ReviewFix(Workflow):
     def fix_one_finding(
         self, fixer: FindingFixer, finding: ReviewFinding, iteration: int, where: dict[str, int]
     ) -> FindingOutcome:
-        self.item(finding.id, ItemStatus.RUNNING, title=finding.title, data=where)
+        self.item(finding.id, FindingStatus.RUNNING, title=finding.title, data=where)
         return fixer.fix(finding, iteration)
 
     @implements("write-fix-report")
@@ -330,15 +323,6 @@ class ReviewFix(Workflow):
             result.report_status = ""
         result.fast_forwarded = True
         self.note(f"{report_rel} was committed by run {resumed.from_run} ({resumed.report_commit})")
-
-    def first_calls(self, plan: ReviewFixPlan) -> list[str]:
-        """The fixer calls this run starts with: one per finding in scope that no stopped run of
-        the same review has already committed."""
-        done = fixed_by_stopped_runs(
-            state_dir_of(plan.repo), digest(plan.review_text), plan.padded_phase
-        )
-        findings = plan.review.in_scope(self.options.scope)
-        return [fixer_key(f.id, 1) for f in findings if f.id not in done]
 
     @staticmethod
     def report_rel(plan: ReviewFixPlan) -> str:

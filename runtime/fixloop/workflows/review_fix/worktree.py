@@ -20,6 +20,8 @@ from fixloop.diagnostics import FixloopError
 from fixloop.runs.git_session import GitSession
 from fixloop.steps.result import StepFailed
 
+CHECKPOINT = "last-fix"  # the run's tag at its last fix commit
+
 
 class GitChangeFailed(Exception):
     """A rollback or commit in the worktree did not happen; the message says why."""
@@ -30,14 +32,10 @@ class Worktree:
     git: GitSession
     # review-fix's own files in the worktree (report, backups, re-reviewed REVIEW.md): never a fix.
     artifacts: set[str] = field(default_factory=set)
-    # The commit the worktree should be at (the last one we made) and the run's tag at it.
-    expected_head: str = ""
-    checkpoint: str = "baseline"
     head: str = ""  # the worktree's commit as `changed_paths` last saw it
 
     def __post_init__(self) -> None:
-        self.expected_head = self.expected_head or self.git.base
-        self.head = self.head or self.expected_head
+        self.head = self.head or self.git.expected_head
 
     @property
     def path(self) -> Path:
@@ -46,7 +44,7 @@ class Worktree:
     @property
     def head_moved(self) -> bool:
         """True when something other than this workflow committed in the worktree."""
-        return self.head != self.expected_head
+        return self.head != self.git.expected_head
 
     def changed_paths(self) -> list[str]:
         """Paths that differ from HEAD in the worktree (tracked or not), artifacts excepted."""
@@ -74,25 +72,18 @@ class Worktree:
             raise GitChangeFailed(_why(exc)) from None
         if not commit:
             raise GitChangeFailed("the listed files had no change to commit")
-        self.expected_head = self.head = commit
-        try:
-            self.git.tag("last-fix")
-            self.checkpoint = "last-fix"
-        except FixloopError:
-            self.checkpoint = ""  # no checkpoint at this commit: a rogue commit cannot be undone
+        self.head = commit
+        self.git.checkpoint_at(commit, CHECKPOINT)
         return commit
 
     def undo_foreign_commit(self, changed: Sequence[str], message: str) -> None:
-        """Undo commits made behind our back since `expected_head`.
-
-        The paths they touched (and `changed`, left uncommitted) go back to the checkpoint with
-        `rollback-files`, then one `commit-paths` records the undo."""
-        if not self.checkpoint:
-            raise GitChangeFailed("no checkpoint to return to")
-        committed = gitrepo.paths_between(self.path, self.expected_head, self.head)
-        paths = sorted({*committed, *changed})
-        self.rollback(paths, to=self.checkpoint)
-        self.commit(paths, message)
+        """Undo commits made behind our back since the checkpoint (`undo-agent-commit` of the
+        git protocol): the paths they touched and `changed` go back to it, one commit records
+        the undo."""
+        try:
+            self.head = self.git.undo_agent_commit(changed, message, CHECKPOINT)
+        except FixloopError as exc:
+            raise GitChangeFailed(_why(exc)) from None
 
 
 def _why(exc: FixloopError) -> str:
