@@ -17,17 +17,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fixloop import hostgit
 from fixloop.diagnostics import Diagnostic, FixloopError
 
 if TYPE_CHECKING:
     import git
 
 
+def _guarded(repo: git.Repo, tree: Path) -> git.Repo:
+    # Every git process gitpython starts for this handle gets fixloop's own settings: nothing
+    # the repository's files name (fsmonitor, hooks, drivers) runs (see `fixloop.hostgit`).
+    repo.git.update_environment(**hostgit.environment([tree], base={}))
+    return repo
+
+
 def _repo(path: Path) -> git.Repo:
     import git
 
+    hostgit.pin_gitfile(path)
     try:
-        return git.Repo(path, search_parent_directories=True)
+        return _guarded(git.Repo(path, search_parent_directories=True), path)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise FixloopError(
             Diagnostic(str(path), 1, 1, "repository", "not inside a git repository")
@@ -63,8 +72,9 @@ def git_repo(tree: Path) -> git.Repo:
     """The gitpython handle of the worktree at `tree` (no parent search: `tree` is its root)."""
     import git
 
+    hostgit.pin_gitfile(tree)
     try:
-        return git.Repo(tree)
+        return _guarded(git.Repo(tree), tree)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise FixloopError(
             Diagnostic(str(tree), 1, 1, "repository", "not a git working tree")
@@ -164,6 +174,16 @@ def refs(tree: Path, prefix: str) -> list[str]:
     return sorted(ref.path for ref in repo.refs if ref.path.startswith(prefix))
 
 
+def ref_value(tree: Path, ref: str) -> str:
+    """The commit `ref` points at ("" when there is no such ref)."""
+    import git
+
+    try:
+        return str(_repo(tree).git.rev_parse("-q", "--verify", f"{ref}^{{commit}}"))
+    except git.GitCommandError:
+        return ""
+
+
 def branch_exists(tree: Path, branch: str) -> bool:
     return f"refs/heads/{branch}" in refs(tree, "refs/heads/")
 
@@ -245,6 +265,7 @@ __all__ = [
     "is_ancestor",
     "patch_paths",
     "paths_between",
+    "ref_value",
     "refs",
     "state_dir_of",
     "toplevel",

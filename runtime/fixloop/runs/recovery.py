@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fixloop import gitrepo
+from fixloop import gitrepo, hostgit
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.gitrepo import state_dir_of
 from fixloop.runs.run import RUN_ID_PATTERN, Run, is_live, list_runs, mark_recovered
@@ -161,6 +161,9 @@ def recover(
     """Recover every dead run of the repository at `repo` (never `run` itself, never a live one),
     after `sweepers` have cleaned up what the dead runs left outside git."""
     state_dir = run.state_dir if run else state_dir_of(repo)
+    # A dead run's agent may have aimed its worktree's `.git` file elsewhere; git's worktree
+    # commands would follow it, so each pointer goes back to its registered folder first.
+    hostgit.pin_run_worktrees(state_dir)
     dead = dead_run_folders(state_dir, run) if sweepers else []
     report = RecoveryReport(swept=[line for sweep in sweepers for line in sweep(dead)])
     for run_id in sorted(leftover_run_ids(repo, state_dir)):

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from fixloop.sandboxes.host_services import hidden_folders, host_sockets
 from fixloop.sandboxes.process import find_program, run_process_group
+from fixloop.sandboxes.protected import protected_paths
 from fixloop.sandboxes.protocol import (
     DEFAULT_TIMEOUT_S,
     OUTPUT_CAP_BYTES,
@@ -54,7 +55,8 @@ def confinement(worktree: Path, cwd: Path, read_only: Sequence[Path] = ()) -> li
     or a `read_only` folder, under /tmp or /run is bound on top of the private /tmp or the
     hidden /run; the worktree comes after the read-only folders, so one holding it cannot hide
     it; the host's sockets still in view are covered last; the hidden folders are made read-only
-    once everything inside them is mounted)."""
+    once everything inside them is mounted; the worktree's git entries go back on top of
+    it, read-only)."""
     shown = [word for folder in read_only for word in ("--ro-bind", str(folder), str(folder))]
     hidden = hidden_folders()
     sockets = host_sockets(
@@ -75,6 +77,11 @@ def confinement(worktree: Path, cwd: Path, read_only: Sequence[Path] = ()) -> li
         "--bind",
         str(worktree),
         str(worktree),
+        *(
+            word
+            for path in protected_paths(worktree)
+            for word in ("--ro-bind", str(path), str(path))
+        ),
         *(word for socket in sockets for word in ("--ro-bind", "/dev/null", str(socket))),
         *(word for folder in hidden for word in ("--remount-ro", str(folder))),
         "--unshare-all",

@@ -40,6 +40,7 @@ from fixloop.sandboxes.daemon import (
     streaming_client,
 )
 from fixloop.sandboxes.host_services import host_sockets
+from fixloop.sandboxes.protected import protected_paths
 from fixloop.sandboxes.protocol import (
     DEFAULT_TIMEOUT_S,
     EXIT_KILLED,
@@ -189,6 +190,11 @@ class DockerSandbox(SandboxBase):
                     *(
                         docker.types.Mount(str(path), str(path), type="bind", read_only=True)
                         for path in self.read_only
+                    ),
+                    # The daemon mounts by depth, so these land on top of the worktree's mount.
+                    *(
+                        docker.types.Mount(str(path), str(path), type="bind", read_only=True)
+                        for path in protected_paths(self.worktree)
                     ),
                     # A host service's socket inside a mounted folder stays out of reach.
                     *(

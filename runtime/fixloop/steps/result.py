@@ -43,11 +43,12 @@ class StepResult:
         )
 
     def cause(self) -> str:
-        """The stderr line that says what went wrong: git's own `fatal:`/`error:` line when
-        there is one (its hints follow it and say less), else the last line."""
+        """What went wrong, on one line: git's own `error:`/`fatal:` lines when there are (its
+        hints follow them and say less; the reason is often the `error:` before a generic
+        `fatal:`, as in "gpg failed to sign the data"), else the last line."""
         lines = [line.strip() for line in self.stderr.strip().splitlines() if line.strip()]
-        said = [line for line in lines if line.startswith(("fatal:", "error:"))]
-        return (said or lines or [""])[-1]
+        said = list(dict.fromkeys(line for line in lines if line.startswith(("fatal:", "error:"))))
+        return "; ".join(said[-3:]) if said else (lines or [""])[-1]
 
 
 class StepFailed(FixloopError):

@@ -46,7 +46,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from fixloop import processes
+from fixloop import hostgit, processes
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.blocks import MarkdownDocument, Step
 from fixloop.documents.pack import WorkflowDoc, default_pack_root
@@ -230,7 +230,7 @@ def run_step(
     """Run `step` of `workflow` in `cwd`. Raises FixloopError for bad input; never for a failing
     step, which comes back as a StepResult whose `ok` is False."""
     with tempfile.TemporaryDirectory(prefix="step-", dir=run.dir if run else None) as scratch:
-        prepared = _prepare(workflow, step, inputs, run, Path(scratch))
+        prepared = _prepare(workflow, step, cwd, inputs=inputs, run=run, scratch=Path(scratch))
         if run is not None:
             run.entering(workflow.name, step)
         started_at = time.time()
@@ -244,6 +244,8 @@ def run_step(
 def _prepare(
     workflow: WorkflowDoc,
     step: str,
+    cwd: Path,
+    *,
     inputs: Mapping[str, str],
     run: StepRun | None,
     scratch: Path,
@@ -251,6 +253,12 @@ def _prepare(
     """The script, the environment (inputs checked) and the output and trace files of a step."""
     found = find_step(workflow, step)
     env = _base_environment() | _environment_values(workflow, found, inputs)
+    # The step's git reads configuration from its own folder and from the trees it names; an
+    # agent may have written to either, so none of what they configure runs (`fixloop.hostgit`).
+    trees = [cwd, *(Path(env[key]) for key in ("REPO", "WORKTREE") if env.get(key))]
+    if run is not None:
+        hostgit.pin_run_worktrees(run.state_dir)
+    env = hostgit.environment(trees, base=env)
     crash = crash_point(os.environ)
     _RUNS_OF[workflow.name, step] += 1
     occurrence = _RUNS_OF[workflow.name, step]

@@ -87,9 +87,11 @@ def test_an_index_lock_mid_run_keeps_the_cause_and_the_users_file(
     findings.write_text(json.dumps([target]))
     script_path = repo.parent / "script.json"
     script_path.write_text(json.dumps(script))
+    # Under bwrap or docker the shell cannot write `.git` at all; locally it can.
     args = ["fix-findings", str(findings), "--repo", str(repo), "--script", str(script_path)]
-    assert main(args) == 2
+    code = main([*args, "--sandbox", "local"])
     err = capsys.readouterr().err
+    assert code == 2, err
     assert "index.lock" in err and "File exists" in err  # the cause, not git's last hint line
     assert (repo / "calc.py").read_text() == BUGGY  # the unverified edit is out of the user's file
     [run_dir] = (repo / ".git" / "fixloop" / "runs").iterdir()

@@ -279,7 +279,7 @@ def test_a_moved_head_fails_the_attempt_and_is_undone(pack: Pack, repo: Path) ->
     first = session.state.records[0].rounds[0]
     assert first.verdict == "inconclusive" and first.files_changed == []
     assert "no scope expansion can reach" in first.summary
-    assert f"the branch is back at {head[:12]}" in first.summary
+    assert f"main is back at {head[:12]}" in first.summary
     assert git(repo, "rev-parse", "HEAD").strip() == head, "the fixer's commit is undone"
     assert staged(repo) == GUARDED  # round 1's calc.py edit was undone before round 2
     assert session.state.output().resolved == [1]

@@ -5,10 +5,11 @@ put back here, per file:
 
 - before the call: the snapshot of the round's files (bytes, index entries) and a fingerprint of
   the whole tree (`tree_guard`);
-- after it: a commit the fixer made is undone first (step `undo-fixer-commit`: the branch goes
-  back with a compare-and-swap, the index and the files stay; the commit object stays in the
-  reflog and is named), then every path outside the call's files that changed is put back
-  (`tree_guard`); the commit makes the attempt fail, whatever the fixer reported;
+- after it: the fixer's own git is undone first (`fixer_git`, step `undo-fixer-commit`: HEAD
+  back on the user's branch, the branch back at its commit with a compare-and-swap, a stash the
+  fixer made put back; the index and the files stay; what it did is named), then every path
+  outside the call's files that changed is put back (`tree_guard`); any of it makes the attempt
+  fail, whatever the fixer reported;
 - a failed attempt: the round's files get back their bytes and their index entries;
 - a run that stops on a failed step before a fix was verified: the fix is taken back out of the
   user's files and kept in the run folder (`unverified/`), and `--resume` makes the round again.
@@ -22,11 +23,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
-from fixloop.diagnostics import FixloopError
 from fixloop.workflows.fix_findings import snapshots
 from fixloop.workflows.fix_findings.briefs import fixer_brief
+from fixloop.workflows.fix_findings.fixer_git import GitState
 from fixloop.workflows.fix_findings.state import FindingRecord, RoundRecord
 from fixloop.workflows.kernel.denied_writes import Denials, sort_denials
 
@@ -79,9 +79,9 @@ def call_fixer(
     tree = flow.guard.before(Path(record.in_flight.snapshot_dir))
     record.in_flight.tree_before = str(tree)
     flow.save()
-    head, branch = _head(flow.repo)
+    git_before = GitState.capture(flow.repo)
     outcome = flow.call("fixer", inputs, task, flow.repo, writable=record.scope, key=key)
-    undone = _undo_commit(flow, record, number, head, branch)
+    undone = _undo_commit(flow, record, number, git_before)
     stray = flow.guard.after(tree, record.scope)
     record.notes += stray.notes(f"R{number}")
     if outcome.denied:
@@ -94,28 +94,18 @@ def call_fixer(
     return outcome, denials
 
 
-def _head(repo: Path) -> tuple[str, str]:
-    """HEAD's commit and the ref it points at ("" when detached, or no commit yet)."""
-    try:
-        handle = gitrepo.git_repo(repo).head
-        commit = str(handle.commit.hexsha)
-        ref = "" if handle.is_detached else str(handle.ref.path)
-    except (FixloopError, ValueError, TypeError):
-        return "", ""
-    return commit, ref
-
-
-def _undo_commit(
-    flow: FindingsRun, record: FindingRecord, number: int, before: str, branch: str
-) -> str:
-    """Undo commits the fixer made during its call; what happened, in words ("" for none)."""
-    found, _ = _head(flow.repo)
-    if not before or found == before:
+def _undo_commit(flow: FindingsRun, record: FindingRecord, number: int, before: GitState) -> str:
+    """Undo the fixer's branch switch, commit, reset or stash; what it did, in words ("" for
+    none)."""
+    after = GitState.capture(flow.repo)
+    did = before.changes(flow.repo, after)
+    if not did:
         return ""
-    flow.steps.undo_commit(before, found, branch)
+    flow.steps.undo_fixer_git(before.commit, before.ref, before.stash)
+    branch = before.ref.removeprefix("refs/heads/") or "the detached HEAD"
     said = (
-        f"the fixer committed on its own ({found[:12]}); the commit was undone (the branch is "
-        f"back at {before[:12]}; your index and files are as they were), so the attempt failed"
+        f"the fixer {'; '.join(did)}; undone ({branch} is back at {before.commit[:12]}; your "
+        f"index and files are as they were), so the attempt failed"
     )
     record.notes.append(f"R{number}: {said}")
     flow.warn(f"finding {record.finding.id}: {said}", item=str(record.finding.id))

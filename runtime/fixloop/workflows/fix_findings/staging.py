@@ -73,10 +73,11 @@ class StagingSteps:
     def stage(self, files: Sequence[str]) -> None:
         self._run("stage", files)
 
-    def undo_commit(self, before: str, found: str, branch_ref: str) -> None:
-        """Move HEAD (and its branch) back from `found` to `before`; index and files stay."""
+    def undo_fixer_git(self, before: str, branch_ref: str, stash: str) -> None:
+        """HEAD back on `branch_ref` at `before`, the stash entries above `stash` put back and
+        dropped; index and files otherwise stay."""
         self._run(
-            "undo-fixer-commit", None, BEFORE_HEAD=before, FOUND_HEAD=found, HEAD_REF=branch_ref
+            "undo-fixer-commit", None, BEFORE_HEAD=before, HEAD_REF=branch_ref, BEFORE_STASH=stash
         )
 
     def index_entries(self, files: Sequence[str]) -> dict[str, str]:

@@ -1,0 +1,219 @@
+"""The environment every git command fixloop runs on the host gets: nothing an agent wrote runs.
+
+An agent edits files in a tree git also reads its configuration from. Under the local sandbox it
+can write `.git/config`, `.git/hooks/`, `.git/info/attributes` or a worktree's `.git` file; under
+bwrap and docker those are read-only (see `fixloop.sandboxes.protected`), but a run must not
+depend on that alone. So fixloop's own git (the document steps' bash, gitpython's reads,
+recovery, cleanup) runs with settings given on its command line — `GIT_CONFIG_COUNT`/`KEY`/
+`VALUE`, which outrank every configuration file:
+
+- settings that run a program whatever the repository says: no fsmonitor, no hooks (neither
+  `.git/hooks` nor a `core.hooksPath`), `cat` as pager, `true` as editor, no credential helper,
+  no transport at all (fixloop never fetches or pushes, so ssh commands and proxies never run),
+  no automatic gc or maintenance;
+- internal refs never prompt: `tag.gpgSign=false` (the run's tags are lightweight bookmarks);
+- program-bearing settings found in the repository's own files (`local` and `worktree` scope,
+  includes too): filter, diff and merge drivers, textconv, external diff, signing programs. Each
+  gets the value the user's own configuration (system, global) gives the same key, or none —
+  so a driver installed globally (git-lfs) keeps working, and one written into `.git/config`
+  never runs: git then refuses the file (a required filter, an external diff) instead.
+
+What survives: everything else the user configured — `user.name`/`user.email`, signing
+(`commit.gpgSign`, `user.signingKey`, `gpg.format`, with the program the user's global
+configuration names), line endings, global attributes.
+
+A worktree's `.git` file is a pointer an agent could aim at a git folder of its own; before git
+reads a run's worktree, `pin_gitfile` puts the pointer back to the folder the repository itself
+registered for it (the back-pointer in `<common dir>/worktrees/*/gitdir`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+# Always given, whatever the repository holds.
+FIXED: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.editor", "true"),
+    ("sequence.editor", "true"),
+    ("credential.helper", ""),
+    ("protocol.allow", "never"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+    ("tag.gpgSign", "false"),
+    ("tag.forceSignAnnotated", "false"),
+)
+
+# Keys whose value is a program, when the repository's own files set them.
+_PROGRAM_KEYS = re.compile(
+    r"^(?:filter\..+\.(?:clean|smudge|process)"
+    r"|diff\..+\.(?:command|textconv)|diff\.external"
+    r"|merge\..+\.driver"
+    r"|gpg\.program|gpg\.[a-z0-9]+\.program|gpg\.ssh\.defaultkeycommand"
+    r"|core\.fsmonitor|core\.hookspath|core\.pager|pager\..+|core\.editor|sequence\.editor"
+    r"|core\.sshcommand|core\.gitproxy|core\.askpass|credential\..*helper"
+    r"|core\.attributesfile)$"
+)
+_REPOSITORY_SCOPES = frozenset({"local", "worktree"})
+_PROTECTED_SCOPES = frozenset({"system", "global"})
+
+ENVIRONMENT: dict[str, str] = {
+    "GIT_EDITOR": "true",
+    "GIT_SEQUENCE_EDITOR": "true",
+    "GIT_PAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "",
+    "SSH_ASKPASS": "",
+    "GIT_OPTIONAL_LOCKS": "0",
+}
+# Inherited variables that would point git somewhere else or run a program.
+DROPPED = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_PROXY_COMMAND",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+)
+_COUNTED = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
+
+
+def _dropped(key: str) -> bool:
+    # GIT_CONFIG_GLOBAL / _SYSTEM / _NOSYSTEM are the user's choice of files and stay.
+    return key in DROPPED or key == "GIT_CONFIG_COUNT" or key.startswith(_COUNTED)
+
+
+def _listing(tree: Path) -> list[tuple[str, str, str]]:
+    """(scope, key, value) of every setting git reads in `tree`, in the order git reads them."""
+    env = {key: value for key, value in os.environ.items() if not _dropped(key)}
+    try:
+        done = subprocess.run(
+            ["git", "config", "--list", "--show-scope", "-z"],
+            cwd=tree,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+        )
+    except OSError:
+        return []
+    found = []
+    # scope NUL key NL value NUL … (a key given without "=" has no newline and no value)
+    words = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    for scope, record in zip(words[0::2], words[1::2], strict=False):
+        key, _, value = record.partition("\n")
+        if key:
+            found.append((scope, key.lower(), value))
+    return found
+
+
+def overrides(trees: Iterable[Path]) -> list[tuple[str, str]]:
+    """The `key=value` settings fixloop's git gets for commands touching `trees`."""
+    given: dict[str, str] = {}
+    for tree in trees:
+        if not tree.is_dir():
+            continue
+        listing = _listing(tree)
+        protected = {key: value for scope, key, value in listing if scope in _PROTECTED_SCOPES}
+        for scope, key, _ in listing:
+            if scope in _REPOSITORY_SCOPES and _PROGRAM_KEYS.match(key):
+                given[key] = protected.get(key, "")
+                if key.startswith("filter.") and not key.endswith(".required"):
+                    driver = key.rsplit(".", 1)[0]
+                    given[f"{driver}.required"] = protected.get(f"{driver}.required", "false")
+    given |= {key.lower(): value for key, value in FIXED}
+    return sorted(given.items())
+
+
+def environment(trees: Iterable[Path], base: dict[str, str] | None = None) -> dict[str, str]:
+    """`base` (default: this process's environment) made safe for git on `trees`."""
+    trees = [Path(tree) for tree in trees]
+    for tree in trees:
+        pin_gitfile(tree)
+    source = dict(os.environ if base is None else base)
+    env = {key: value for key, value in source.items() if not _dropped(key)}
+    settings = overrides(trees)
+    env["GIT_CONFIG_COUNT"] = str(len(settings))
+    for index, (key, value) in enumerate(settings):
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    return env | ENVIRONMENT
+
+
+def registered_gitdir(tree: Path) -> Path | None:
+    """The git folder the repository registered for the run worktree `tree`, found from the
+    repository's side (`<common>/worktrees/<name>/gitdir` naming `tree/.git`), never from the
+    `.git` file in the tree. None for a tree that is not a fixloop run's worktree."""
+    tree = tree.resolve()
+    # A run's worktree lives at <common dir>/fixloop/worktrees/<run id>.
+    if tree.parent.name != "worktrees" or tree.parent.parent.name != "fixloop":
+        return None
+    admin = tree.parent.parent.parent / "worktrees"
+    if not admin.is_dir():
+        return None
+    for candidate in sorted(admin.iterdir()):
+        try:
+            back = (candidate / "gitdir").read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        if Path(back) == tree / ".git":
+            return candidate
+    return None
+
+
+def pin_gitfile(tree: Path) -> bool:
+    """Put a run worktree's `.git` file back to its registered git folder; True if it had been
+    changed (or replaced by something else)."""
+    gitdir = registered_gitdir(tree)
+    if gitdir is None:
+        return False
+    gitfile = tree / ".git"
+    expected = f"gitdir: {gitdir}\n"
+    try:
+        pointer = not gitfile.is_symlink() and gitfile.is_file()
+        if pointer and gitfile.read_text(encoding="utf-8") == expected:
+            return False
+    except (OSError, UnicodeDecodeError):
+        pass
+    try:
+        if gitfile.is_dir() and not gitfile.is_symlink():
+            import shutil
+
+            shutil.rmtree(gitfile)
+        else:
+            gitfile.unlink(missing_ok=True)
+        gitfile.write_text(expected, encoding="utf-8")
+    except OSError:
+        return False
+    return True
+
+
+def pin_run_worktrees(state_dir: Path) -> list[Path]:
+    """`pin_gitfile` for every run worktree of the repository whose state folder is `state_dir`
+    (recovery and cleanup reach a worktree through the repository, not by its path); the ones
+    that had been changed."""
+    folder = state_dir / "worktrees"
+    if not folder.is_dir():
+        return []
+    return [tree for tree in sorted(folder.iterdir()) if tree.is_dir() and pin_gitfile(tree)]
+
+
+__all__ = [
+    "DROPPED",
+    "ENVIRONMENT",
+    "FIXED",
+    "environment",
+    "overrides",
+    "pin_gitfile",
+    "pin_run_worktrees",
+]
