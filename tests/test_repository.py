@@ -127,6 +127,7 @@ LAYERS = (
     "processes",
     "locks",
     "secret_files",
+    "hostgit",
     "events",
     "gitrepo",
     "documents",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import stat
+from pathlib import Path
 
 import pytest
 from tests.helpers.gitrepo import UserRepo, git
@@ -22,6 +22,7 @@ from tests.helpers.reviews import (
     run_with,
     write_review,
 )
+from tests.helpers.user_git_config import set_user_config
 
 from fixloop.agents.backend import AgentOutcome, AgentRequest
 from fixloop.agents.scripted import ScriptedBackend
@@ -30,6 +31,12 @@ from fixloop.workflows.review_fix import ReviewFixOptions
 from fixloop.workflows.review_fix.finding import ROLLED_BACK as ROLLED_BACK_REASON
 
 ROLLED_BACK = f"skipped: {ROLLED_BACK_REASON}"
+# What gpg answers when it signs (a status line, an armoured signature), without keys.
+_FAKE_GPG_BODY = (
+    "cat >/dev/null\n"
+    "echo '[GNUPG:] SIG_CREATED D 1 8 00 1 0' >&2\n"
+    "printf -- '-----BEGIN PGP SIGNATURE-----\\n\\nZmFrZQ==\\n-----END PGP SIGNATURE-----\\n'\n"
+)
 UTIL_ORIGINAL = "def name():\n    return 'util'\n"
 
 
@@ -117,15 +124,16 @@ def test_file_without_a_checker_is_accepted_on_tier_one(user_repo: UserRepo) -> 
     assert [o.label for o in result.outcomes] == ["fixed"]
 
 
-def test_commit_failure_rolls_back_and_skips(user_repo: UserRepo) -> None:
-    # A real git failure: a reference-transaction hook (which --no-verify does not skip) refuses
-    # to move a branch while the worktree's src/util.py holds a marker.
-    hook = user_repo.path / ".git" / "hooks" / "reference-transaction"
-    hook.write_text(
-        '#!/bin/sh\nif [ "$1" = prepared ] && grep -q BREAK_COMMIT src/util.py 2>/dev/null; '
-        "then echo 'refused by hook' >&2; exit 1; fi\nexit 0\n"
+def test_commit_failure_rolls_back_and_skips(user_repo: UserRepo, tmp_path: Path) -> None:
+    # A real git failure: the user's own signer (their ~/.gitconfig: fixloop's git follows it,
+    # while it runs no hook) refuses to sign while the worktree's src/util.py holds a marker.
+    signer = tmp_path / "refusing-gpg"
+    signer.write_text(
+        "#!/bin/sh\nif grep -q BREAK_COMMIT src/util.py 2>/dev/null; then "
+        "echo 'refused by the signer' >&2; exit 1; fi\n" + _FAKE_GPG_BODY
     )
-    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    signer.chmod(0o755)
+    set_user_config(commit__gpgsign="true", gpg__program=str(signer))
     write_review(
         user_repo.path,
         review_text(
