@@ -27,9 +27,9 @@ from typing import Any
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.masking import mask_text
 from fixloop.runs.run import RUN_ID_PATTERN, list_runs, read_run
+from fixloop.runs.state import LATEST
 
 DIFFS = "diffs"
-LATEST = "latest"
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 

@@ -29,6 +29,7 @@ from fixloop.masking import dumps_masked
 from fixloop.runs.run import list_runs
 
 STATE_FILE = "state.json"
+LATEST = "latest"  # `--resume` alone, `runs show latest`: the latest run of its kind
 
 
 class RunState(BaseModel):
@@ -95,4 +96,4 @@ def stopped_runs(state_dir: Path, model: type[S], input_digest: str) -> list[tup
     return found
 
 
-__all__ = ["STATE_FILE", "RunState", "digest", "load_state", "save_state", "stopped_runs"]
+__all__ = ["LATEST", "STATE_FILE", "RunState", "digest", "load_state", "save_state", "stopped_runs"]

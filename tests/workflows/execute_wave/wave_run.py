@@ -16,8 +16,8 @@ from pathlib import Path
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.cli.wiring import wired
 from fixloop.documents.pack import default_pack_root, load_pack
+from fixloop.runs.state import LATEST
 from fixloop.workflows.execute_wave import ExecuteWaveOptions, run_execute_wave
-from fixloop.workflows.execute_wave.plan import LATEST
 from fixloop.workflows.kernel.workflow import Context
 
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from fixloop import gitrepo
 from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.runs.state import LATEST
 from fixloop.workflows.execute_wave.design import DEFAULT_VIEWPORT, FigmaTools, find_figma
 from fixloop.workflows.execute_wave.tasks import TaskPlan, load_plan
 from fixloop.workflows.kernel.options import option, positive, repo_option, resume_option
 
 DEFAULT_PARALLEL = 4
-LATEST = "latest"
 
 
 @dataclass(frozen=True)

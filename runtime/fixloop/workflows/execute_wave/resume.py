@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING
 from fixloop import gitrepo
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.runs.run import list_runs
-from fixloop.runs.state import STATE_FILE, load_state, stopped_runs
-from fixloop.workflows.execute_wave.plan import LATEST
+from fixloop.runs.state import LATEST, STATE_FILE, load_state, stopped_runs
 from fixloop.workflows.execute_wave.state import ExecuteWaveState, write_wave_result
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """fix-findings: confirmed P0/P1 findings fixed in at most two fix-and-verify rounds, staged."""
 
-from fixloop.workflows.fix_findings.intake import LATEST
+from fixloop.runs.state import LATEST
 from fixloop.workflows.fix_findings.workflow import (
     MAX_ATTEMPTS,
     FixFindings,

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from fixloop import gitrepo
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.runs.run import RUN_ID_PATTERN, read_run
-from fixloop.runs.state import digest, stopped_runs
+from fixloop.runs.state import LATEST, digest, stopped_runs
 from fixloop.runs.state import load_state as load_run_state
 from fixloop.schemas.findings import Finding
 from fixloop.steps.paths import check_path, path_problem
@@ -103,9 +103,6 @@ def needs_pre_gate(finding: Finding) -> bool:
     """
     evidence = (finding.evidence or "").strip()
     return not evidence or evidence.startswith(UNVERIFIED_EVIDENCE_PREFIX)
-
-
-LATEST = "latest"
 
 
 def first_calls(state: FixFindingsState) -> list[str]:

@@ -21,8 +21,9 @@ from dataclasses import MISSING, dataclass
 from pathlib import Path
 from typing import Any
 
+from fixloop.runs.state import LATEST
+
 KEY = "fixloop.option"
-LATEST = "latest"  # `--resume` alone: the latest stopped run
 
 
 @dataclass(frozen=True)
