@@ -18,6 +18,30 @@ def test_importing_fixloop_imports_none_of_its_heavy_parts() -> None:
     heavy = "('git', 'pydantic', 'claude_agent_sdk', 'fixloop.')"
     probe = f"import sys, fixloop; print(sorted(m for m in sys.modules if m.startswith({heavy})))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    # fixloop.lazy is the few lines that import the public names on first use.
+    assert done.stdout.strip() == "['fixloop.lazy']"
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "fixloop.workflows.fix_engine.files",
+        "fixloop.workflows.execute_wave.tasks",
+        "fixloop.workflows.execute_wave.scoring",
+    ],
+)
+def test_a_model_module_the_step_library_imports_leaves_its_workflow_unloaded(
+    module: str,
+) -> None:
+    # The step library's helpers start an interpreter per step command and import one model
+    # module; the workflow package's own imports (documents, jinja2, the git session) would
+    # multiply every such start several times over.
+    heavy = "('jinja2', 'markdown_it', 'fixloop.documents.pack', 'fixloop.runs.git_session')"
+    probe = (
+        f"import sys, {module}; "
+        f"print(sorted(m for m in sys.modules if m.startswith({heavy}) or m.endswith('.workflow')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
 

@@ -21,12 +21,7 @@ Names are imported on first use, so `import fixloop` (and `fixloop --version`) s
 
 from __future__ import annotations
 
-import importlib
-
-# Not `typing.TYPE_CHECKING`: importing typing costs `fixloop --version` a tenth of its start.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from fixloop.lazy import exports
 
 __version__ = "0.1.0"
 
@@ -66,11 +61,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    target = _PUBLIC.get(name)
-    if target is None:
-        raise AttributeError(f"module 'fixloop' has no attribute {name!r}")
-    module, _, attribute = target.partition(":")
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value
-    return value
+__getattr__ = exports("fixloop", _PUBLIC)
