@@ -1,5 +1,7 @@
 # The test loops (docs/testing.md). Each runs inside the virtualenv the README's Quick start makes.
 PYTHON ?= .venv/bin/python
+# Byte code is cached: the suite starts thousands of interpreters (.ci/run says why).
+unexport PYTHONDONTWRITEBYTECODE
 LINTED := runtime tests bench workflows/lib
 
 .PHONY: fast full lint
