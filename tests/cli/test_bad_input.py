@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers import cli
 from tests.helpers.gitrepo import UserRepo, git
 from tests.helpers.reviews import REVIEW_REL, finding, review_text, write_review
 
@@ -22,16 +23,7 @@ TIMEOUT_S = 60
 def fixloop(
     *args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fixloop", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-        env=env,
-        input=stdin,
-    )
+    return cli.fixloop(*args, cwd=cwd, env=env, stdin=stdin, timeout=TIMEOUT_S)
 
 
 def _script(tmp_path: Path, data: object) -> str:

@@ -5,23 +5,16 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import REPO_ROOT
+from tests.helpers import cli
 
 CORPUS = REPO_ROOT / "bench" / "efficacy" / "corpus"
 
 
 def fixloop(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fixloop", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return cli.fixloop(*args, cwd=cwd)
 
 
 def test_two_tasks_with_the_scripted_answers(tmp_path: Path) -> None:

@@ -13,17 +13,11 @@ import yaml
 from tests.checker.conftest import FIXTURES, copy_pack
 from tests.checker.test_report import SARIF_SUBSET
 from tests.conftest import REPO_ROOT
+from tests.helpers import cli
 
 
 def fixloop(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fixloop", "check", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return cli.fixloop("check", *args, cwd=cwd, timeout=120)
 
 
 def test_the_bundled_pack_is_clean_and_sarif_is_valid() -> None:

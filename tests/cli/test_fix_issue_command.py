@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from tests.helpers import cli
 from tests.helpers.fix_issue import STATS, fixing_script, make_issue_repo, write_issue
 from tests.helpers.gitrepo import git
 
@@ -27,15 +27,7 @@ def fixloop(
 ) -> subprocess.CompletedProcess[str]:
     child = {key: value for key, value in os.environ.items() if key != "CLAUDECODE"}
     child.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "fixloop", *args],
-        cwd=cwd,
-        env=child,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return cli.fixloop(*args, cwd=cwd, env=child)
 
 
 def script_file(tmp_path: Path, data: dict[str, Any]) -> str:

@@ -4,25 +4,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from tests.conftest import REPO_ROOT
+from tests.helpers import cli
 from tests.helpers.packs import PackBuilder
 
 ROLES = {"wave-runner", "executor", "verifier", "reviewer", "fixer", "fix-loop"}
 
 
 def fixloop(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fixloop", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return cli.fixloop(*args, cwd=cwd, timeout=60)
 
 
 def assert_no_traceback(result: subprocess.CompletedProcess[str]) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.helpers import cli
 from tests.helpers.gitrepo import UserRepo
 from tests.helpers.reviews import (
     APP_FIX,
@@ -19,14 +19,7 @@ from tests.helpers.reviews import (
 
 
 def fixloop(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fixloop", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return cli.fixloop(*args, cwd=cwd, timeout=120)
 
 
 def _script(tmp_path: Path, data: dict[str, object]) -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers import cli
 from tests.helpers.gitrepo import UserRepo
 from tests.helpers.reviews import APP_FIX, REVIEW_REL, finding, review_text, write_review
 
@@ -18,15 +18,7 @@ COMMANDS = ("review-fix", "fix-findings", "fix-engine", "execute-wave")
 def fixloop(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fixloop", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=env,
-    )
+    return cli.fixloop(*args, cwd=cwd, env=env, timeout=120)
 
 
 def _tree(user_repo: UserRepo) -> tuple[object, ...]:

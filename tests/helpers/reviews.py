@@ -8,11 +8,11 @@ untracked file) unless a test commits it.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import REPO_ROOT
+from tests.helpers import warm_python
 from tests.helpers.crash_tally import crash_env
 from tests.helpers.gitrepo import git
 
@@ -96,6 +96,6 @@ def review_fix_cli(
     """`fixloop review-fix` on the repository's REVIEW.md as a user runs it (a process of its own),
     the scripted model playing `script`; `crash_at` kills it there (the crash switch)."""
     env = crash_env(crash_at)
-    argv = [sys.executable, "-m", "fixloop", "review-fix", str(repo / REVIEW_REL)]
+    argv = ["-m", "fixloop", "review-fix", str(repo / REVIEW_REL)]
     argv += ["--repo", str(repo), "--script", str(script)]
-    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=False)
+    return warm_python.run(argv, env=env, timeout=120)

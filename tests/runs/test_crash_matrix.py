@@ -24,13 +24,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.helpers import crash_tally
+from tests.helpers import crash_tally, warm_python
 from tests.helpers.crash_tally import crash_env
 from tests.helpers.gitrepo import UserRepo, UserWork, copy_repo, make_user_repo
 from tests.helpers.kill_points import Golden, KillPoint, Table, expand
@@ -64,13 +63,7 @@ REVIEW_FIX = Table(TABLES / "review-fix.txt", "review-fix", MATRIX)
 
 def _driver(repo: Path, crash_at: str | None, *options: str) -> subprocess.CompletedProcess[str]:
     env = crash_env(crash_at)
-    return subprocess.run(
-        [sys.executable, str(DRIVER), str(repo), *options],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return warm_python.run([str(DRIVER), str(repo), *options], env=env, timeout=120)
 
 
 @pytest.fixture(scope="module")
@@ -289,13 +282,7 @@ def test_kill_recovery_after_the_command(
     assert _driver(repo.path, crash).returncode == -9
     _wait_until_dead(repo.path)
     env = {**os.environ, "FIXLOOP_CRASH_AT": point.crash_at}
-    killed = subprocess.run(
-        [sys.executable, "-c", RECOVER, str(repo.path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    killed = warm_python.run(["-c", RECOVER, str(repo.path)], env=env, timeout=120)
     if killed.returncode != -9:
         violations.append(f"{point.crash_at}: recovery was not killed: {killed.stderr}")
     else:

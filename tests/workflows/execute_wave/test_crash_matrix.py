@@ -19,15 +19,13 @@ test of its own, from the golden table `goldens/kill-points/execute-wave.txt`
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers import crash_tally
+from tests.helpers import crash_tally, warm_python
 from tests.helpers.crash_tally import crash_env, step_commands
 from tests.helpers.gitrepo import UserRepo, UserWork, copy_repo, make_user_repo
 from tests.helpers.kill_points import Golden, KillPoint, Table, expand
@@ -74,13 +72,8 @@ TABLE = Table(
 
 def driver(repo: Path, tasks: Path, script: Path, crash_at: str | None, *options: str) -> Any:
     env = crash_env(crash_at)
-    return subprocess.run(
-        [sys.executable, str(DRIVER), str(repo), str(tasks), str(script), *options],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    return warm_python.run(
+        [str(DRIVER), str(repo), str(tasks), str(script), *options], env=env, timeout=300
     )
 
 

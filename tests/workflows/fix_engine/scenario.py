@@ -16,10 +16,10 @@ untracked, as a person would have it. The section has two items:
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests.helpers import warm_python
 from tests.helpers.crash_tally import crash_env
 from tests.helpers.gitrepo import UserRepo, git, make_user_repo
 
@@ -158,8 +158,6 @@ def fix_engine_cli(
     """`fixloop fix-engine MINI_PRD --json` in `repo` as a process of its own, the scripted model
     playing `replies`; `crash` kills it there (the crash switch)."""
     env = crash_env(crash)
-    argv = [sys.executable, "-m", "fixloop", "fix-engine", MINI_PRD, "--repo", str(repo)]
+    argv = ["-m", "fixloop", "fix-engine", MINI_PRD, "--repo", str(repo)]
     argv += ["--backend", "scripted", "--script", str(replies), "--json", *extra]
-    return subprocess.run(
-        argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300, check=False
-    )
+    return warm_python.run(argv, cwd=repo, env=env, timeout=300)

@@ -22,14 +22,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
-from tests.helpers import crash_tally
+from tests.helpers import crash_tally, warm_python
 from tests.helpers.crash_tally import crash_env
 from tests.helpers.fix_issue import fixing_script, make_issue_repo, write_issue
 from tests.helpers.gitrepo import git
@@ -54,9 +53,8 @@ TABLE = Table(
 
 def _fix_issue(case: Path, crash_at: str | None) -> subprocess.CompletedProcess[str]:
     env = crash_env(crash_at)
-    return subprocess.run(
+    return warm_python.run(
         [
-            sys.executable,
             "-m",
             "fixloop",
             "fix-issue",
@@ -71,10 +69,7 @@ def _fix_issue(case: Path, crash_at: str | None) -> subprocess.CompletedProcess[
             str(case / "script.yaml"),
         ],
         env=env,
-        capture_output=True,
-        text=True,
         timeout=120,
-        check=False,
     )
 
 
@@ -137,13 +132,7 @@ def _crash_and_recover(template: Path, case: Path, crash_at: str, step: str) -> 
     crashed = [run for run in list_runs(repo / ".git" / "fixloop") if run["state"] == "crashed"]
     if not any(run.get("last_step", "").endswith(f"#{step}") for run in crashed):
         problems.append(f"no crashed run says it died in {step}: {crashed}")
-    recovered = subprocess.run(
-        [sys.executable, "-m", "fixloop", "recover", "--repo", str(repo)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    recovered = warm_python.run(["-m", "fixloop", "recover", "--repo", str(repo)], timeout=120)
     if recovered.returncode != 0:
         problems.append(f"recover exit {recovered.returncode}: {recovered.stderr}")
     if git(repo, "worktree", "list", "--porcelain").count("worktree ") != 1:
