@@ -1,8 +1,8 @@
 """`fixloop check` and `fixloop validate` on every case of the hostile corpus (`hostile.py`).
 
-Each run is a process of its own killed after `TIME_BOUND` seconds: a hang fails the case
-instead of the suite. Whatever the input, the exit code is 0, 1 or 2, nothing is a traceback or
-an internal error, and each problem is one line.
+Each run is a process of its own (forked warm: tests/helpers/cli.py) killed after `TIME_BOUND`
+seconds: a hang fails the case instead of the suite. Whatever the input, the exit code is 0, 1
+or 2, nothing is a traceback or an internal error, and each problem is one line.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from tests.checker.hostile import CASES
+from tests.helpers import cli
 
 # Generous for a loaded machine: every case takes about a second; a hang takes for ever.
 TIME_BOUND = 60
@@ -49,14 +49,7 @@ CHECK_ONLY = {"sidecar", "quote", "quotes"}
 def run(command: str, path: Path) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "NO_COLOR": "1"}
     environment.pop("FIXLOOP_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "fixloop", command, str(path)],
-        capture_output=True,
-        text=True,
-        timeout=TIME_BOUND,
-        cwd=path.parent,
-        env=environment,
-    )
+    return cli.fixloop(command, str(path), cwd=path.parent, env=environment, timeout=TIME_BOUND)
 
 
 @pytest.mark.parametrize("command", ["check", "validate"])
