@@ -44,6 +44,7 @@ from fixloop.workflows.fix_issue import (
     run_fix_issue,
     verify_patch,
 )
+from fixloop.workflows.fix_issue.grading import TestSelection
 from fixloop.workflows.fix_issue.suite import summary
 from fixloop.workflows.kernel.workflow import Context
 
@@ -112,6 +113,14 @@ def _hidden(task: Task) -> HiddenTests:
     return HiddenTests(files=task.hidden, commands=commands)
 
 
+def _selection(task: Task) -> TestSelection:
+    return TestSelection(
+        fail_to_pass=tuple(task.spec.fail_to_pass),
+        pass_to_pass=None if task.spec.pass_to_pass is None else tuple(task.spec.pass_to_pass),
+        require_fail_to_pass=True,
+    )
+
+
 def _keep(options: BenchOptions, task: Task, result: FixIssueResult) -> None:
     if options.out is None:
         return
@@ -138,6 +147,9 @@ def _run_agent(
         hidden=_hidden(task),
         issue_id=task.id,
         open_sandbox=options.open_sandbox,
+        fail_to_pass=task.spec.fail_to_pass,
+        pass_to_pass=task.spec.pass_to_pass or (),
+        require_fail_to_pass=True,
     )
     context = Context(pack, backend, options.events, budget=options.budget)
     result = run_fix_issue(fix, context)
@@ -181,6 +193,7 @@ def _score_patch(options: BenchOptions, pack: Pack, task: Task, workdir: Path) -
         sandbox=options.sandbox,
         image=options.image,
         hidden_files=hidden.files,
+        selection=_selection(task),
     )
     acceptance = verify_patch(
         check,
