@@ -30,11 +30,13 @@ from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.pack import Pack
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.extras.efficacy.corpus import Corpus, Task, load_corpus
+from fixloop.extras.efficacy.evidence import keep, record
 from fixloop.extras.efficacy.materialize import materialize
 from fixloop.extras.efficacy.outcome import BenchResult, TaskOutcome
 from fixloop.runs.run import new_run_id
 from fixloop.sandboxes import choose_sandbox, open_sandbox
 from fixloop.workflows.fix_issue import (
+    Acceptance,
     FixIssueOptions,
     FixIssueResult,
     HiddenTests,
@@ -48,7 +50,7 @@ from fixloop.workflows.fix_issue.grading import TestSelection
 from fixloop.workflows.fix_issue.suite import summary
 from fixloop.workflows.kernel.workflow import Context
 
-KEPT = ("result.json", "events.jsonl", "fix.patch")
+Kept = list[tuple[Path, str]]  # files of a task's evidence: a source, the name kept under
 
 
 @dataclass(frozen=True)
@@ -121,19 +123,15 @@ def _selection(task: Task) -> TestSelection:
     )
 
 
-def _keep(options: BenchOptions, task: Task, result: FixIssueResult) -> None:
-    if options.out is None:
-        return
-    folder = options.out / task.id
-    folder.mkdir(parents=True, exist_ok=True)
-    for source in (result.result_path, result.trace_path, result.patch_path):
-        if source and Path(source).is_file():
-            shutil.copyfile(source, folder / Path(source).name)
+def _acceptance_trace(acceptance: Acceptance | None) -> Kept:
+    if acceptance is None or acceptance.folder is None:
+        return []
+    return [(acceptance.folder / "events.jsonl", "acceptance-events.jsonl")]
 
 
 def _run_agent(
     options: BenchOptions, pack: Pack, task: Task, backend: Backend, workdir: Path
-) -> TaskOutcome:
+) -> tuple[TaskOutcome, Kept]:
     repo = workdir / "repo"
     base = materialize(task, repo)
     issue = workdir / "issue.md"
@@ -153,9 +151,8 @@ def _run_agent(
     )
     context = Context(pack, backend, options.events, budget=options.budget)
     result = run_fix_issue(fix, context)
-    _keep(options, task, result)
     acceptance = result.acceptance
-    return TaskOutcome(
+    outcome = TaskOutcome(
         id=task.id,
         kind=task.spec.kind,
         title=task.spec.title,
@@ -172,9 +169,19 @@ def _run_agent(
         tool_calls=result.tool_calls,
         cost_usd=result.cost_usd,
     )
+    patch = Path(result.patch_path) if result.patch_path else None
+    record(outcome, acceptance, after_fix=result.tests_after, patch=patch)
+    kept = [
+        (Path(source), Path(source).name)
+        for source in (result.result_path, result.trace_path, result.patch_path)
+        if source
+    ]
+    return outcome, kept + _acceptance_trace(acceptance)
 
 
-def _score_patch(options: BenchOptions, pack: Pack, task: Task, workdir: Path) -> TaskOutcome:
+def _score_patch(
+    options: BenchOptions, pack: Pack, task: Task, workdir: Path
+) -> tuple[TaskOutcome, Kept]:
     assert options.patches is not None
     repo = workdir / "repo"
     base = materialize(task, repo)
@@ -182,7 +189,7 @@ def _score_patch(options: BenchOptions, pack: Pack, task: Task, workdir: Path) -
     patch = options.patches / f"{task.id}.patch"
     if not patch.is_file() or not patch.read_bytes().strip():
         outcome.status, outcome.reason = "unresolved", f"no patch ({patch.name})"
-        return outcome
+        return outcome, []
     hidden = _hidden(task)
     check = PatchCheck(
         repo=repo,
@@ -205,8 +212,10 @@ def _score_patch(options: BenchOptions, pack: Pack, task: Task, workdir: Path) -
     outcome.accepted = acceptance.accepted
     outcome.status = "resolved" if acceptance.accepted else "rejected"
     outcome.reason = acceptance.problem or "the patch passed acceptance"
+    outcome.tests_before = summary(acceptance.base_results)
     outcome.tests_after = summary(acceptance.results)
-    return outcome
+    record(outcome, acceptance, patch=patch)
+    return outcome, [(patch, "fix.patch"), *_acceptance_trace(acceptance)]
 
 
 def run_task(
@@ -215,12 +224,13 @@ def run_task(
     """One task in a temporary folder of its own, timed; an error is this task's, not the run's."""
     started = time.monotonic()
     _say(options.events, task, "running", task.spec.kind)
+    kept: Kept = []
     with tempfile.TemporaryDirectory(prefix=f"fixloop-efficacy-{task.id}-") as folder:
         try:
             if options.patches is not None:
-                outcome = _score_patch(options, pack, task, Path(folder))
+                outcome, kept = _score_patch(options, pack, task, Path(folder))
             else:
-                outcome = _run_agent(options, pack, task, backend(task), Path(folder))
+                outcome, kept = _run_agent(options, pack, task, backend(task), Path(folder))
         except FixloopError as exc:
             outcome = TaskOutcome(
                 id=task.id,
@@ -229,7 +239,8 @@ def run_task(
                 status="error",
                 reason=str(exc).splitlines()[0],
             )
-    outcome.wall_s = time.monotonic() - started
+        outcome.wall_s = time.monotonic() - started
+        keep(options.out, outcome, kept)  # before the task's folder goes
     _say(options.events, task, outcome.status, f"{outcome.status}: {outcome.reason}")
     return outcome
 

@@ -67,6 +67,7 @@ class PatchCheck:
 @dataclass
 class Acceptance:
     run_id: str
+    folder: Path | None = None  # the verification run's folder (its trace)
     applied: bool = False
     restored: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)  # test files the patch added
@@ -115,7 +116,7 @@ def verify_patch(
             events.emit(event)
 
     run = Run.start(check.repo, document.spec.name, run_id=verify_id, events=EventStream(forward))
-    acceptance = Acceptance(verify_id)
+    acceptance = Acceptance(verify_id, run.dir)
     try:
         _verify(check, document, run, acceptance)
     except BaseException as exc:

@@ -35,6 +35,7 @@ class TestSelection:
 @dataclass(frozen=True)
 class TestRow:
     id: str
+    key: str  # as the runner's report names it
     role: str  # fail_to_pass or pass_to_pass
     base: TestStatus
     accepted: TestStatus
@@ -130,7 +131,7 @@ def grade_tests(
         p2p = [k for k, t in at_base.items() if t.status.passed and not t.collection]
     p2p = [key for key in dict.fromkeys(p2p) if key not in f2p]
     rows = [
-        TestRow(shown.get(key, key), role, _status(at_base, key), _status(now, key))
+        TestRow(shown.get(key, key), key, role, _status(at_base, key), _status(now, key))
         for role, keys in (("fail_to_pass", list(dict.fromkeys(f2p))), ("pass_to_pass", p2p))
         for key in keys
     ]
