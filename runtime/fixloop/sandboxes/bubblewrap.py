@@ -166,7 +166,12 @@ class BubblewrapSandbox(SandboxBase):
         # would look like the command exiting 1).
         if not find_program(words[0], where, environment.get("PATH")):
             return not_found(words[0], KIND)
-        command = [self.bwrap, *confinement(self.worktree, where, self.read_only, self.writable), "--", *words]
+        command = [
+            self.bwrap,
+            *confinement(self.worktree, where, self.read_only, self.writable),
+            "--",
+            *words,
+        ]
         return run_process_group(
             command,
             cwd=where,

@@ -208,7 +208,9 @@ class DockerSandbox(SandboxBase):
                     # A host service's socket inside a mounted folder stays out of reach.
                     *(
                         docker.types.Mount(str(socket), "/dev/null", type="bind", read_only=True)
-                        for socket in host_sockets([self.worktree, *self.writable, *self.read_only], [])
+                        for socket in host_sockets(
+                            [self.worktree, *self.writable, *self.read_only], []
+                        )
                     ),
                 ],
                 network_mode="none",

@@ -15,6 +15,7 @@ from fixloop.extras.efficacy.outcome import TaskOutcome
 from fixloop.masking import dumps_masked, mask_text
 from fixloop.workflows.fix_issue.acceptance import Acceptance
 from fixloop.workflows.fix_issue.grading import merged
+from fixloop.workflows.fix_issue.runners import TestReport, TestStatus
 from fixloop.workflows.fix_issue.suite import CommandRun
 
 OUTPUT_TAIL_CHARS = 2000
@@ -58,9 +59,9 @@ def record(
     ]
 
 
-def _after(fixed: dict[str, object], key: str) -> str:
+def _after(fixed: dict[str, TestReport], key: str) -> str:
     found = fixed.get(key)
-    return str(getattr(found, "status", "missing"))
+    return str(TestStatus.MISSING if found is None else found.status)
 
 
 def keep(out: Path | None, outcome: TaskOutcome, files: Sequence[tuple[Path, str]]) -> None:

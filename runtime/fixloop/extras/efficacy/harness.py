@@ -38,7 +38,6 @@ from fixloop.sandboxes import choose_sandbox, open_sandbox
 from fixloop.workflows.fix_issue import (
     Acceptance,
     FixIssueOptions,
-    FixIssueResult,
     HiddenTests,
     PatchCheck,
     PresetTest,

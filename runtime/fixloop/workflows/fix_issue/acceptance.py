@@ -165,9 +165,7 @@ def _sandbox(check: PatchCheck, worktree: Path, run: Run, reports: Path) -> Iter
         check.sandbox, worktree=worktree, image=check.image, run_id=run.id, writable=(reports,)
     )
     with opened as sandbox:
-        yield Suite(
-            check.commands, sandbox, worktree, timeout_s=check.timeout_s, reports=reports
-        )
+        yield Suite(check.commands, sandbox, worktree, timeout_s=check.timeout_s, reports=reports)
 
 
 def _at_base(check: PatchCheck, worktree: Path, suite: Suite) -> list[CommandRun]:
@@ -212,7 +210,7 @@ def _config_refusals(check: PatchCheck, worktree: Path, touched: list[str]) -> l
     for path in (p for p in touched if is_config(p) and not is_test_path(p)):
         try:
             before: str | None = repo.git.show(f"{check.base}:{path}")
-        except Exception:  # noqa: BLE001  (git: not in the base)
+        except Exception:
             before = None
         target = worktree / path
         after = target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None

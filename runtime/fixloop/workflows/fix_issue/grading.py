@@ -77,8 +77,10 @@ def merged(runs: Sequence[CommandRun]) -> dict[str, TestReport]:
     for run in runs:
         for key, test in (run.tests or {}).items():
             earlier = found.get(key)
-            found[key] = test if earlier is None else TestReport(
-                test.id, worse(earlier.status, test.status), test.collection
+            found[key] = (
+                test
+                if earlier is None
+                else TestReport(test.id, worse(earlier.status, test.status), test.collection)
             )
     return found
 
@@ -106,16 +108,14 @@ def grade_tests(
     if not accepted:
         return Grade(False, "no acceptance test ran")
     problems = [
-        f"{run.command} wrote no report"
-        for run in accepted
-        if run.runner and run.tests is None
+        f"{run.command} wrote no report" for run in accepted if run.runner and run.tests is None
     ]
     problems += [
-        f"{run.command}: {run.status}"
-        for run in accepted
-        if not run.runner and not run.passed
+        f"{run.command}: {run.status}" for run in accepted if not run.runner and not run.passed
     ]
-    problems += [f"{run.command}: the worktree changed" for run in accepted if run.workspace_changed]
+    problems += [
+        f"{run.command}: the worktree changed" for run in accepted if run.workspace_changed
+    ]
     at_base, now = merged(base), merged(accepted)
     known = {**at_base, **now}
     shown = {key: test.id for key, test in known.items()}

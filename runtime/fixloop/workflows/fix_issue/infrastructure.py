@@ -27,9 +27,7 @@ from typing import Any
 _TEST_FOLDERS = frozenset({"test", "tests", "testing", "spec", "specs", "__tests__"})
 _TEST_NAMES = re.compile(r"^(test_.*|.*_test\.[^.]+|.*\.test\.[^.]+|.*\.spec\.[^.]+|conftest\.py)$")
 _START_UP = frozenset({"sitecustomize.py", "usercustomize.py"})
-_RUNNER_MODULES = frozenset(
-    {"pytest", "_pytest", "pluggy", "unittest", "py", "iniconfig", "xdist"}
-)
+_RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "unittest", "py", "iniconfig", "xdist"})
 _MODULE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
 _INI_FILES = frozenset({"tox.ini", "setup.cfg"})
 _PYTEST_INI = frozenset({"pytest.ini", ".pytest.ini"})
@@ -51,7 +49,7 @@ def to_restore(touched: Iterable[str], at_base: set[str]) -> tuple[list[str], li
 def _module_name(part: str) -> str:
     for suffix in _MODULE_SUFFIXES:
         if part.endswith(suffix):
-            return part[: -len(suffix)].split(".")[0]
+            return part[: -len(suffix)].split(".", maxsplit=1)[0]
     return part
 
 

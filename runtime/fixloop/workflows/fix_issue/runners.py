@@ -21,16 +21,18 @@ from __future__ import annotations
 
 import json
 import re
-import xml.etree.ElementTree as ElementTree
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import Protocol
+from xml.etree import ElementTree
 
 MAX_REPORT_BYTES = 64 << 20
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
-_COLLECTION = "collection"  # the pseudo-test pytest or unittest reports for a file it could not load
+_COLLECTION = (
+    "collection"  # the pseudo-test pytest or unittest reports for a file it could not load
+)
 
 
 class TestStatus(StrEnum):
@@ -199,7 +201,9 @@ class Recording(unittest.TextTestResult):
         if err is not None:
             note(test, "failed" if issubclass(err[0], test.failureException) else "error")
 runner = unittest.TextTestRunner(resultclass=Recording)
-program = unittest.main(module=None, argv=["python -m unittest", *args], testRunner=runner, exit=False)
+program = unittest.main(
+    module=None, argv=["python -m unittest", *args], testRunner=runner, exit=False
+)
 with open(report + ".part", "w", encoding="utf-8") as out:
     json.dump({"runner": "unittest", "tests": seen}, out)
 os.replace(report + ".part", report)

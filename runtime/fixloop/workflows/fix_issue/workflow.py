@@ -24,8 +24,8 @@ from fixloop.sandboxes import Sandbox
 from fixloop.sandboxes.protocol import SandboxChoice
 from fixloop.schemas.results import ImplResult
 from fixloop.workflows.fix_issue.acceptance import REPORTS, Acceptance, PatchCheck, verify_patch
-from fixloop.workflows.fix_issue.grading import TestSelection
 from fixloop.workflows.fix_issue.brief import ROLE, call_key, fixer_inputs, task_text
+from fixloop.workflows.fix_issue.grading import TestSelection
 from fixloop.workflows.fix_issue.plan import (
     FixIssueOptions,
     FixIssuePlan,
