@@ -111,6 +111,23 @@ def pytest_runtest_makereport(item, call):
     report.outcome = "passed"
     report.longrepr = None
 """
+PASS_EVERY_PYTEST = """
+import _pytest.python
+
+_pytest.python.Function.runtest = lambda self: None
+"""
+PASS_EVERY_UNITTEST = """
+import unittest
+
+
+def _passes(self, result=None):
+    result.startTest(self)
+    result.addSuccess(self)
+    result.stopTest(self)
+
+
+unittest.TestCase.run = _passes
+"""
 SHADOW_PACKAGE = '''
 import unittest
 
@@ -230,6 +247,16 @@ CHANGES: tuple[Change, ...] = (
         lambda t: _prepend(
             t, "calc/stats.py", "import pytest\npytest.skip('later', allow_module_level=True)\n"
         ),
+    ),
+    Change(
+        "the module under test makes every test pass",
+        PYTEST_TASK,
+        lambda t: _prepend(t, "calc/stats.py", PASS_EVERY_PYTEST),
+    ),
+    Change(
+        "the module under test makes every test pass",
+        UNITTEST_TASK,
+        lambda t: _prepend(t, "settings/ports.py", PASS_EVERY_UNITTEST),
     ),
     Change(
         "os._exit(0) at import",

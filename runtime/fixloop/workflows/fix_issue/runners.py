@@ -7,9 +7,9 @@ machine-readable report, and the reader of that report.
 
 Two runners: pytest (its junit-xml, `--junitxml`) and unittest (which has no report of its own:
 the same `unittest.main` discovery, under a result class that records each test and writes a
-JSON file). Both end the process with `os._exit` once the report is written, so nothing the
-tested code registered to run at exit (`atexit`, a finaliser) can rewrite it afterwards. A
-command of any other program has no runner: it is graded by its exit code alone.
+JSON file). `python3 -m …` commands run as the programs of `runner_programs.py`: the report
+written, the framework checked for changes, the process ended with `os._exit`. A command of any
+other program has no runner: it is graded by its exit code alone.
 
 A test is known by a key both sides compute: pytest's junit `classname::name` (a node id such
 as `tests/test_x.py::Case::test_a[1]` maps to it the way pytest's junit plugin does), unittest's
@@ -27,6 +27,8 @@ from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 from xml.etree import ElementTree
+
+from fixloop.workflows.fix_issue import runner_programs as programs
 
 MAX_REPORT_BYTES = 64 << 20
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -90,16 +92,6 @@ def _module_after(argv: Sequence[str]) -> tuple[str, int] | None:
     return None
 
 
-# pytest, run as `python -m pytest` would run it, ending with os._exit: atexit hooks of the
-# tested code never run after the report is written.
-_PYTEST_MAIN = (
-    "import os, sys, pytest\n"
-    "code = int(pytest.main(sys.argv[1:]))\n"
-    "sys.stdout.flush(); sys.stderr.flush()\n"
-    "os._exit(code)\n"
-)
-
-
 def mangle(node_id: str) -> str:
     """A pytest node id as its junit-xml names it (`_pytest.junitxml.mangle_test_address`)."""
     path, bracket, params = node_id.partition("[")
@@ -113,12 +105,13 @@ class PytestRunner:
     name = "pytest"
 
     def command(self, argv: Sequence[str], report: Path) -> tuple[str, ...]:
-        ours = ("--junitxml", str(report), "-o", "junit_family=xunit1", "-o", "junit_logging=no")
+        ours = ("-o", "junit_family=xunit1", "-o", "junit_logging=no")
         found = _module_after(argv)
-        if found is None:  # the `pytest` program itself
-            return (*argv, *ours)
+        if found is None:  # the `pytest` program itself: no guard (docs/fix-issue.md)
+            return (*argv, *ours, "--junitxml", str(report))
         _, after = found
-        return (argv[0], *argv[1 : after - 2], "-c", _PYTEST_MAIN, *argv[after:], *ours)
+        head = (argv[0], *argv[1 : after - 2])
+        return (*head, "-c", programs.PYTEST, str(report), *argv[after:], *ours)
 
     def key(self, test_id: str) -> str:
         return mangle(test_id) if "::" in test_id and not test_id.startswith(":") else test_id
@@ -174,42 +167,6 @@ def _node_id(file: str, classname: str, name: str) -> str:
     return f"{classname}::{name}"
 
 
-# unittest's own discovery and arguments (`python -m unittest ARGS` is `unittest.main(module=None)`)
-# under a result class that records every test; the report is written whole, then os._exit.
-_UNITTEST_MAIN = r"""
-import json, os, sys, unittest
-report, args, seen = sys.argv[1], sys.argv[2:], {}
-def note(test, status):
-    key = test.id()
-    if seen.get(key) in (None, "passed"):
-        seen[key] = status
-class Recording(unittest.TextTestResult):
-    def addSuccess(self, test):
-        super().addSuccess(test); seen.setdefault(test.id(), "passed")
-    def addFailure(self, test, err):
-        super().addFailure(test, err); note(test, "failed")
-    def addError(self, test, err):
-        super().addError(test, err); note(test, "error")
-    def addSkip(self, test, reason):
-        super().addSkip(test, reason); note(test, "skipped")
-    def addExpectedFailure(self, test, err):
-        super().addExpectedFailure(test, err); note(test, "xfailed")
-    def addUnexpectedSuccess(self, test):
-        super().addUnexpectedSuccess(test); note(test, "failed")
-    def addSubTest(self, test, subtest, err):
-        super().addSubTest(test, subtest, err)
-        if err is not None:
-            note(test, "failed" if issubclass(err[0], test.failureException) else "error")
-runner = unittest.TextTestRunner(resultclass=Recording)
-program = unittest.main(
-    module=None, argv=["python -m unittest", *args], testRunner=runner, exit=False
-)
-with open(report + ".part", "w", encoding="utf-8") as out:
-    json.dump({"runner": "unittest", "tests": seen}, out)
-os.replace(report + ".part", report)
-sys.stdout.flush(); sys.stderr.flush()
-os._exit(0 if program.result.wasSuccessful() else 1)
-"""
 _FAILED_LOAD = "unittest.loader._FailedTest."
 
 
@@ -220,7 +177,8 @@ class UnittestRunner:
         found = _module_after(argv)
         assert found is not None, "runner_for chose unittest for a `python -m unittest` command"
         _, after = found
-        return (argv[0], *argv[1 : after - 2], "-c", _UNITTEST_MAIN, str(report), *argv[after:])
+        head = (argv[0], *argv[1 : after - 2])
+        return (*head, "-c", programs.UNITTEST, str(report), *argv[after:])
 
     def key(self, test_id: str) -> str:
         return test_id
