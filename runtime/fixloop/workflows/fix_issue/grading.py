@@ -27,6 +27,7 @@ SHOWN_FAILURES = 5
 class TestSelection:
     """Which tests decide: named ones, or the defaults (see the module docstring)."""
 
+    __test__ = False  # not a test class, whatever pytest guesses from its name
     fail_to_pass: tuple[str, ...] = ()
     pass_to_pass: tuple[str, ...] | None = None
     require_fail_to_pass: bool = False  # a benchmark task: without one, nothing proves the fix
@@ -34,6 +35,7 @@ class TestSelection:
 
 @dataclass(frozen=True)
 class TestRow:
+    __test__ = False  # not a test class, whatever pytest guesses from its name
     id: str
     key: str  # as the runner's report names it
     role: str  # fail_to_pass or pass_to_pass

@@ -38,6 +38,7 @@ _COLLECTION = (
 
 
 class TestStatus(StrEnum):
+    __test__ = False  # not a test class, whatever pytest guesses from its name
     PASSED = "passed"
     FAILED = "failed"
     ERROR = "error"
@@ -61,12 +62,13 @@ def worse(a: TestStatus, b: TestStatus) -> TestStatus:
 
 @dataclass(frozen=True)
 class TestReport:
+    __test__ = False  # not a test class, whatever pytest guesses from its name
     id: str  # as a person names it: a pytest node id where it can be rebuilt, else the key
     status: TestStatus
     collection: bool = False  # a file that could not be loaded, not a test
 
 
-class TestRunner(Protocol):
+class Runner(Protocol):
     name: str
 
     def command(self, argv: Sequence[str], report: Path) -> tuple[str, ...]: ...
@@ -81,14 +83,17 @@ def _python(word: str) -> bool:
 
 
 def _module_after(argv: Sequence[str]) -> tuple[str, int] | None:
-    """`python3 [-X ...] -m MODULE ...`: the module and the index of the word after it."""
+    """`python3 [-X dev -W error -B ...] -m MODULE ...`: the module, and the index after it."""
     if not argv or not _python(argv[0]):
         return None
-    for index in range(1, len(argv) - 1):
-        if argv[index] == "-m":
+    index = 1
+    while index < len(argv) - 1:
+        word = argv[index]
+        if word == "-m":
             return argv[index + 1], index + 2
-        if not argv[index].startswith("-"):
+        if not word.startswith("-") or word == "-c":
             return None
+        index += 2 if word in ("-X", "-W") else 1
     return None
 
 
@@ -204,7 +209,7 @@ class UnittestRunner:
         return found
 
 
-def runner_named(name: str) -> TestRunner | None:
+def runner_named(name: str) -> Runner | None:
     if name == PytestRunner.name:
         return PytestRunner()
     if name == UnittestRunner.name:
@@ -212,7 +217,7 @@ def runner_named(name: str) -> TestRunner | None:
     return None
 
 
-def runner_for(argv: Sequence[str]) -> TestRunner | None:
+def runner_for(argv: Sequence[str]) -> Runner | None:
     """The runner of a preset command, or None for a program fixloop cannot read a report of."""
     found = _module_after(argv)
     if found is not None:
@@ -229,8 +234,8 @@ def runner_for(argv: Sequence[str]) -> TestRunner | None:
 
 __all__ = [
     "PytestRunner",
+    "Runner",
     "TestReport",
-    "TestRunner",
     "TestStatus",
     "UnittestRunner",
     "mangle",
