@@ -147,9 +147,17 @@ class Recorder:
     opened: list[Recording]
 
     def __call__(
-        self, kind: str, *, worktree: Path, image: str | None, run_id: str | None
+        self,
+        kind: str,
+        *,
+        worktree: Path,
+        image: str | None,
+        run_id: str | None,
+        writable: Sequence[Path] = (),
     ) -> Recording:
-        sandbox = Recording(open_sandbox(kind, worktree=worktree, image=image, run_id=run_id))
+        sandbox = Recording(
+            open_sandbox(kind, worktree=worktree, image=image, run_id=run_id, writable=writable)
+        )
         self.opened.append(sandbox)
         return sandbox
 

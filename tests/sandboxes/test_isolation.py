@@ -123,6 +123,29 @@ def test_a_write_outside_the_worktree_is_refused(
 
 
 @pytest.mark.parametrize("kind", CONFINING)
+def test_a_writable_folder_outside_the_worktree_is_writable_and_only_it(
+    sandbox_of: OpenSandbox, worktree: Path, kind: str
+) -> None:
+    reports = Path("/var/tmp") / f"fixloop-reports-{uuid.uuid4().hex}"
+    reports.mkdir()
+    beside = reports.with_name(reports.name + "-beside")
+    beside.mkdir()
+    try:
+        sandbox = sandbox_of(kind, writable=(reports,))
+        result = sandbox.run([python_in(kind), "probe.py", "write", str(reports / "r.xml")])
+        assert result.ok, result
+        assert (reports / "r.xml").read_text() == "written from inside\n"
+        refused = sandbox.run([python_in(kind), "probe.py", "write", str(beside / "r.xml")])
+        assert refused.stdout.startswith("refused: "), refused
+        assert not (beside / "r.xml").exists()
+    finally:
+        for folder in (reports, beside):
+            for child in folder.iterdir():
+                child.unlink()
+            folder.rmdir()
+
+
+@pytest.mark.parametrize("kind", CONFINING)
 def test_tmp_is_private_and_writable(sandbox_of: OpenSandbox, kind: str) -> None:
     name = f"/tmp/fixloop-private-{uuid.uuid4().hex}"
     sandbox = sandbox_of(kind)

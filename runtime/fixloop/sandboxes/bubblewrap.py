@@ -50,11 +50,14 @@ KIND = "bwrap"
 PROBE_TIMEOUT_S = 30.0
 
 
-def confinement(worktree: Path, cwd: Path, read_only: Sequence[Path] = ()) -> list[str]:
+def confinement(
+    worktree: Path, cwd: Path, read_only: Sequence[Path] = (), writable: Sequence[Path] = ()
+) -> list[str]:
     """bubblewrap's options, in order: later mounts go on top of earlier ones (so a worktree,
     or a `read_only` folder, under /tmp or /run is bound on top of the private /tmp or the
     hidden /run; the worktree comes after the read-only folders, so one holding it cannot hide
-    it; the host's sockets still in view are covered last; the hidden folders are made read-only
+    it, and the `writable` folders (a test runner's report folder) after it; the host's sockets
+    still in view are covered last; the hidden folders are made read-only
     once everything inside them is mounted; the worktree's git entries go back on top of
     it, read-only)."""
     shown = [word for folder in read_only for word in ("--ro-bind", str(folder), str(folder))]
@@ -77,6 +80,7 @@ def confinement(worktree: Path, cwd: Path, read_only: Sequence[Path] = ()) -> li
         "--bind",
         str(worktree),
         str(worktree),
+        *(word for folder in writable for word in ("--bind", str(folder), str(folder))),
         *(
             word
             for path in protected_paths(worktree)
@@ -132,6 +136,7 @@ class BubblewrapSandbox(SandboxBase):
         reason: str = "requested",
         output_cap: int = OUTPUT_CAP_BYTES,
         read_only: Sequence[Path] = (),
+        writable: Sequence[Path] = (),
     ) -> None:
         problem = unavailable()
         if problem is not None:
@@ -143,6 +148,7 @@ class BubblewrapSandbox(SandboxBase):
         # everything else of the host is visible read-only anyway.
         wanted = [*read_only, *_runtime_environment()]
         self.read_only = tuple(dict.fromkeys(f.resolve() for f in wanted if f.is_dir()))
+        self.writable = tuple(dict.fromkeys(f.resolve() for f in writable if f.is_dir()))
 
     def run(
         self,
@@ -160,7 +166,12 @@ class BubblewrapSandbox(SandboxBase):
         # would look like the command exiting 1).
         if not find_program(words[0], where, environment.get("PATH")):
             return not_found(words[0], KIND)
-        command = [self.bwrap, *confinement(self.worktree, where, self.read_only), "--", *words]
+        command = [
+            self.bwrap,
+            *confinement(self.worktree, where, self.read_only, self.writable),
+            "--",
+            *words,
+        ]
         return run_process_group(
             command,
             cwd=where,

@@ -80,18 +80,25 @@ def open_chosen(
     worktree: Path,
     run_id: str | None = None,
     read_only: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
     memory: str = container.DEFAULT_MEMORY,
     pids: int = container.DEFAULT_PIDS,
     output_cap: int = OUTPUT_CAP_BYTES,
 ) -> Sandbox:
     """The sandbox `choice` names, on `worktree`, without choosing again (its reason stays the
     one `choose_sandbox` gave). `read_only`: folders the commands also see, read-only at their
-    own paths (in a container; under bwrap's private /tmp; local sees the host's files anyway)."""
+    own paths (in a container; under bwrap's private /tmp; local sees the host's files anyway).
+    `writable`: folders outside the worktree the commands may also write (a test runner's report
+    folder), read-write at their own paths; local writes anywhere anyway."""
     if choice.kind == "local":
         return local.LocalSandbox(worktree, reason=choice.reason, output_cap=output_cap)
     if choice.kind == "bwrap":
         return bubblewrap.BubblewrapSandbox(
-            worktree, reason=choice.reason, output_cap=output_cap, read_only=read_only
+            worktree,
+            reason=choice.reason,
+            output_cap=output_cap,
+            read_only=read_only,
+            writable=writable,
         )
     if choice.kind != "docker":
         raise sandbox_error(f"unknown sandbox {choice.kind!r}; choose one of {', '.join(KINDS)}")
@@ -104,6 +111,7 @@ def open_chosen(
         reason=choice.reason,
         output_cap=output_cap,
         read_only=read_only,
+        writable=writable,
     )
 
 
@@ -113,16 +121,19 @@ def open_sandbox(
     worktree: Path,
     image: str | None = None,
     run_id: str | None = None,
+    writable: Sequence[Path] = (),
     memory: str = container.DEFAULT_MEMORY,
     pids: int = container.DEFAULT_PIDS,
     output_cap: int = OUTPUT_CAP_BYTES,
 ) -> Sandbox:
     """A sandbox for commands in `worktree` (use it as a context manager). `run_id` labels
-    docker containers so that recovery can remove those of a dead run."""
+    docker containers so that recovery can remove those of a dead run; `writable` as in
+    `open_chosen`."""
     return open_chosen(
         choose_sandbox(kind, image=image),
         worktree=worktree,
         run_id=run_id,
+        writable=writable,
         memory=memory,
         pids=pids,
         output_cap=output_cap,

@@ -3,7 +3,8 @@
 The container:
 - is made from `image` (which must exist; fixloop never pulls) and runs as the worktree's owner;
 - has its root file system read-only, the worktree bind-mounted read-write at its own path (and
-  any `read_only` folders the caller names, read-only at theirs), and a private tmpfs `/tmp`
+  any `read_only` folders the caller names, read-only at theirs; any `writable` ones, such as a
+  test runner's report folder, read-write), and a private tmpfs `/tmp`
   (`HOME` points there);
 - sees no host socket: none but the worktree's and the `read_only` folders' are mounted, and a
   host service's socket inside those is covered with /dev/null (`host_services`);
@@ -118,6 +119,7 @@ class DockerSandbox(SandboxBase):
         reason: str = "requested",
         output_cap: int = OUTPUT_CAP_BYTES,
         read_only: Sequence[Path] = (),
+        writable: Sequence[Path] = (),
     ) -> None:
         import docker
 
@@ -144,6 +146,9 @@ class DockerSandbox(SandboxBase):
         self.pids = pids
         self.read_only = tuple(
             folder.resolve() for folder in read_only if folder.resolve() != self.worktree
+        )
+        self.writable = tuple(
+            folder.resolve() for folder in writable if folder.resolve() != self.worktree
         )
         owner = self.worktree.stat()
         self.user = f"{owner.st_uid}:{owner.st_gid}"
@@ -188,6 +193,10 @@ class DockerSandbox(SandboxBase):
                 mounts=[
                     docker.types.Mount(str(self.worktree), str(self.worktree), type="bind"),
                     *(
+                        docker.types.Mount(str(path), str(path), type="bind")
+                        for path in self.writable
+                    ),
+                    *(
                         docker.types.Mount(str(path), str(path), type="bind", read_only=True)
                         for path in self.read_only
                     ),
@@ -199,7 +208,9 @@ class DockerSandbox(SandboxBase):
                     # A host service's socket inside a mounted folder stays out of reach.
                     *(
                         docker.types.Mount(str(socket), "/dev/null", type="bind", read_only=True)
-                        for socket in host_sockets([self.worktree, *self.read_only], [])
+                        for socket in host_sockets(
+                            [self.worktree, *self.writable, *self.read_only], []
+                        )
                     ),
                 ],
                 network_mode="none",

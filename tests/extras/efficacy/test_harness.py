@@ -3,6 +3,7 @@ fails, when another agent's patches are scored, and when the budget is spent."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -82,7 +83,10 @@ def test_failures_are_measured_not_hidden(tmp_path: Path, pack: Pack) -> None:
     result = run_bench(options, pack)
     outcomes = {o.id: o for o in result.outcomes}
     assert outcomes["regex"].status == "rejected"
-    assert outcomes["regex"].reason == "acceptance tests did not pass: python3 -m unittest"
+    assert outcomes["regex"].reason == (
+        "acceptance tests did not pass: fail-to-pass 0/1, pass-to-pass 3/3: "
+        "tests.test_hidden_slugs.WholeTextTest.test_spaces_and_punctuation failed"
+    )
     assert outcomes["off-by-one"].status == "unresolved" and outcomes["off-by-one"].accepted is None
     assert outcomes["off-by-one"].reason.startswith("the fixer could not fix it")
     assert outcomes["state-leak"].status == "unresolved" and outcomes["state-leak"].attempts == 3
@@ -93,6 +97,22 @@ def test_failures_are_measured_not_hidden(tmp_path: Path, pack: Pack) -> None:
     assert (
         "regex/result.json" in kept and "regex/fix.patch" in kept and "regex/events.jsonl" in kept
     )
+    assert "regex/evidence.json" in kept and "regex/acceptance-events.jsonl" in kept
+    evidence = json.loads((tmp_path / "out/regex/evidence.json").read_text())
+    assert evidence["status"] == "rejected" and evidence["reason"] == outcomes["regex"].reason
+    assert evidence["fail_to_pass"] == "0/1" and evidence["pass_to_pass"] == "3/3"
+    hidden = [t for t in evidence["tests"] if t["role"] == "fail_to_pass"]
+    assert hidden == [
+        {
+            "id": "tests.test_hidden_slugs.WholeTextTest.test_spaces_and_punctuation",
+            "role": "fail_to_pass",
+            "base": "failed",
+            "after_fix": "missing",  # the fixer never saw the hidden test
+            "accepted": "failed",
+        }
+    ]
+    assert "is_valid_slug" in evidence["patch"] or "Hello" in evidence["patch"]
+    assert "FAILED" in evidence["output"]  # the runner's own words, at acceptance
 
 
 def _patch(tmp_path: Path, task_id: str, old: str, new: str, path: str) -> str:
@@ -125,9 +145,17 @@ def test_another_agents_patches_go_through_the_same_acceptance(tmp_path: Path, p
         open_sandbox=recorder(),
         patches=patches,
         tasks=("regex", "string-formatting", "api-misuse"),
+        out=tmp_path / "out",
     )
     result = run_bench(options, pack)
     statuses = {o.id: (o.status, o.accepted) for o in result.outcomes}
+    # With --patches too, every task keeps its evidence.
+    regex = json.loads((tmp_path / "out/regex/evidence.json").read_text())
+    assert regex["fail_to_pass"] == "1/1" and regex["tests"][0]["after_fix"] == "not run"
+    assert (tmp_path / "out/regex/fix.patch").read_text() == (patches / "regex.patch").read_text()
+    wrong = json.loads((tmp_path / "out/string-formatting/evidence.json").read_text())
+    assert wrong["status"] == "rejected" and wrong["fail_to_pass"].startswith("0/")
+    assert "| 1/1 |" in markdown(result)
     assert statuses == {
         "regex": ("resolved", True),
         "string-formatting": ("rejected", False),

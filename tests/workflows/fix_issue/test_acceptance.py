@@ -16,12 +16,8 @@ from fixloop.documents.pack import Pack
 from fixloop.events import Event, EventStream
 from fixloop.runs.git_session import git_session
 from fixloop.runs.run import Run, list_runs, new_run_id
-from fixloop.workflows.fix_issue.acceptance import (
-    Acceptance,
-    PatchCheck,
-    is_test_path,
-    verify_patch,
-)
+from fixloop.workflows.fix_issue.acceptance import Acceptance, PatchCheck, verify_patch
+from fixloop.workflows.fix_issue.infrastructure import is_test_path
 from fixloop.workflows.fix_issue.suite import PresetTest
 
 BINARY = bytes(range(256)) * 4
@@ -122,10 +118,13 @@ def test_a_test_the_patch_weakened_is_put_back_before_the_tests_run(
     acceptance = verify(pack, check(repo, patch, [UNITTEST]))
     assert acceptance.applied and not acceptance.accepted
     assert acceptance.restored == ["tests/test_stats.py"]
-    assert acceptance.problem == "acceptance tests did not pass: python3 -m unittest"
+    assert acceptance.problem == (
+        "acceptance tests did not pass: fail-to-pass 0/1, pass-to-pass 1/1: "
+        "tests.test_stats.StatsTest.test_average failed"
+    )
 
 
-def test_a_real_fix_with_an_added_test_passes_and_the_added_test_stays(
+def test_a_real_fix_with_an_added_test_passes_and_the_added_test_is_left_out(
     repo: Path, tmp_path: Path, pack: Pack
 ) -> None:
     def fix(tree: Path) -> None:
@@ -141,8 +140,10 @@ def test_a_real_fix_with_an_added_test_passes_and_the_added_test_stays(
     patch = exported(repo, fix, tmp_path / "fix.patch")
     acceptance = verify(pack, check(repo, patch, [[*UNITTEST, "-v"]]))
     assert acceptance.accepted, acceptance.to_json()
-    assert acceptance.restored == []
-    assert "test_one" in acceptance.results[0].output
+    assert acceptance.restored == [] and acceptance.removed == ["tests/test_one.py"]
+    assert "test_one" not in acceptance.results[0].output  # the tests are the base's
+    assert acceptance.grade is not None
+    assert acceptance.grade.reason == "fail-to-pass 1/1, pass-to-pass 1/1"
 
 
 def test_hidden_tests_are_copied_in_and_run(repo: Path, tmp_path: Path, pack: Pack) -> None:

@@ -47,7 +47,7 @@ def test_the_tests_run_in_containers_of_the_image(
     assert result.status is IssueStatus.RESOLVED, result.reason
     assert result.sandbox.startswith("sandbox: docker")
     assert [s.choice.kind for s in opener.opened] == ["docker", "docker"]
-    assert [len(s.commands) for s in opener.opened] == [3, 1]
+    assert [len(s.commands) for s in opener.opened] == [3, 2]  # acceptance: base, then patch
     run_ids = {result.run_id, result.run_id + "-verify"}
     assert [c for c in leftover_containers() if c.run_id in run_ids] == []
 

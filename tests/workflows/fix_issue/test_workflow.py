@@ -57,8 +57,13 @@ def test_an_issue_becomes_an_accepted_patch(tmp_path: Path, pack: Pack) -> None:
     assert written["attempts"][0]["tool_calls"] == 5
     kinds = [json.loads(line)["event"] for line in Path(result.trace_path).read_text().splitlines()]
     assert kinds.count("tool") == 5
-    # Every test command ran in a sandbox: the run's worktree, then the clean checkout.
-    assert [len(s.commands) for s in opener.opened] == [3, 1]
+    # Every test command ran in a sandbox: the run's worktree, then the clean checkout (at the
+    # base, then with the patch), each with the runner's own report.
+    assert [len(s.commands) for s in opener.opened] == [3, 2]
+    assert all("-c" in command for s in opener.opened for command in s.commands)
+    acceptance = written["tests"]["acceptance"]
+    assert acceptance["grade"]["fail_to_pass"] == {"passed": 1, "selected": 1}
+    assert acceptance["base"][0]["report"] == "1 failed, 1 passed"
     assert opener.opened[1].worktree.name.endswith("-verify")
 
 

@@ -53,6 +53,10 @@ class TaskSpec(_Strict):
     title: Annotated[str, Field(min_length=1)]
     tests: list[Argv] | None = None  # instead of the corpus's commands
     acceptance: list[Argv] = Field(default_factory=list)  # more commands, run at acceptance only
+    # The tests that decide (pytest node ids or unittest ids). Default: fail-to-pass, every test
+    # failing at the base (hidden tests in); pass-to-pass, every test passing there.
+    fail_to_pass: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    pass_to_pass: list[Annotated[str, Field(min_length=1)]] | None = None
 
 
 @dataclass(frozen=True)

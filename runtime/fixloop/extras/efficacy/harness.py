@@ -30,13 +30,14 @@ from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.pack import Pack
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.extras.efficacy.corpus import Corpus, Task, load_corpus
+from fixloop.extras.efficacy.evidence import keep, record
 from fixloop.extras.efficacy.materialize import materialize
 from fixloop.extras.efficacy.outcome import BenchResult, TaskOutcome
 from fixloop.runs.run import new_run_id
 from fixloop.sandboxes import choose_sandbox, open_sandbox
 from fixloop.workflows.fix_issue import (
+    Acceptance,
     FixIssueOptions,
-    FixIssueResult,
     HiddenTests,
     PatchCheck,
     PresetTest,
@@ -44,10 +45,11 @@ from fixloop.workflows.fix_issue import (
     run_fix_issue,
     verify_patch,
 )
+from fixloop.workflows.fix_issue.grading import TestSelection
 from fixloop.workflows.fix_issue.suite import summary
 from fixloop.workflows.kernel.workflow import Context
 
-KEPT = ("result.json", "events.jsonl", "fix.patch")
+Kept = list[tuple[Path, str]]  # files of a task's evidence: a source, the name kept under
 
 
 @dataclass(frozen=True)
@@ -112,19 +114,23 @@ def _hidden(task: Task) -> HiddenTests:
     return HiddenTests(files=task.hidden, commands=commands)
 
 
-def _keep(options: BenchOptions, task: Task, result: FixIssueResult) -> None:
-    if options.out is None:
-        return
-    folder = options.out / task.id
-    folder.mkdir(parents=True, exist_ok=True)
-    for source in (result.result_path, result.trace_path, result.patch_path):
-        if source and Path(source).is_file():
-            shutil.copyfile(source, folder / Path(source).name)
+def _selection(task: Task) -> TestSelection:
+    return TestSelection(
+        fail_to_pass=tuple(task.spec.fail_to_pass),
+        pass_to_pass=None if task.spec.pass_to_pass is None else tuple(task.spec.pass_to_pass),
+        require_fail_to_pass=True,
+    )
+
+
+def _acceptance_trace(acceptance: Acceptance | None) -> Kept:
+    if acceptance is None or acceptance.folder is None:
+        return []
+    return [(acceptance.folder / "events.jsonl", "acceptance-events.jsonl")]
 
 
 def _run_agent(
     options: BenchOptions, pack: Pack, task: Task, backend: Backend, workdir: Path
-) -> TaskOutcome:
+) -> tuple[TaskOutcome, Kept]:
     repo = workdir / "repo"
     base = materialize(task, repo)
     issue = workdir / "issue.md"
@@ -138,12 +144,14 @@ def _run_agent(
         hidden=_hidden(task),
         issue_id=task.id,
         open_sandbox=options.open_sandbox,
+        fail_to_pass=task.spec.fail_to_pass,
+        pass_to_pass=task.spec.pass_to_pass or (),
+        require_fail_to_pass=True,
     )
     context = Context(pack, backend, options.events, budget=options.budget)
     result = run_fix_issue(fix, context)
-    _keep(options, task, result)
     acceptance = result.acceptance
-    return TaskOutcome(
+    outcome = TaskOutcome(
         id=task.id,
         kind=task.spec.kind,
         title=task.spec.title,
@@ -160,9 +168,19 @@ def _run_agent(
         tool_calls=result.tool_calls,
         cost_usd=result.cost_usd,
     )
+    patch = Path(result.patch_path) if result.patch_path else None
+    record(outcome, acceptance, after_fix=result.tests_after, patch=patch)
+    kept = [
+        (Path(source), Path(source).name)
+        for source in (result.result_path, result.trace_path, result.patch_path)
+        if source
+    ]
+    return outcome, kept + _acceptance_trace(acceptance)
 
 
-def _score_patch(options: BenchOptions, pack: Pack, task: Task, workdir: Path) -> TaskOutcome:
+def _score_patch(
+    options: BenchOptions, pack: Pack, task: Task, workdir: Path
+) -> tuple[TaskOutcome, Kept]:
     assert options.patches is not None
     repo = workdir / "repo"
     base = materialize(task, repo)
@@ -170,7 +188,7 @@ def _score_patch(options: BenchOptions, pack: Pack, task: Task, workdir: Path) -
     patch = options.patches / f"{task.id}.patch"
     if not patch.is_file() or not patch.read_bytes().strip():
         outcome.status, outcome.reason = "unresolved", f"no patch ({patch.name})"
-        return outcome
+        return outcome, []
     hidden = _hidden(task)
     check = PatchCheck(
         repo=repo,
@@ -181,6 +199,7 @@ def _score_patch(options: BenchOptions, pack: Pack, task: Task, workdir: Path) -
         sandbox=options.sandbox,
         image=options.image,
         hidden_files=hidden.files,
+        selection=_selection(task),
     )
     acceptance = verify_patch(
         check,
@@ -192,8 +211,10 @@ def _score_patch(options: BenchOptions, pack: Pack, task: Task, workdir: Path) -
     outcome.accepted = acceptance.accepted
     outcome.status = "resolved" if acceptance.accepted else "rejected"
     outcome.reason = acceptance.problem or "the patch passed acceptance"
+    outcome.tests_before = summary(acceptance.base_results)
     outcome.tests_after = summary(acceptance.results)
-    return outcome
+    record(outcome, acceptance, patch=patch)
+    return outcome, [(patch, "fix.patch"), *_acceptance_trace(acceptance)]
 
 
 def run_task(
@@ -202,12 +223,13 @@ def run_task(
     """One task in a temporary folder of its own, timed; an error is this task's, not the run's."""
     started = time.monotonic()
     _say(options.events, task, "running", task.spec.kind)
+    kept: Kept = []
     with tempfile.TemporaryDirectory(prefix=f"fixloop-efficacy-{task.id}-") as folder:
         try:
             if options.patches is not None:
-                outcome = _score_patch(options, pack, task, Path(folder))
+                outcome, kept = _score_patch(options, pack, task, Path(folder))
             else:
-                outcome = _run_agent(options, pack, task, backend(task), Path(folder))
+                outcome, kept = _run_agent(options, pack, task, backend(task), Path(folder))
         except FixloopError as exc:
             outcome = TaskOutcome(
                 id=task.id,
@@ -216,7 +238,8 @@ def run_task(
                 status="error",
                 reason=str(exc).splitlines()[0],
             )
-    outcome.wall_s = time.monotonic() - started
+        outcome.wall_s = time.monotonic() - started
+        keep(options.out, outcome, kept)  # before the task's folder goes
     _say(options.events, task, outcome.status, f"{outcome.status}: {outcome.reason}")
     return outcome
 

@@ -26,6 +26,12 @@ class TaskOutcome:
     tool_calls: int = 0
     cost_usd: float = 0.0
     wall_s: float = 0.0
+    # The evidence (evidence.py): the selected tests passing at acceptance, "passed/selected"
+    fail_to_pass: str = ""
+    pass_to_pass: str = ""
+    tests: list[dict[str, str]] = field(default_factory=list)  # id, role, base, after_fix, accepted
+    output: str = ""  # the runner's output tail at acceptance
+    patch: str = ""  # the patch graded
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from fixloop.extras.efficacy.outcome import BenchResult, TaskOutcome
 
 HEADER = (
-    "| task | kind | status | tests before → after | patch acceptance | attempts | turns "
-    "| tool calls | cost | wall |\n"
-    "|---|---|---|---|---|---:|---:|---:|---:|---:|"
+    "| task | kind | status | tests before → after | fail-to-pass | pass-to-pass "
+    "| patch acceptance | attempts | turns | tool calls | cost | wall |\n"
+    "|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|"
 )
 
 
@@ -26,6 +26,8 @@ def _row(outcome: TaskOutcome) -> str:
         outcome.kind,
         outcome.status,
         tests,
+        outcome.fail_to_pass or "-",
+        outcome.pass_to_pass or "-",
         _accepted(outcome),
         str(outcome.attempts),
         str(outcome.turns),
@@ -34,6 +36,14 @@ def _row(outcome: TaskOutcome) -> str:
         f"{outcome.wall_s:.1f} s",
     ]
     return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
+
+
+def _sum(result: BenchResult, role: str) -> str:
+    """`passed/selected` over every task that has the counts."""
+    pairs = [getattr(o, role).split("/") for o in result.outcomes if getattr(o, role)]
+    if not pairs:
+        return "-"
+    return f"{sum(int(p[0]) for p in pairs)}/{sum(int(p[1]) for p in pairs)}"
 
 
 def markdown(result: BenchResult) -> str:
@@ -47,7 +57,8 @@ def markdown(result: BenchResult) -> str:
         *(_row(outcome) for outcome in result.outcomes),
         (
             f"| **total** | {totals['tasks']} tasks | **{totals['resolved']}/{totals['tasks']} "
-            f"resolved ({100 * result.rate:.0f}%)** | | {totals['accepted']} accepted | "
+            f"resolved ({100 * result.rate:.0f}%)** | | {_sum(result, 'fail_to_pass')} | "
+            f"{_sum(result, 'pass_to_pass')} | {totals['accepted']} accepted | "
             f"{totals['attempts']} | {totals['turns']} | {totals['tool_calls']} | "
             f"${totals['cost_usd']:.4f} | {totals['wall_s']:.1f} s |"
         ),

@@ -36,10 +36,17 @@ _ID = re.compile(r"[^A-Za-z0-9._-]+")
 
 class SandboxOpener(Protocol):
     """Opens the sandbox one worktree's commands run in: `fixloop.sandboxes.open_sandbox`, or a
-    caller's wrapper of it (a test that records what ran)."""
+    caller's wrapper of it (a test that records what ran). `writable`: the test runners' report
+    folder, outside the worktree."""
 
     def __call__(
-        self, kind: str, *, worktree: Path, image: str | None, run_id: str | None
+        self,
+        kind: str,
+        *,
+        worktree: Path,
+        image: str | None,
+        run_id: str | None,
+        writable: Sequence[Path] = (),
     ) -> Sandbox: ...
 
 
@@ -64,6 +71,21 @@ class FixIssueOptions:
         help="a test command, split into words like a shell would but never run by one "
         "(repeat for several; default: python3 -m pytest -q for a pytest project)",
     )
+    fail_to_pass: Sequence[str] = option(
+        "--fail-to-pass",
+        action="append",
+        default=(),
+        metavar="TEST",
+        help="a test that must pass with the patch (a pytest node id or a unittest id; repeat; "
+        "default: every test that fails at the base)",
+    )
+    pass_to_pass: Sequence[str] = option(
+        "--pass-to-pass",
+        action="append",
+        default=(),
+        metavar="TEST",
+        help="a test that must keep passing (repeat; default: every test that passes at the base)",
+    )
     # `--sandbox`/`--image`: the shared arguments; this workflow checks them in its plan
     sandbox: str = "auto"
     image: str | None = None
@@ -75,6 +97,7 @@ class FixIssueOptions:
         help=f"fix attempts before giving up (default: {MAX_ATTEMPTS})",
     )
     hidden: HiddenTests | None = None
+    require_fail_to_pass: bool = False  # a benchmark task: a fail-to-pass test must exist
     issue_id: str = ""  # names the role calls (`issue-fixer/ID/attempt-N`); default: file stem
     test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S
     open_sandbox: SandboxOpener = open_sandbox

@@ -9,6 +9,12 @@ worktree changed (a test writing into the tree) holds for no revision at all.
 Exit codes read as pytest defines them, which most runners share: 0 passed, 1 failed, 5 no tests
 collected (not a pass); 127 the command was not found; anything else an error. A timeout is its
 own status.
+
+With a `reports` folder (outside the worktree, writable in the sandbox and nowhere the patch
+can reach), a command of a known runner (`runners.py`) also writes the runner's own report
+there, and its result carries every test's status as that report says (None: no usable report).
+The file is read and removed at once: it may quote test output, and the run folder keeps only
+masked text.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.sandboxes import Sandbox
+from fixloop.workflows.fix_issue.runners import TestReport, runner_for
 from fixloop.workflows.fix_issue.versions import workspace_revision
 
 OUTPUT_TAIL_CHARS = 4000
@@ -68,6 +75,8 @@ class CommandRun:
     duration_s: float
     output: str  # the tail of stdout then stderr
     workspace_changed: bool = False  # the tree changed while it ran: it holds for no revision
+    runner: str = ""  # pytest or unittest: per-test statuses were asked for; "": exit code only
+    tests: dict[str, TestReport] | None = None  # by key, from the runner's report (None: none)
 
     @property
     def passed(self) -> bool:
@@ -81,8 +90,23 @@ class CommandRun:
             "revision": self.revision,
             "duration_s": round(self.duration_s, 3),
             "workspace_changed": self.workspace_changed,
+            "runner": self.runner,
+            "report": self.report_summary(),
             "output": self.output[-output_chars:] if output_chars else "",
         }
+
+    def report_summary(self) -> str:
+        """`12 passed, 1 skipped` from the runner's report; `no report` when it wrote none."""
+        if not self.runner:
+            return ""
+        if self.tests is None:
+            return "no report"
+        counts: dict[str, int] = {}
+        for test in self.tests.values():
+            counts[str(test.status)] = counts.get(str(test.status), 0) + 1
+        return ", ".join(f"{count} {status}" for status, count in sorted(counts.items())) or (
+            "no tests"
+        )
 
 
 def all_passed(runs: Sequence[CommandRun]) -> bool:
@@ -114,11 +138,14 @@ class Suite:
         worktree: Path,
         *,
         timeout_s: float,
+        reports: Path | None = None,
     ) -> None:
         self.commands = tuple(commands)
         self.sandbox = sandbox
         self.worktree = worktree
         self.timeout_s = timeout_s
+        self.reports = reports
+        self._runs = 0
         self._results: dict[tuple[str, int], CommandRun] = {}
 
     def revision(self) -> str:
@@ -131,11 +158,22 @@ class Suite:
 
     def _run_one(self, index: int) -> CommandRun:
         command = self.commands[index]
+        runner = runner_for(command.argv) if self.reports is not None else None
+        argv, report = command.argv, None
+        if runner is not None and self.reports is not None:
+            self._runs += 1
+            report = self.reports / f"{self._runs:04d}-{index}.report"
+            report.unlink(missing_ok=True)  # only what this run writes counts
+            argv = runner.command(command.argv, report)
         before = self.revision()
         done = self.sandbox.run(
-            command.argv, cwd=self.worktree, env=TEST_ENVIRONMENT, timeout_s=self.timeout_s
+            argv, cwd=self.worktree, env=TEST_ENVIRONMENT, timeout_s=self.timeout_s
         )
         changed = self.revision() != before
+        tests = None
+        if runner is not None and report is not None:
+            tests = runner.read(report)
+            report.unlink(missing_ok=True)
         result = CommandRun(
             command=command.shown,
             exit_code=done.exit_code,
@@ -144,6 +182,8 @@ class Suite:
             duration_s=done.duration_s,
             output=_tail(done.stdout, done.stderr),
             workspace_changed=changed,
+            runner=runner.name if runner is not None else "",
+            tests=tests,
         )
         if not changed:
             self._results[before, index] = result

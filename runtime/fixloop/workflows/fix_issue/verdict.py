@@ -19,9 +19,10 @@ def decide(result: FixIssueResult) -> tuple[IssueStatus, str]:
     if last.succeeded and not result.patch_files:
         return IssueStatus.UNRESOLVED, "the fixer said done but changed nothing"
     if last.succeeded and acceptance is not None and acceptance.accepted:
+        graded = acceptance.grade.reason if acceptance.grade else summary(acceptance.results)
         return IssueStatus.RESOLVED, (
             f"fixed in attempt {last.number}; the patch applies to a clean checkout and "
-            f"its acceptance tests pass ({summary(acceptance.results)})"
+            f"its acceptance tests pass ({graded})"
         )
     if last.succeeded:
         problem = acceptance.problem if acceptance is not None else "the patch was not verified"

@@ -23,8 +23,9 @@ from fixloop.runs.state import digest
 from fixloop.sandboxes import Sandbox
 from fixloop.sandboxes.protocol import SandboxChoice
 from fixloop.schemas.results import ImplResult
-from fixloop.workflows.fix_issue.acceptance import Acceptance, PatchCheck, verify_patch
+from fixloop.workflows.fix_issue.acceptance import REPORTS, Acceptance, PatchCheck, verify_patch
 from fixloop.workflows.fix_issue.brief import ROLE, call_key, fixer_inputs, task_text
+from fixloop.workflows.fix_issue.grading import TestSelection
 from fixloop.workflows.fix_issue.plan import (
     FixIssueOptions,
     FixIssuePlan,
@@ -75,8 +76,12 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
         result.trace_path = str(run.events_path)
         with self.git_session() as git:
             result.base = state.base = git.base
-            with self.sandbox(git.worktree, run.id) as sandbox:
-                suite = Suite(plan.tests, sandbox, git.worktree, timeout_s=self.timeout_s)
+            reports = run.dir / REPORTS
+            reports.mkdir(exist_ok=True)
+            with self.sandbox(git.worktree, run.id, reports) as sandbox:
+                suite = Suite(
+                    plan.tests, sandbox, git.worktree, timeout_s=self.timeout_s, reports=reports
+                )
                 tools = IssueTools(
                     git.worktree, suite, self.emit, plan.issue_id, secret_files=plan.secret_files
                 )
@@ -107,11 +112,15 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
         return self.options.test_timeout_s
 
     @contextmanager
-    def sandbox(self, worktree: Path, run_id: str) -> Iterator[Sandbox]:
+    def sandbox(self, worktree: Path, run_id: str, reports: Path) -> Iterator[Sandbox]:
         """The sandbox every test command of the run's worktree runs in (the run has said
-        which when it started)."""
+        which when it started); the runners' reports go to the run's folder."""
         opened = self.options.open_sandbox(
-            self.options.sandbox, worktree=worktree, image=self.options.image, run_id=run_id
+            self.options.sandbox,
+            worktree=worktree,
+            image=self.options.image,
+            run_id=run_id,
+            writable=(reports,),
         )
         with opened as sandbox:
             self.result.sandbox = str(sandbox.choice)
@@ -216,6 +225,11 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             image=self.options.image,
             hidden_files=hidden.files if hidden else None,
             timeout_s=self.timeout_s,
+            selection=TestSelection(
+                fail_to_pass=tuple(self.options.fail_to_pass),
+                pass_to_pass=tuple(self.options.pass_to_pass) or None,
+                require_fail_to_pass=self.options.require_fail_to_pass,
+            ),
         )
         return verify_patch(
             check,
