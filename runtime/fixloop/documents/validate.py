@@ -102,9 +102,7 @@ def _body_references(pack: Pack, folded: _Folded) -> Iterable[Diagnostic]:
                 yield Diagnostic(source.display, line, 1, rule, message, severity)
 
 
-def _names_referred(
-    pack: Pack, source: SourceDocument, folded: _Folded, known: set[str]
-) -> Found:
+def _names_referred(pack: Pack, source: SourceDocument, folded: _Folded, known: set[str]) -> Found:
     """`pack:name` references to no agent, command, skill or workflow script of the pack."""
     if f"{pack.name}:" not in source.body:
         return []
