@@ -1,6 +1,6 @@
 """How much memory does `fixloop check` take for a large bash block? Peak, against the text's size.
 
-Generates documents holding one bash block of 1 and 5 MB (the blocks of fixloop's own workflows
+Generates documents holding one bash block of 1 and 5 MiB (the blocks of fixloop's own workflows
 that parse cleanly, repeated) and measures, side by side in this one run, each as a fresh
 process, its peak resident memory (from the kernel's accounting of the finished process):
 
@@ -52,8 +52,8 @@ def clean_blocks() -> str:
     return "\n".join(found) + "\n"
 
 
-def peak_mb(argv: list[str]) -> float:
-    """Peak resident memory of one run of `argv`, in MB."""
+def peak_mib(argv: list[str]) -> float:
+    """Peak resident memory of one run of `argv`, in MiB."""
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -69,7 +69,8 @@ def main() -> None:
     args = parser.parse_args()
     unit = clean_blocks()
     print(
-        f"{'block MB':>8}  {'floor MB':>8}  {'markdown-it MB':>14}  {'check MB':>8}  {'ratio':>6}"
+        f"{'block MiB':>9}  {'floor MiB':>9}  {'markdown-it MiB':>15}  "
+        f"{'check MiB':>9}  {'ratio':>6}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         small = Path(tmp, "small.md")
@@ -78,13 +79,13 @@ def main() -> None:
             block = unit * max(1, round(size * 2**20 / len(unit)))
             large = Path(tmp, "large.md")
             large.write_text(f"# large\n\n```bash\n{block}```\n", encoding="utf-8")
-            floor = peak_mb([*fixloop_command(), "check", str(small)])
-            markdown = peak_mb([sys.executable, "-c", _MARKDOWN, str(large)])
-            check = peak_mb([*fixloop_command(), "check", str(large)])
-            text_mb = len(block.encode()) / 2**20
+            floor = peak_mib([*fixloop_command(), "check", str(small)])
+            markdown = peak_mib([sys.executable, "-c", _MARKDOWN, str(large)])
+            check = peak_mib([*fixloop_command(), "check", str(large)])
+            text_mib = len(block.encode()) / 2**20
             print(
-                f"{text_mb:>8.1f}  {floor:>8.0f}  {markdown:>14.0f}  {check:>8.0f}  "
-                f"{(check - floor) / text_mb:>6.1f}"
+                f"{text_mib:>9.1f}  {floor:>9.0f}  {markdown:>15.0f}  {check:>9.0f}  "
+                f"{(check - floor) / text_mib:>6.1f}"
             )
 
 

@@ -10,7 +10,7 @@ their contracts, under new names), then measures, side by side in this one run:
   events, path analysis for every contract, generic rules),
 
 and prints documents per second, the ratio whole-check / markdown-only in wall time and in CPU
-time (goal: at most 3; on a shared machine the CPU ratio is the steadier one), and the time per
+time (goal: at most 2.5; on a shared machine the CPU ratio is the steadier one), and the time per
 document at each size (goal: flat, i.e. time linear in pack size). The documents column
 counts what both sides read: the generated workflows plus the pack's own documents.
 
