@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import pytest
+
+from fixloop.checker import syntax
 from fixloop.checker.events import iter_commands
 from fixloop.checker.syntax import parse_bash
 from fixloop.checker.tree import (
@@ -114,3 +120,56 @@ def test_assignments_then_a_keyword_on_the_next_line_stay_two_statements() -> No
     assert [type(item) for item in script.body.items] == [Command, Loop]
     loop = script.body.items[1]
     assert isinstance(loop, Loop) and loop.redirects[0].op == "<"
+
+
+# A large block is parsed a piece at a time: the same tree as one parse, one piece's tree alive.
+ROOT = Path(__file__).resolve().parents[2]
+_FENCE = re.compile(r"^```bash[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def _workflow_bash() -> str:
+    """Every bash block of fixloop's workflows that parses cleanly, one after the other."""
+    blocks = [
+        block
+        for path in sorted((ROOT / "workflows").glob("*.md"))
+        for block in _FENCE.findall(path.read_text(encoding="utf-8"))
+        if not parse_bash(block).errors
+    ]
+    return "\n".join(blocks) + "\n"
+
+
+@pytest.fixture
+def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(syntax, "PIECE_BYTES", 2048)
+
+
+@pytest.mark.usefixtures("small_pieces")
+def test_pieces_build_the_tree_of_one_parse() -> None:
+    text = _workflow_bash()
+    cuts = syntax._cuts(text.encode())
+    assert len(cuts) > 5  # it was cut, at line starts
+    assert all(text.encode()[cut - 1 : cut] == b"\n" for cut in cuts)
+    pieced = parse_bash(text, Pos(40, 2))
+    whole = syntax._parse_whole(text.encode(), Pos(40, 2), 0)
+    assert pieced == whole
+    assert not pieced.errors
+
+
+@pytest.mark.usefixtures("small_pieces")
+def test_a_quote_left_open_late_in_a_large_block_is_found_where_it_is() -> None:
+    text = _workflow_bash()
+    broken = text + "echo 'never closed\ngit stash\n"
+    script = parse_bash(broken, Pos(10, 0))
+    assert syntax._cuts(broken.encode())
+    assert script.errors
+    last_row = 10 + broken.count("\n") - 2
+    assert any(error.pos.row == last_row for error in script.errors)
+
+
+@pytest.mark.usefixtures("small_pieces")
+def test_a_statement_larger_than_a_piece_stays_whole() -> None:
+    heredoc = "cat <<'EOF'\n" + "line of text\n" * 400 + "EOF\n"
+    text = "echo first\n" * 300 + heredoc + "git status\n"
+    pieced = parse_bash(text)
+    assert pieced == syntax._parse_whole(text.encode(), Pos(0, 0), 0)
+    assert len(pieced.body.items) == 302

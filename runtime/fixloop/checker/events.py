@@ -37,7 +37,7 @@ _XARGS_WITH_VALUE = {"-I", "-n", "-L", "-P", "-d", "-s", "-E", "-a", "-i"}
 _OUTPUT_OPS = {">", ">>", "&>", "&>>", ">|"}
 
 
-@dataclass
+@dataclass(slots=True)
 class CommandEvent:
     id: int
     argv: list[Word]

@@ -22,6 +22,7 @@ It builds the small tree of `tree.py`: the statements here, the simple commands 
 from __future__ import annotations
 
 from functools import cache
+from itertools import pairwise
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
@@ -344,6 +345,11 @@ def chain(at: Pos, first: Node_ | None, rest: list[tuple[str, Node_ | None]]) ->
     return AndOr(at, first=first, rest=links)
 
 
+# A block larger than this is parsed a piece at a time (`_pieces`): tree-sitter's tree of a whole
+# 5 MB block is over 250 MB of nodes, more than fifty times the text.
+PIECE_BYTES = 256 * 1024
+
+
 def parse_bash(text: str, origin: Pos = _START, depth: int = 0) -> Script:
     """Parse `text`; positions are shifted so that row 0, column 0 of `text` is `origin`.
 
@@ -351,6 +357,14 @@ def parse_bash(text: str, origin: Pos = _START, depth: int = 0) -> Script:
     is limited across the handlers' own parses too.
     """
     source = text.encode("utf-8")
+    if len(source) > PIECE_BYTES:
+        pieced = _parse_pieces(source, origin, depth)
+        if pieced is not None:
+            return pieced
+    return _parse_whole(source, origin, depth)
+
+
+def _parse_whole(source: bytes, origin: Pos, depth: int) -> Script:
     tree = _parser().parse(source)
     builder = _Builder(source, origin)
     builder.depth = depth
@@ -360,6 +374,7 @@ def parse_bash(text: str, origin: Pos = _START, depth: int = 0) -> Script:
             # A `;` at the end of a line moves no other character: positions stay exact.
             for offset in sorted(builder.splits, reverse=True):
                 source = source[:offset] + b";" + source[offset:]
+            del tree  # the first tree is not needed any more: one whole tree at a time
             tree = _parser().parse(source)
             builder = _Builder(source, origin)
             builder.depth = depth
@@ -371,6 +386,73 @@ def parse_bash(text: str, origin: Pos = _START, depth: int = 0) -> Script:
     # What tree-sitter could not parse is the root cause; an empty body may only follow from it.
     errors = sorted(builder.errors, key=lambda error: error.reason is not None)
     return Script(body, errors)
+
+
+def _parse_pieces(source: bytes, origin: Pos, depth: int) -> Script | None:
+    """A large text as the statements of consecutive pieces, each parsed and built on its own,
+    so that only one piece's tree-sitter tree exists at a time; None when it cannot be cut.
+
+    A piece ends where a top-level statement starts a line after the statements before it
+    ended, all of them parsed without error. There bash (and tree-sitter) are back at the start
+    of a script: nothing later changes how the statements before it read, and nothing before
+    it (no open quote, heredoc or line continuation) changes the rest. Only the last piece may
+    hold errors, so their order is the whole parse's; if any earlier piece does not parse
+    cleanly on its own, the text is parsed whole.
+    """
+    cuts = _cuts(source)
+    if not cuts:
+        return None
+    items: list[Node_] = []
+    errors: list[Broken] = []
+    bounds = [0, *cuts, len(source)]
+    row = 0
+    for index, (start, end) in enumerate(pairwise(bounds)):
+        at = origin if index == 0 else Pos(origin.row + row, 0)
+        piece = _parse_whole(source[start:end], at, depth)
+        if piece.too_deep:
+            return piece
+        if piece.errors and index < len(bounds) - 2:
+            return None
+        items += piece.body.items
+        errors += piece.errors
+        row += source.count(b"\n", start, end)
+    return Script(Seq(origin, items=items), errors)
+
+
+def _cuts(source: bytes) -> list[int]:
+    """Byte offsets, each at the start of a line, where `_parse_pieces` may cut `source`."""
+    cuts: list[int] = []
+    offset = 0
+    size = PIECE_BYTES
+    while len(source) - offset > PIECE_BYTES:
+        window_end = source.rfind(b"\n", offset, offset + size) + 1
+        if window_end <= offset or offset + size >= len(source):
+            break
+        cut = _last_cut(_parser().parse(source[offset:window_end]).root_node)
+        if cut is None:  # one statement fills the window: look further (it may be broken)
+            size *= 2
+            continue
+        for _ in range(cut):
+            offset = source.index(b"\n", offset) + 1
+        cuts.append(offset)
+        size = PIECE_BYTES
+    return cuts
+
+
+def _last_cut(root: Node) -> int | None:
+    """The last row where a top-level statement starts a line after every statement before it
+    ended, all of them without error."""
+    cut = None
+    previous_end = -1  # the last row the statements before the candidate reach
+    for child in root.named_children:
+        row, col = child.start_point
+        if col == 0 and row > previous_end >= 0:
+            cut = row
+        if child.has_error or child.is_missing:
+            break
+        end_row, end_col = child.end_point
+        previous_end = end_row if end_col else end_row - 1
+    return cut
 
 
 _SEPARATORS = {";", ";;", "&", "\n", "|", "&&", "||"}

@@ -24,7 +24,7 @@ class Pos(NamedTuple):
     col: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Read:
     """A variable expansion: `$name`, `${name…}`."""
 
@@ -35,7 +35,7 @@ class Read:
     whole: bool  # the expansion is the entire word (`"$x"` or `$x`)
 
 
-@dataclass
+@dataclass(slots=True)
 class Word:
     text: str  # source text as written
     shape: str  # quotes removed, `${x}` → `$x`, `$(…)` kept as `$(…)`
@@ -47,7 +47,7 @@ class Word:
     expands: bool = False  # contains any `$…` expansion or substitution
 
 
-@dataclass
+@dataclass(slots=True)
 class Assign:
     name: str
     value: Word | None
@@ -55,7 +55,7 @@ class Assign:
     kind: str = "plain"  # plain | local | export | declare | readonly
 
 
-@dataclass
+@dataclass(slots=True)
 class Redirect:
     op: str  # `>`, `>>`, `<`, `<<`, `<<<`, `&>`, `>&` …
     target: Word | None

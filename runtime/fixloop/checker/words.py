@@ -38,6 +38,9 @@ class SourceReader:
         self.lines = source.split(b"\n")
         self.ascii = [line.isascii() for line in self.lines]
         self.origin = origin
+        # One int per row, shared by every position on it: a row past 256 is a new int object
+        # each time it is computed, a fifth of the positions' memory in a large block.
+        self.rows = list(range(origin.row, origin.row + len(self.lines)))
 
     def pos(self, node: Node) -> Pos:
         row, col = node.start_point
@@ -45,7 +48,7 @@ class SourceReader:
             col = len(self.lines[row][:col].decode("utf-8", "replace"))
         if row == 0:
             return Pos(self.origin.row, self.origin.col + col)
-        return Pos(self.origin.row + row, col)
+        return Pos(self.rows[row], col)
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")

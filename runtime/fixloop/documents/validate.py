@@ -87,9 +87,11 @@ Found = list[tuple[int, str, str, Severity]]  # (offset in the body, rule, messa
 
 
 def _body_references(pack: Pack, folded: _Folded) -> Iterable[Diagnostic]:
+    # The pack's names, once: built per document, they made the check quadratic in pack size.
+    known = set(pack.agents) | set(pack.commands) | set(pack.skills) | set(pack.scripts)
     for source in _documents(pack):
         body = source.body
-        found = _names_referred(pack, source, folded) + _paths_referred(pack, source)
+        found = _names_referred(pack, source, folded, known) + _paths_referred(pack, source)
         if not found:
             continue
         examples = _example_lines(source)
@@ -100,13 +102,12 @@ def _body_references(pack: Pack, folded: _Folded) -> Iterable[Diagnostic]:
                 yield Diagnostic(source.display, line, 1, rule, message, severity)
 
 
-def _names_referred(pack: Pack, source: SourceDocument, folded: _Folded) -> Found:
+def _names_referred(pack: Pack, source: SourceDocument, folded: _Folded, known: set[str]) -> Found:
     """`pack:name` references to no agent, command, skill or workflow script of the pack."""
     if f"{pack.name}:" not in source.body:
         return []
     name = r"[a-z0-9][a-z0-9_-]*"
     reference = re.compile(rf"(?<![\w/-]){re.escape(pack.name)}:(?P<name>{name}(?::{name})*)")
-    known = set(pack.agents) | set(pack.commands) | set(pack.skills) | set(pack.scripts)
     return [
         (
             match.start(),
