@@ -128,6 +128,7 @@ LAYERS = (
     "locks",
     "secret_files",
     "hostgit",
+    "gitguard",
     "events",
     "gitrepo",
     "documents",
