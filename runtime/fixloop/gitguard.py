@@ -91,7 +91,7 @@ class GitFiles:
         changed = []
         for path in dict.fromkeys([*self.kept, *self._paths()]):
             was = self.kept.get(path)
-            if _read(path) == was:
+            if _same(_read(path), was):
                 continue
             changed.append(self._shown(path))
             _restore(path, was)
@@ -103,6 +103,15 @@ class GitFiles:
                 inner = path.relative_to(base).as_posix()
                 return f".git/{inner}" if name == ".git" else f"{name} {base.name}/{inner}"
         return path.relative_to(self.top).as_posix()
+
+
+def _same(now: _Kept | None, was: _Kept | None) -> bool:
+    """An empty file says no more than a missing one (Claude Code's CLI leaves an empty
+    `config.worktree` behind): only content counts, and a mode or link change."""
+    if now is None or was is None:
+        other = now if was is None else was
+        return other is None or (other.data == b"" and other.mode >= 0)
+    return now == was
 
 
 def _pointed(entry: Path) -> Path | None:
