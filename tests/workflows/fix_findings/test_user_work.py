@@ -10,7 +10,9 @@ proceeded with).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.helpers.fix_findings import (
@@ -23,11 +25,14 @@ from tests.helpers.fix_findings import (
     git,
     keys,
     run,
+    run_with,
     verdict,
 )
 
+from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
-from fixloop.events import EventKind
+from fixloop.events import Event, EventKind
+from fixloop.workflows.fix_findings.options import PrestagedPolicy
 
 STAGED_LINE = "# the user's staged line\n"
 UNSTAGED_LINE = "    return 2  # the user's unstaged edit\n"
@@ -44,16 +49,18 @@ def _users_edits(repo: Path) -> tuple[bytes, str]:
 
 @pytest.mark.parametrize("on_prestaged", ["ask", "commit", "proceed"])
 def test_unstaged_edits_in_the_findings_file_stop_it_before_the_fixer_runs(
-    pack: Pack, repo: Path, on_prestaged: str
+    pack: Pack, repo: Path, on_prestaged: PrestagedPolicy
 ) -> None:
     work = UserWork.capture(repo)
     calc, entry = _users_edits(repo)
     target = finding()
-    edit = {"edits": [GUARD_ON_BUGGY], **{k: v for k, v in fix().items() if k != "edits"}}
-    script = {"fixer/1/round-1": edit, "verifier/1/round-1": {"output": verdict(target, "rejected")}}
-    session, backend, _ = run(
-        pack, repo, [target], script, policies=Policies(on_prestaged=on_prestaged)  # type: ignore[arg-type]
-    )
+    edit: dict[str, Any] = fix() | {"edits": [GUARD_ON_BUGGY]}
+    script = {
+        "fixer/1/round-1": edit,
+        "verifier/1/round-1": {"output": verdict(target, "rejected")},
+    }
+    policies = Policies(on_prestaged=on_prestaged)
+    session, backend, _ = run(pack, repo, [target], script, policies=policies)
 
     assert keys(backend) == []  # no fixer, no verifier: it stopped before
     record = session.state.records[0]
@@ -86,9 +93,7 @@ def test_an_untracked_file_of_the_users_in_scope_stops_the_finding(pack: Pack, r
     assert "new.py" in git(repo, "ls-files", "--others", "--exclude-standard")
 
 
-def test_a_clean_file_is_fixed_staged_and_verified_on_the_fix_alone(
-    pack: Pack, repo: Path
-) -> None:
+def test_a_clean_file_is_fixed_staged_and_verified_on_the_fix_alone(pack: Pack, repo: Path) -> None:
     """The user's work elsewhere (a staged other.py, an unstaged notes.txt) never joins the
     fix: the verifier's artifact and the escalation's count are the fix's lines only."""
     work = UserWork.capture(repo)
@@ -112,14 +117,9 @@ def test_a_clean_file_is_fixed_staged_and_verified_on_the_fix_alone(
 
 
 def test_the_stop_is_said_in_one_line_as_it_happens(pack: Pack, repo: Path) -> None:
-    from tests.helpers.fix_findings import run_with  # noqa: PLC0415 (events need the long form)
-
-    from fixloop.agents.scripted import ScriptedBackend
-    from fixloop.events import Event
-
     _users_edits(repo)
     findings = repo.parent / "findings.json"
-    findings.write_text(__import__("json").dumps([finding()]), encoding="utf-8")
+    findings.write_text(json.dumps([finding()]), encoding="utf-8")
     events: list[Event] = []
     run_with(pack, ScriptedBackend({"fixer/1/round-1": fix()}), findings, repo, events=events)
     said = [e.message for e in events if e.kind is EventKind.WARNING and e.item == "1"]

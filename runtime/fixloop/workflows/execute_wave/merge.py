@@ -5,18 +5,18 @@ executor's word. The executor is confined to the task's declared files (`filesMo
 plan) and the files it created (never a protected one: CI or git configuration, the pack's
 documents, secret files; `kernel.scope_policy.not_granted`): any other change is put back in the
 task's worktree first (git-protocol's `rollback-files`, per file), recorded on the task, named in
-a warning and, should the task reach the fix loop, in its fixer's history. Those paths become one commit made by the document's `checkpoint-task` in the
-task's worktree, in parallel right after its executor (exactly those paths; the task's branch
-does not move, so a recovery never has to keep it). Then, in series, `merge-task` merges that
+a warning and, should the task reach the fix loop, in its fixer's history. The paths left become
+one commit made by the document's `checkpoint-task` in the task's worktree, in parallel right
+after its executor (exactly those paths; the task's branch does not move, so a recovery never
+has to keep it). Then, in series, `merge-task` merges that
 commit with `--no-ff` in the run's worktree: a conflict aborts that merge and fails only that
 task. Whatever happened, `remove-task` removes the task's worktree, branch and sentinel, last.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fixloop import gitrepo
 from fixloop.steps.paths import check_path, write_paths_file
