@@ -129,6 +129,7 @@ LAYERS = (
     "locks",
     "secret_files",
     "hostgit",
+    "gitguard",
     "events",
     "gitrepo",
     "documents",

@@ -215,6 +215,7 @@ def record(args: argparse.Namespace) -> dict[str, str]:
         "executor_status": executor.get("status", "missing"),
         "executor_notes": executor.get("notes", ""),
         "files": executor.get("filesModified", []),
+        "put_back": _put_back(args.put_back),
     }
     attempts = [a for a in entry["attempts"] if a["attempt"] != attempt["attempt"]]
     entry["attempts"] = sorted([*attempts, attempt], key=lambda a: int(a["attempt"]))
@@ -248,6 +249,17 @@ def judge(path: str, item_id: str) -> tuple[bool, str | None, str]:
     if verdict not in VERDICTS or not isinstance(evidence, str) or not evidence.strip():
         return False, None, f"no valid verdict (verdict {verdict!r} with evidence {evidence!r})"
     return verdict == "rejected", str(verdict), evidence.strip()
+
+
+def _put_back(listed: str) -> list[str]:
+    """The files the runtime put back after the attempt (a JSON list of paths; empty: none)."""
+    try:
+        paths = json.loads(listed) if listed.strip() else []
+    except ValueError:
+        raise Refused(f"--put-back: {listed[:60]!r} is not a JSON list of paths") from None
+    if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
+        raise Refused(f"--put-back: {listed[:60]!r} is not a JSON list of paths")
+    return paths
 
 
 def _executor_result(path: str) -> dict[str, Any]:
@@ -366,7 +378,16 @@ def parser() -> argparse.ArgumentParser:
     for name, options in {
         "load": ["mini-prd", "state-root", "resume"],
         "make": ["mini-prd", "state", "run-id"],
-        "record": ["state", "item", "attempt", "impl-result", "verdict", "reason", "run-id"],
+        "record": [
+            "state",
+            "item",
+            "attempt",
+            "impl-result",
+            "verdict",
+            "reason",
+            "put-back",
+            "run-id",
+        ],
         "commit": ["state", "item", "commit"],
         "commits": ["state", "list"],
         "report": ["state"],
@@ -374,7 +395,7 @@ def parser() -> argparse.ArgumentParser:
     }.items():
         command = commands.add_parser(name)
         for option in options:
-            optional = option in ("reason", "impl-result", "verdict")
+            optional = option in ("reason", "impl-result", "verdict", "put-back")
             command.add_argument(f"--{option}", required=not optional, default="")
         command.add_argument("--output", default="", help="the step's $FIXLOOP_OUTPUT")
     return top

@@ -38,6 +38,7 @@ class StopReason(StrEnum):
     CALL_BUDGET = "call_budget"
     RUN_BUDGET = "run_budget"
     BACKEND_ERROR = "backend_error"
+    GIT_FILES = "changed_git_files"  # the turn wrote git's config, hooks or attributes
 
 
 @dataclass(frozen=True)

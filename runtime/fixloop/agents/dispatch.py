@@ -5,6 +5,11 @@ the role's declared `fixloop.inputs` first, so a missing or mistyped input is an
 document, never an empty string in a prompt). Tools, model and turn limit come from the role's
 frontmatter; the output schema from `fixloop.output`. Every call emits one `agent` event, whatever
 its outcome; the run's trace records it, so a run can be audited (and its spend recounted) later.
+
+Around every call, git's instruction files of the tree it works in (`fixloop.gitguard`) are read
+before and compared after: a turn that changed the repository's config, hooks or attributes, or
+a worktree's git folder, has them put back, a warning, and an inconclusive outcome naming them
+(the sandbox should have prevented it; under local, nothing else would).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend
+from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend, StopReason
 from fixloop.agents.budget import BudgetedBackend, RunBudget
 from fixloop.agents.toolbox import Toolbox
 from fixloop.diagnostics import FixloopError
@@ -23,6 +28,7 @@ from fixloop.documents.inputs import InputError, coerce_inputs
 from fixloop.documents.pack import Pack
 from fixloop.documents.render import render_template
 from fixloop.events import Event, EventKind, EventStream
+from fixloop.gitguard import GitFiles
 from fixloop.sandboxes.launcher import RunSandbox
 
 
@@ -112,8 +118,25 @@ class Dispatcher:
         if self.sandbox is not None:
             request = replace(request, sandbox=self.sandbox)
         started = time.monotonic()
+        guarded = GitFiles.of(cwd)
         outcome = self.backend.dispatch(request)
+        changed = guarded.put_back() if guarded is not None else []
+        if changed:
+            named = ", ".join(changed)
+            detail = f"the {request.role}'s turn changed {named}; put back"
+            outcome = replace(
+                AgentOutcome.inconclusive(StopReason.GIT_FILES, detail, outcome.usage),
+                denied=outcome.denied,
+            )
         self.events.emit(agent_event(request, outcome, time.monotonic() - started))
+        if changed:
+            self.events.emit(
+                Event(
+                    EventKind.WARNING,
+                    f"{request.key}: {detail} (its sandbox should have kept git's files out of "
+                    "reach); the call counts as inconclusive",
+                )
+            )
         return outcome
 
 

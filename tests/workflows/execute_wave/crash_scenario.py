@@ -16,8 +16,8 @@ from tests.workflows.execute_wave.scripts import fix, implement, score, scores
 ADD = "def add(a, b):\n    return a + b\n"
 TASKS: dict[str, Any] = {
     "tasks": [
-        {"id": 1, "name": "fix add"},
-        {"id": 2, "name": "fix add too"},
+        {"id": 1, "name": "fix add", "filesModified": ["src/app.py"]},
+        {"id": 2, "name": "fix add too", "filesModified": ["src/app.py"]},
         {"id": 3, "name": "sub"},
         {"id": 4, "name": "use add", "dependsOn": [1]},
     ],

@@ -121,6 +121,7 @@ def test_a_design_task_is_served_screenshotted_and_scored_from_the_pictures(
                 {
                     "id": 1,
                     "name": "banner",
+                    "filesModified": ["site/index.html"],
                     "route": "/site/index.html",
                     "referenceImage": "ref/design.png",
                     "acceptanceCriteria": ["a blue banner"],
@@ -189,6 +190,7 @@ def test_a_killed_runs_dev_server_is_stopped_by_recovery(wave: Wave, tmp_path: P
                     {
                         "id": 1,
                         "name": "banner",
+                        "filesModified": ["site/index.html"],
                         "route": "/site/index.html",
                         "referenceImage": "ref.png",
                     }

@@ -131,7 +131,8 @@ def test_result_files_fail_closed_and_dependents_are_skipped_with_the_reason(wav
 
 
 def test_a_merge_conflict_fails_only_that_task_and_siblings_stay_merged(wave: Wave) -> None:
-    wave.write_tasks([{"id": n, "name": f"task {n}"} for n in (1, 2, 3)])
+    app = ["src/app.py"]  # both tasks declare the file they change
+    wave.write_tasks([{"id": n, "name": f"task {n}", "filesModified": app} for n in (1, 2, 3)])
     script = {
         "executor/1/implement": implement(1, {"src/app.py": "def add(a, b):\n    return a + b\n"}),
         "executor/2/implement": implement(2, {"src/app.py": "def add(a, b):\n    return b + a\n"}),
@@ -301,7 +302,13 @@ def test_a_file_a_passed_task_shares_is_kept_when_the_other_fails(wave: Wave) ->
     top = "".join(["line 1 by task 1\n", *lines[1:]])
     bottom = "".join([*lines[:-1], "line 20 by task 2\n"])
     wave.write_tasks(
-        {"tasks": [{"id": 1, "name": "top"}, {"id": 2, "name": "bottom"}], "maxRetries": 0}
+        {
+            "tasks": [
+                {"id": 1, "name": "top", "filesModified": ["src/shared.py"]},
+                {"id": 2, "name": "bottom", "filesModified": ["src/shared.py"]},
+            ],
+            "maxRetries": 0,
+        }
     )
     script = {
         "executor/1/implement": implement(1, {"src/shared.py": top}),

@@ -27,6 +27,7 @@ from fixloop.agents.budget import RunBudget
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.events import Event, EventStream
+from fixloop.sandboxes import SandboxChoice
 from fixloop.workflows.fix_engine import FixEngine, FixEngineOptions, FixEngineResult
 from fixloop.workflows.kernel.workflow import Context
 
@@ -134,11 +135,12 @@ def run(
     budget: RunBudget | None = None,
     events: list[Event] | None = None,
     mini_prd: str = MINI_PRD,
+    sandbox: SandboxChoice | None = None,
 ) -> tuple[FixEngineResult, ScriptedBackend]:
     """One fix-engine run in `repo` with the scripted model playing `replies`."""
     backend = ScriptedBackend(replies)
     listener = EventStream(events.append) if events is not None else EventStream()
-    context = Context(shipped_pack(), backend, listener, budget=budget)
+    context = Context(shipped_pack(), backend, listener, budget=budget, sandbox=sandbox)
     options = FixEngineOptions(repo / mini_prd, repo, resume=resume, budget=budget)
     return FixEngine(context, options).run(), backend
 

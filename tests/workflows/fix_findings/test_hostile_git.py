@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from tests.helpers.fix_findings import finding, fix, git, verdict
-from tests.helpers.hostile_git import plant_commands, ran
+from tests.helpers.hostile_git import HOOKS, plant_commands, ran
 from tests.helpers.sandbox_image import docker_client, docker_image
 from tests.sandboxes.support import kinds
 
@@ -54,5 +54,6 @@ def test_planted_git_configuration_never_runs_on_the_host(
     # The attributes file is a change outside the finding's scope: put back, and said so.
     assert any(".gitattributes unasked" in note for note in session.state.records[0].notes)
     assert git(repo, "-c", "core.fsmonitor=false", "symbolic-ref", "HEAD") == "refs/heads/main\n"
-    config = (repo / ".git" / "config").read_text()
-    assert ("planted" in config) is (kind == "local")  # only local lets the shell write .git
+    # Only local lets the shell write .git, and then the turn's writes are put back after it.
+    assert "planted" not in (repo / ".git" / "config").read_text()
+    assert not any((repo / ".git" / "hooks" / name).exists() for name in HOOKS)

@@ -23,6 +23,7 @@ from fixloop.steps.paths import path_problem
 from fixloop.workflows.execute_wave import scoring
 from fixloop.workflows.execute_wave.verify import Verification, criteria, thresholds
 from fixloop.workflows.execute_wave.work import TaskWork, task_files_only
+from fixloop.workflows.kernel.scope_policy import protected_reason
 
 if TYPE_CHECKING:
     from fixloop.agents.backend import AgentOutcome
@@ -127,6 +128,11 @@ class FixLoop:
         self.others = others  # files other tasks own: a scope expansion may not take them
         self.files = sorted(set(work.files) | set(work.task.files))
         self.history: list[str] = []
+        if work.put_back:  # the implementation's own strays: the fixer learns of them first
+            strays = ", ".join(work.put_back)
+            self.history.append(
+                f"implementation: changed {strays} outside the task's files; put back"
+            )
 
     def __call__(self) -> bool:
         flow, work = self.flow, self.work
@@ -172,7 +178,7 @@ class FixLoop:
         outcome = self.dispatch(attempt, "")
         result = getattr(outcome.output, "root", outcome.output) if outcome.ok else None
         if isinstance(result, ScopeExpansionRequest):
-            wanted = [path for path in result.additional_files if self.may_take(path)]
+            wanted = [str(p) for p in result.additional_files if self.may_take(str(p))]
             if len(wanted) != len(result.additional_files):
                 self.history.append(f"attempt {attempt}: asked for files it may not have")
                 return False
@@ -191,7 +197,11 @@ class FixLoop:
         return True
 
     def may_take(self, path: str) -> bool:
-        return path_problem(self.flow.git.worktree, path) is None and path not in self.others
+        """A file the fixer may be granted: safe, no other task's, and not protected (CI or git
+        configuration, the pack's documents, secrets: a fixer's asking never grants those)."""
+        if path_problem(self.flow.git.worktree, path) is not None or path in self.others:
+            return False
+        return protected_reason(path) is None
 
     def dispatch(self, attempt: int, suffix: str) -> AgentOutcome:
         work, flow = self.work, self.flow

@@ -152,9 +152,16 @@ class Implementer:
 
     def brief(self) -> str:
         task = self.work.task
+        files = ", ".join(task.files)
+        scope = (
+            f"Change only the task's files ({files}) and files you create"
+            if files
+            else "The task declares no files: change no existing file, only create new ones"
+        )
         return (
             f"Implement task {task.id} ({task.name}) in your worktree as your instructions say. "
-            "Do not commit. Write your ImplResult JSON to result_path, then answer with it."
+            f"{scope}; any other change is put back. Do not commit. Write your ImplResult JSON "
+            "to result_path, then answer with it."
         )
 
     def record_page(self, url: str) -> None:

@@ -1,21 +1,28 @@
 """Merge one task onto the run's worktree, in ascending id order, then remove its worktree.
 
 What the task changed is what git sees changed in its worktree (`.fixloop/` left out), never the
-executor's word. Those paths become one commit made by the document's `checkpoint-task` in the
-task's worktree, in parallel right after its executor (exactly those paths; the task's branch
-does not move, so a recovery never has to keep it). Then, in series, `merge-task` merges that
+executor's word. The executor is confined to the task's declared files (`filesModified` in the
+plan) and the files it created (never a protected one: CI or git configuration, the pack's
+documents, secret files; `kernel.scope_policy.not_granted`): any other change is put back in the
+task's worktree first (git-protocol's `rollback-files`, per file), recorded on the task, named in
+a warning and, should the task reach the fix loop, in its fixer's history. The paths left become
+one commit made by the document's `checkpoint-task` in the task's worktree, in parallel right
+after its executor (exactly those paths; the task's branch does not move, so a recovery never
+has to keep it). Then, in series, `merge-task` merges that
 commit with `--no-ff` in the run's worktree: a conflict aborts that merge and fails only that
 task. Whatever happened, `remove-task` removes the task's worktree, branch and sentinel, last.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fixloop import gitrepo
-from fixloop.steps.paths import write_paths_file
+from fixloop.steps.paths import check_path, write_paths_file
 from fixloop.steps.result import required_output
 from fixloop.workflows.execute_wave.work import TaskWork, task_files_only
+from fixloop.workflows.kernel.scope_policy import not_granted
 
 if TYPE_CHECKING:
     from fixloop.workflows.execute_wave.wave import WaveRun
@@ -27,7 +34,9 @@ def commit_task(flow: WaveRun, work: TaskWork) -> None:
     worktree = work.worktree
     if work.failed or work.impl is None or worktree is None:
         return
-    changed = task_files_only(list(gitrepo.changed_paths(worktree)))
+    changed = confine(flow, work, worktree)
+    if work.failed:
+        return
     if not changed:
         work.to_verify = True  # no_task, or done with nothing to merge: verification decides
         return
@@ -49,6 +58,39 @@ def commit_task(flow: WaveRun, work: TaskWork) -> None:
         work.fail(f"could not commit the task's work: {snapshot.describe_failure()}")
         return
     work.task_commit = required_output(snapshot, "CHECKPOINT")
+
+
+def confine(flow: WaveRun, work: TaskWork, worktree: Path) -> list[str]:
+    """What the task changed, once every change outside its files is put back (and recorded);
+    `failed` when one could not be put back."""
+    status = gitrepo.changed_paths(worktree)
+    changed = task_files_only(list(status))
+    declared = [check_path(worktree, path) for path in work.task.files]
+    strays = not_granted({path: status[path] for path in changed}, declared, created=True)
+    if not strays:
+        return changed
+    listed = write_paths_file(flow.records.scratch(f"task-{work.id}.put-back"), worktree, strays)
+    flow.steps_of(flow.protocol, work.steps).attempt(
+        "rollback-files",
+        worktree,
+        RUN_ID=work.run_id,
+        WORKTREE=str(worktree),
+        PATHS_FILE=str(listed),
+        TAG="HEAD",
+    )
+    left = sorted(set(strays) & set(gitrepo.changed_paths(worktree)))
+    work.put_back = [path for path in strays if path not in left]
+    flow.records.put_back(work.id, work.put_back)
+    files = ", ".join(declared) or "none declared"
+    if work.put_back:
+        flow.warn(
+            f"task {work.id}: changed {', '.join(work.put_back)} outside its files ({files} and "
+            "files it created); put back",
+            item=work.id,
+        )
+    if left:
+        work.fail(f"changed {', '.join(left)} outside its files and it could not be put back")
+    return [path for path in changed if path not in strays]
 
 
 def merge_one(flow: WaveRun, work: TaskWork) -> None:
@@ -85,4 +127,4 @@ def remove_task(flow: WaveRun, work: TaskWork) -> None:
     work.worktree = None
 
 
-__all__ = ["commit_task", "merge_one", "remove_task"]
+__all__ = ["commit_task", "confine", "merge_one", "remove_task"]

@@ -71,6 +71,12 @@ class Records:
             self.tasks_file.update(task_id, retryCount=attempts, bestScore=best_total)
             self.save()
 
+    def put_back(self, task_id: str, paths: list[str]) -> None:
+        """The files its executor changed outside the task's files, which were put back."""
+        with self.lock:
+            self.state.tasks[task_id].put_back = list(paths)
+            self.save()
+
     def save(self) -> None:
         with self.lock:
             save_state(self.run_dir, self.state)

@@ -54,6 +54,7 @@ class TaskRecord(_Record):
     status: str = str(TaskStatus.PENDING)  # an TaskStatus value
     reason: str = ""  # why it failed or was skipped, one line
     files: list[str] = Field(default_factory=list)  # the files it changed, from git
+    put_back: list[str] = Field(default_factory=list)  # its executor's changes outside them
     total: int | None = None  # the recomputed total of its last verification
     scores: dict[str, float] = Field(default_factory=dict)
     attempts: int = 0  # fix-loop attempts

@@ -83,6 +83,7 @@ class TaskWork:
     merge_commit: str = ""  # the run's merge commit of the task's branch
     to_verify: bool = False  # merged, or nothing to merge (no_task): verification decides
     files: list[str] = field(default_factory=list)  # what it changed, from git
+    put_back: list[str] = field(default_factory=list)  # changed outside its files, put back
     score: Score | None = None
     analysis: str = ""  # the last verification's analysis and findings, for a fixer
     shots: list[Path] = field(default_factory=list)

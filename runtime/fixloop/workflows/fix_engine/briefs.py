@@ -38,6 +38,7 @@ def failures(item: ItemRecord) -> list[dict[str, Any]]:
             "expected": item.text,
             "actual": last.evidence,
             "verdict": last.verdict or "none (inconclusive)",
+            **({"put_back": last.put_back} if last.put_back else {}),
         }
     ]
 
@@ -65,6 +66,14 @@ def executor_brief(
         if attempt > 1
         else ""
     )
+    strayed = [
+        f"attempt {a.attempt} changed {', '.join(a.put_back)}" for a in item.attempts if a.put_back
+    ]
+    if strayed:
+        again += (
+            f" {'; '.join(strayed)}, outside this item (unreported, or CI or git configuration): "
+            "put back. Change only what this item needs and report every file in filesModified."
+        )
     task = (
         f"Implement checklist item {item.id} of section {section.id} in this worktree: "
         f"{item.text}. The section's mini-PRD is {section.state / 'mini-prd.md'}; implement what "

@@ -2,7 +2,10 @@
 or a rollback. The document's "Fix one item" section, as methods of the workflow.
 
 Each attempt: the executor works in the run's worktree; git, not its report, says what changed.
-A changed path no attempt of the item reported is put back (per file, `rollback-files`); a
+A changed path no attempt of the item reported, and a protected one even when reported (CI or git
+configuration, the pack's documents, secret files: `kernel.scope_policy.not_granted`), is put back
+(per file, `rollback-files`), warned about, recorded with the attempt in meta.yaml (`put_back`)
+and named in the next attempt's failure context (`briefs.executor_brief`); a
 missing or malformed result, a `failed` one, or a reported path outside the repository fails the
 attempt before any verdict. The verifier's ReviewOutput is saved for `record-verdict`, which
 decides passed or failed from it (a missing or invalid verdict is a failed attempt) and records
@@ -18,6 +21,7 @@ attempt, the item stays pending, and `--resume` continues it later.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -40,6 +44,7 @@ from fixloop.workflows.fix_engine.briefs import (
 from fixloop.workflows.fix_engine.result import ChecklistStatus, FixEngineResult, outcome_of
 from fixloop.workflows.fix_engine.section import FixEngineOptions, ItemRecord, Section, read_item
 from fixloop.workflows.kernel.errors import SkipItem
+from fixloop.workflows.kernel.scope_policy import not_granted
 from fixloop.workflows.kernel.workflow import Workflow, implements
 
 LAST_ITEM = "last-item"  # the run's tag at its last item commit: where an undo goes back to
@@ -51,6 +56,7 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
     section: Section
     git: GitSession
     stopped = ""  # why no new role call may start (a spent run budget)
+    put_back: list[str]  # what the current attempt changed outside the item, put back
 
     @implements("fix-item")
     def fix_item(self, item: ItemRecord, where: Mapping[str, int]) -> ItemRecord:
@@ -73,7 +79,7 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
         impl, verdict = folder / "impl-result.json", folder / "verdict.json"
         for stale in (impl, verdict):  # an interrupted run's, for this same attempt number
             stale.unlink(missing_ok=True)
-        reason = ""
+        reason, self.put_back = "", []
         try:
             changed = self.implement_item(item, number, impl)
             if changed is not None:
@@ -116,10 +122,15 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
             raise SkipItem("the executor could not implement it", result.notes)
         files = {*item.files, *(check_path(worktree, path) for path in reported)}
         changed = gitrepo.changed_paths(worktree)
-        stray = sorted(set(changed) - files)
+        stray = not_granted(changed, (), reported=files)
         if stray:
             self.git.rollback(stray)
-            self.warn(f"{item.id}: put back {', '.join(stray)}: changed, but not reported")
+            self.put_back = stray
+            self.warn(
+                f"{item.id}: put back {', '.join(stray)}: changed outside the item (not reported, "
+                "or a protected file)",
+                item=item.id,
+            )
             changed = {path: code for path, code in changed.items() if path not in stray}
         return changed
 
@@ -151,6 +162,7 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
             IMPL_RESULT=str(impl),
             VERDICT_FILE=str(verdict),
             REASON=mask_text(reason),
+            PUT_BACK=json.dumps(self.put_back),
             RUN_ID=self.active_run.id,
         )
         return read_item(recorded)

@@ -63,6 +63,7 @@ class AttemptRecord(_Record):
     executor_status: str = ""
     executor_notes: str = ""
     files: list[str] = Field(default_factory=list)
+    put_back: list[str] = Field(default_factory=list)  # changed outside the item, put back
 
 
 class ItemRecord(_Record):

@@ -8,6 +8,7 @@ in the document; this module decides nothing and only reads the results.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +101,24 @@ class StagingSteps:
         """Give `files` back the bytes of their index entries (and nothing else)."""
         self._run("checkout-from-index", files)
 
+    def user_work(self, files: Sequence[str]) -> list[str]:
+        """The `files` holding the user's changes staging would take in, each with what they
+        are: unstaged edits, an untracked file, a conflict (staged hunks alone are not)."""
+        target = self.scratch / "user-work.status"
+        self._run("user-work-check", files, STATUS_FILE=str(target))
+        _, records = parse_status(target.read_bytes())
+        target.unlink()
+        found = []
+        for path, record in records.items():
+            kind = record.split(" ", 2)
+            if record == "?" or record.endswith(" ?"):
+                found.append(f"{path} (untracked)")
+            elif kind[0] == "u":
+                found.append(f"{path} (conflicted)")
+            elif kind[0] == "1" and kind[1][1] != ".":
+                found.append(f"{path} (unstaged changes)")
+        return sorted(found)
+
     def staged_diff(self, files: Sequence[str]) -> str:
         target = self.scratch / "staged.diff"
         self._run("staged-diff", files, DIFF_FILE=str(target))
@@ -112,6 +131,27 @@ class StagingSteps:
             required_count(result, "ADDED"),
             required_count(result, "REMOVED"),
         )
+
+
+def parse_status(data: bytes) -> tuple[str, dict[str, str]]:
+    """("<oid> <branch>", path → record without its path) from porcelain v2 -z --branch."""
+    branch: dict[str, str] = {}
+    records: dict[str, str] = {}
+    for raw in data.split(b"\0"):
+        record = os.fsdecode(raw)
+        if record.startswith("# "):
+            name, _, value = record[2:].partition(" ")
+            branch[name] = value
+        elif record.startswith(("1 ", "u ")):
+            fields = record.split(" ", 8 if record[0] == "1" else 10)
+            records[fields[-1]] = " ".join(fields[:-1])
+        elif record.startswith("? "):
+            # `git rm --cached` leaves a path both deleted in the index and untracked.
+            path = record[2:]
+            records[path] = f"{records[path]} ?" if path in records else "?"
+        elif record:
+            raise ValueError(f"unexpected git status record: {record[:80]!r}")
+    return f"{branch.get('branch.oid', '')} {branch.get('branch.head', '')}", records
 
 
 def _read(path: Path) -> str:

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fixloop.diagnostics import FixloopError
 from fixloop.steps.paths import check_path
-from fixloop.workflows.fix_findings.staging import StagingSteps
+from fixloop.workflows.fix_findings.staging import StagingSteps, parse_status
 
 KEEP_FILE_LIMIT = 16 << 20  # a dirty or untracked file larger than this is hashed, not kept
 KEEP_CALL_LIMIT = 256 << 20  # at most this much is kept per call (content seen before is free)
@@ -146,7 +146,7 @@ class TreeGuard:
         folder.mkdir(parents=True, exist_ok=True)
         status, hashes = folder / "status", folder / "hashes"
         self.steps.tree_fingerprint(status, hashes)
-        head, records = _parse_status(status.read_bytes())
+        head, records = parse_status(status.read_bytes())
         found: dict[str, tuple[str, str]] = {}
         for record in hashes.read_bytes().split(b"\0"):
             if record:
@@ -284,27 +284,6 @@ def _why_not(repo: Path, path: str, was: PathState | None, now: PathState | None
     except FixloopError as exc:
         return f"{exc.diagnostics[0].message}; left as the fixer left it"
     return None
-
-
-def _parse_status(data: bytes) -> tuple[str, dict[str, str]]:
-    """("<oid> <branch>", path → record without its path) from porcelain v2 -z --branch."""
-    branch: dict[str, str] = {}
-    records: dict[str, str] = {}
-    for raw in data.split(b"\0"):
-        record = os.fsdecode(raw)
-        if record.startswith("# "):
-            name, _, value = record[2:].partition(" ")
-            branch[name] = value
-        elif record.startswith(("1 ", "u ")):
-            fields = record.split(" ", 8 if record[0] == "1" else 10)
-            records[fields[-1]] = " ".join(fields[:-1])
-        elif record.startswith("? "):
-            # `git rm --cached` leaves a path both deleted in the index and untracked.
-            path = record[2:]
-            records[path] = f"{records[path]} ?" if path in records else "?"
-        elif record:
-            raise ValueError(f"unexpected git status record: {record[:80]!r}")
-    return f"{branch.get('branch.oid', '')} {branch.get('branch.head', '')}", records
 
 
 def _git_blob(data: bytes) -> str:

@@ -18,6 +18,9 @@ Decisions the document leaves to the implementation, made fail-closed:
   a change that cannot be put back exactly fails the attempt.
 - Headless with `ask` (no terminal): scope expansion is deferred and pre-staged hunks are left
   alone (the finding is escalated with its fix unstaged): neither touches the user's work.
+- The user's uncommitted work is never part of a fix: a fix is staged whole, so a finding whose
+  files hold unstaged edits or an untracked file of the user's stops before its fixer runs
+  (`user-work-check`), escalated with nothing staged, in one line naming the files.
 """
 
 from __future__ import annotations
@@ -219,6 +222,8 @@ class FixFindings(Workflow[FixFindingsOptions, FixFindingsState, FixFindingsResu
     def fix_brief(self, index: int, record: FindingRecord, number: int) -> None:
         """One round's fixer call, with the scope question when it reaches past its files."""
         key = f"fixer/{record.finding.id}/round-{number}"
+        if self.stopped_for_user_work(record, record.scope):
+            return
         before = before_round(self, index, number, record.scope)
         record.in_flight = before
         self.save()
@@ -256,6 +261,10 @@ class FixFindings(Workflow[FixFindingsOptions, FixFindingsState, FixFindingsResu
             if answer == APPROVE:
                 wanted = [check_path(self.repo, f) for f in request.additional_files]
                 added = [f for f in dict.fromkeys(wanted) if f not in record.scope]
+                if self.stopped_for_user_work(record, added):
+                    record.in_flight = None
+                    self.save()
+                    return
                 record.scope += added
                 record.approved_files += added
                 more = before_round(self, index, number, added)
@@ -282,6 +291,23 @@ class FixFindings(Workflow[FixFindingsOptions, FixFindingsState, FixFindingsResu
             record.rounds.append(fixed)
         record.in_flight = None
         self.save()
+
+    @implements("user-work-check")
+    def stopped_for_user_work(self, record: FindingRecord, files: list[str]) -> bool:
+        """True when `files` hold the user's unstaged or untracked work: a fix is staged whole,
+        so the finding stops here, before its fixer runs, escalated with nothing staged."""
+        theirs = self.steps.user_work(files) if files else []
+        if not theirs:
+            return False
+        line = (
+            f"{', '.join(theirs)}: your uncommitted work there would be staged with the fix; "
+            "stage or commit it (or set it aside) and run again; nothing was changed"
+        )
+        record.notes.append(line)
+        record.bucket, record.evidence, record.staged_summary = "escalated", line, "nothing staged"
+        self.warn(f"finding {record.finding.id}: {line}", item=str(record.finding.id))
+        self.save()
+        return True
 
     @implements("stage")
     def stage(self, index: int, record: FindingRecord, last: RoundRecord) -> None:

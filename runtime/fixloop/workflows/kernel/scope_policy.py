@@ -8,12 +8,18 @@ naming `.github/workflows/ci.yml` grants nothing.
 Some files are protected: git metadata and configuration (`.git*`), CI configuration, the agent
 pack's own documents, and secret or credential files. A request for one of them is granted only by
 a person answering the question; `approve` as a policy still refuses it, with the reason.
+
+An agent in a worktree of the run's own (execute-wave's executor, fix-engine's) is confined after
+the fact, whatever wrote the change (a file tool, a shell command): `not_granted` names every
+changed path outside what the run declared for it, and the workflow puts those back with
+git-protocol's `rollback-files`. Files the agent created may be kept where the workflow says so,
+never a protected one: a planted `.github/workflows/*.yml` or `.gitattributes` is put back too.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -70,6 +76,30 @@ def protected_reason(path: str) -> str | None:
     return None
 
 
+def not_granted(
+    changed: Mapping[str, str],
+    declared: Iterable[str],
+    *,
+    reported: Iterable[str] = (),
+    created: bool = False,
+) -> list[str]:
+    """The changed paths an agent may not keep, sorted. `changed`: path → git's two status
+    letters (`gitrepo.changed_paths`). Kept: the `declared` files (what the user's plan names);
+    the files the agent `reported` and, with `created`, the files it added, unless protected
+    (the agent's own word grants no protected file)."""
+    declared = set(declared)
+    reported = set(reported)
+    refused = []
+    for path, status in changed.items():
+        if path in declared:
+            continue
+        new = status == "??" or status[0] == "A"
+        if (path in reported or (created and new)) and protected_reason(path) is None:
+            continue
+        refused.append(path)
+    return sorted(refused)
+
+
 def answer_expansion(
     policy: ScopePolicy,
     prompter: Prompter,
@@ -111,5 +141,6 @@ __all__ = [
     "SCOPE_POLICIES",
     "ScopePolicy",
     "answer_expansion",
+    "not_granted",
     "protected_reason",
 ]
