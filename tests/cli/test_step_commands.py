@@ -32,7 +32,7 @@ def test_step_run_fills_run_id_from_its_run(user_repo: UserRepo, capsys: Capture
     assert envelope["items"] == [{"id": "git-protocol#setup-worktree", "status": "passed"}]
     data = envelope["result"]
     assert data["run"] == envelope["run_id"]
-    assert data["outputs"]["WORKTREE"].endswith(f"/.git/fixloop/worktrees/{data['run']}")
+    assert data["outputs"]["WORKTREE"].endswith(f"/.fixloop/worktrees/{data['run']}")
     assert Path(data["events"]).is_file()
     assert "git worktree add" in " ".join(data["commands"])
     assert main(["recover", "--repo", str(user_repo.path)]) == 0
