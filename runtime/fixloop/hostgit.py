@@ -171,7 +171,7 @@ def run_worktree_folders(common_dir: Path) -> tuple[Path, ...]:
 
 def _common_dir_of_run_tree(tree: Path) -> Path | None:
     # From a run worktree's own path: <top>/.fixloop/worktrees/<id>, or
-    # <common>/fixloop/worktrees/<id> (the old place, and a repository with its git folder elsewhere).
+    # <common>/fixloop/worktrees/<id> (the old place; a repository whose git folder is elsewhere).
     if tree.parent.name != WORKTREES_FOLDER.name:
         return None
     holder = tree.parent.parent
