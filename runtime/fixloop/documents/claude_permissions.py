@@ -8,7 +8,7 @@ edit under a `.git` folder whatever the rules say). These are the allow rules th
 finish without asking at every step, and nothing more: reading needs no rule inside the project,
 dispatching a subagent none, and a fixer's own test commands stay the user's to allow (they run
 the user's code). `fixloop init --claude` writes them; the README lists them (a test holds the
-two to this tuple). Measured with the Claude Code CLI claude-agent-sdk bundles (docs/claude-code.md).
+two to this tuple). Measured with the Claude Code CLI of claude-agent-sdk (docs/claude-code.md).
 """
 
 from __future__ import annotations
