@@ -48,7 +48,7 @@ crash injection (for testing recovery):
 examples:
   fixloop step run git-protocol preflight --repo . --trace
   fixloop step run git-protocol setup-worktree --repo . --json
-  fixloop step run git-protocol commit-paths --input WORKTREE="$wt" --input MESSAGE='fix: x' --path src/a.py
+  fixloop step run git-protocol commit-paths --input WORKTREE="$wt" --input MESSAGE=fix --path a.py
   fixloop step run ./my-workflow.md build --repo ../project --input TARGET='a b'
 """
 
