@@ -14,7 +14,9 @@ from tests.conftest import REPO_ROOT
 
 from fixloop.documents.claude_permissions import ALLOW_RULES
 
-RULES = [rule.rule for rule in ALLOW_RULES]
+# The pack this fixloop runs is a checkout here, not under ~/.claude/plugins: one more rule.
+PACK_RULE = f"Read(/{REPO_ROOT.resolve()}/**)"
+RULES = [*(rule.rule for rule in ALLOW_RULES), PACK_RULE]
 
 
 def fixloop(
@@ -158,4 +160,18 @@ def test_the_help_lists_exactly_these_rules() -> None:
         check=False,
     )
     listed = re.findall(r"^  ([A-Z][a-z]+\(.*?\))  ", done.stdout, flags=re.MULTILINE)
-    assert listed == RULES
+    assert listed == [*(rule.rule for rule in ALLOW_RULES), "Read(//PLUGIN_ROOT/**)"]
+
+
+def test_a_plugin_under_claude_codes_own_folder_needs_no_rule_of_its_own(tmp_path: Path) -> None:
+    home = Path("~/.claude/plugins/cache/fixloop/fixloop/0.1.0").expanduser()
+    done = fixloop("--yes", "--plugin-root", str(home), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert settings(tmp_path) == {"permissions": {"allow": [r.rule for r in ALLOW_RULES]}}
+
+    elsewhere = tmp_path / "checkout"
+    again = fixloop("--yes", "--plugin-root", str(elsewhere), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert settings(tmp_path)["permissions"] == {
+        "allow": [*(r.rule for r in ALLOW_RULES), f"Read(/{elsewhere.resolve()}/**)"]
+    }

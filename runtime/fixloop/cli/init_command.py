@@ -21,11 +21,17 @@ from fixloop.documents.claude_permissions import (
     SETTINGS,
     SettingsError,
     merged,
+    pack_read_rule,
 )
+from fixloop.documents.discovery import bundled_pack_root
 
 INIT_EPILOG = f"""\
 the rules (allow, in permissions.allow):
 {chr(10).join(f"  {rule.rule:32} {rule.why}" for rule in ALLOW_RULES)}
+
+  and, when Claude Code loads the plugin from a folder outside ~/.claude/plugins (--plugin-dir,
+  a directory marketplace: --plugin-root, by default the pack this fixloop runs):
+  Read(//PLUGIN_ROOT/**)           the pack's workflow documents, in the folder it is loaded from
 
 which file:
   {SETTINGS} (the default) is shared with everyone who clones the project, but Claude Code
@@ -60,6 +66,12 @@ def register(subparsers: Any) -> None:
     )
     init.add_argument("--repo", type=Path, default=Path(), help="the project (default .)")
     init.add_argument("--local", action="store_true", help=f"write {LOCAL_SETTINGS} instead")
+    init.add_argument(
+        "--plugin-root",
+        type=Path,
+        help="the folder Claude Code loads the plugin from, when it is not under "
+        "~/.claude/plugins (default: the pack this fixloop runs)",
+    )
     init.add_argument("--yes", action="store_true", help="write without asking (after showing)")
     init.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
     init.set_defaults(handler=run_init)
@@ -74,7 +86,8 @@ def run_init(args: Any) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         raise FixloopError(Diagnostic(shown, 1, 1, "settings", f"cannot read: {exc}")) from None
     try:
-        after, added = merged(before)
+        extra = pack_read_rule(args.plugin_root or bundled_pack_root())
+        after, added = merged(before, ALLOW_RULES if extra is None else (*ALLOW_RULES, extra))
     except SettingsError as exc:
         line, _, message = str(exc).partition(": ")
         number = int(line.removeprefix("line ")) if line.startswith("line ") else 1

@@ -4,7 +4,8 @@ project's settings file.
 Inside Claude Code, in the default permission mode, every Bash command and every file edit asks
 first. The commands run each workflow step through `fixloop step run` and their subagents edit
 inside the run's worktree, `.fixloop/worktrees/RUN_ID` (outside `.git/`: Claude Code refuses an
-edit under a `.git` folder whatever the rules say). These are the allow rules that let a command
+edit under a `.git` folder whatever the rules say), after reading the pack's workflow documents
+(outside the project, so reading them asks too). These are the allow rules that let a command
 finish without asking at every step, and nothing more: reading needs no rule inside the project,
 dispatching a subagent none, and a fixer's own test commands stay the user's to allow (they run
 the user's code). `fixloop init --claude` writes them; the README lists them (a test holds the
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -29,7 +31,25 @@ ALLOW_RULES: tuple[Rule, ...] = (
     Rule("Bash(fixloop recover:*)", "/fixloop:recover, and the clean-up before a run"),
     Rule("Bash(fixloop runs:*)", "/fixloop:status: the runs of this repository"),
     Rule("Edit(/.fixloop/worktrees/**)", "subagents' edits and writes in the run's worktree"),
+    Rule(
+        "Read(~/.claude/plugins/**)", "the pack's workflow documents, where Claude Code installs it"
+    ),
 )
+
+PLUGINS = Path("~/.claude/plugins")
+
+
+def pack_read_rule(root: Path) -> Rule | None:
+    """Reading the pack's documents where Claude Code loads it from a folder of its own choosing
+    (`--plugin-dir`, a directory marketplace): outside the project, so it asks first. None when
+    the folder is under `~/.claude/plugins`, which `ALLOW_RULES` already covers."""
+    root = root.expanduser().resolve()
+    if root.is_relative_to(PLUGINS.expanduser().resolve()):
+        return None
+    return Rule(
+        f"Read(/{root}/**)", "the pack's workflow documents, in the folder it is loaded from"
+    )
+
 
 SETTINGS = ".claude/settings.json"  # shared with the team; honoured once the workspace is trusted
 LOCAL_SETTINGS = ".claude/settings.local.json"  # yours alone; honoured in any workspace
@@ -65,4 +85,12 @@ def merged(text: str | None, rules: tuple[Rule, ...] = ALLOW_RULES) -> tuple[str
     return json.dumps(settings, indent=2) + "\n", added
 
 
-__all__ = ["ALLOW_RULES", "LOCAL_SETTINGS", "SETTINGS", "Rule", "SettingsError", "merged"]
+__all__ = [
+    "ALLOW_RULES",
+    "LOCAL_SETTINGS",
+    "SETTINGS",
+    "Rule",
+    "SettingsError",
+    "merged",
+    "pack_read_rule",
+]
