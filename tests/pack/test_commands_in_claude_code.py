@@ -192,8 +192,10 @@ def test_review_fix_completes_in_the_default_permission_mode_with_the_documented
     write_review(repo, review_text(finding("CR-01", "add subtracts", "src/app.py:2")))
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     init = subprocess.run(
-        [sys.executable, "-m", "fixloop", "init", "--claude", "--local", "--yes"]
-        + ["--plugin-root", str(tmp_path / "market")],
+        [
+            *(sys.executable, "-m", "fixloop", "init", "--claude", "--local", "--yes"),
+            *("--plugin-root", str(tmp_path / "market")),
+        ],
         cwd=repo,
         capture_output=True,
         text=True,
