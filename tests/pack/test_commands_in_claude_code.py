@@ -258,3 +258,83 @@ def _text(result: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     return "".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict))
+
+
+def _session(tmp_path: Path, repo: Path) -> dict[str, str]:
+    """A HOME with the plugin installed and the repository given the documented rules."""
+    home = install_plugin(tmp_path)
+    init = subprocess.run(
+        [
+            *(sys.executable, "-m", "fixloop", "init", "--claude", "--local", "--yes"),
+            *("--plugin-root", str(tmp_path / "market")),
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert init.returncode == 0, init.stderr
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    return {"HOME": str(home), "PATH": path}
+
+
+def _played(moves: list[Turn], prompt: str, repo: Path, env: dict[str, str]) -> list[str]:
+    """Run `prompt` with the orchestrator playing `moves`; the tool results' texts. Fails on any
+    refusal or error."""
+
+    def answer(request: RecordedRequest) -> Turn:
+        answered = sum(1 for message in request.messages if message.get("role") == "assistant")
+        return moves[min(answered, len(moves) - 1)]
+
+    with MessagesServer(answer) as server:
+        events = run_claude(prompt, cwd=repo, env={**server.env(), **env})
+    result = next(e for e in reversed(events) if e.get("type") == "result")
+    outcomes = server.conversation[-1].tool_results()
+    assert [_text(r) for r in outcomes if r.get("is_error")] == []
+    assert result.get("permission_denials") == [], result.get("permission_denials")
+    assert len(outcomes) == len(moves) - 1 and server.unscripted == 0
+    return [_text(r) for r in outcomes]
+
+
+def test_recover_and_status_complete_with_the_documented_rules(
+    tmp_path: Path, user_repo: UserRepo
+) -> None:
+    repo = user_repo.path
+    env = _session(tmp_path, repo)
+    before = user_repo.user_work()
+    dead = "dead-run-1"
+    setup = subprocess.run(
+        [
+            *(sys.executable, "-m", "fixloop", "step", "run", "git-protocol", "setup-worktree"),
+            *("--repo", str(repo), "--input", f"RUN_ID={dead}"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert setup.returncode == 0, setup.stderr  # the step ended; its worktree and sentinel stay
+    assert (repo / ".fixloop" / "worktrees" / dead).is_dir()
+
+    recovered = _played(
+        [bash("fixloop recover --repo ."), text("Recovered one run.")],
+        "/fixloop:recover",
+        repo,
+        env,
+    )
+    status = _played(
+        [
+            bash("fixloop runs list --repo ."),
+            bash("fixloop runs show latest --repo ."),
+            text("One run, recovered."),
+        ],
+        "/fixloop:status",
+        repo,
+        env,
+    )
+
+    assert f"run {dead}: removed worktree {repo}/.fixloop/worktrees/{dead}" in recovered[0]
+    assert user_repo.worktrees() == [str(repo)] and user_repo.branches() == ["main"]
+    assert list((repo / ".git" / "fixloop" / "sentinels").iterdir()) == []
+    assert "git-protocol" in status[0]
+    assert status[1].strip(), "runs show latest said nothing"
+    assert user_repo.user_work() == before
