@@ -187,21 +187,9 @@ def run_claude(prompt: str, *, cwd: Path, env: dict[str, str]) -> list[dict[str,
 def test_review_fix_completes_in_the_default_permission_mode_with_the_documented_rules(
     tmp_path: Path, user_repo: UserRepo
 ) -> None:
-    home = install_plugin(tmp_path)
     repo = user_repo.path
     write_review(repo, review_text(finding("CR-01", "add subtracts", "src/app.py:2")))
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-    init = subprocess.run(
-        [
-            *(sys.executable, "-m", "fixloop", "init", "--claude", "--local", "--yes"),
-            *("--plugin-root", str(tmp_path / "market")),
-        ],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert init.returncode == 0, init.stderr
+    session = _session(tmp_path, repo)
     before, base = user_repo.user_work(), user_repo.head()
     worktree = repo / ".fixloop" / "worktrees" / RUN_ID
     script = Script(repo, worktree)
@@ -210,7 +198,7 @@ def test_review_fix_completes_in_the_default_permission_mode_with_the_documented
         events = run_claude(
             f"/fixloop:review-fix {REVIEW_REL}",
             cwd=repo,
-            env={**server.env(), "HOME": str(home), "PATH": path},
+            env={**server.env(), **session},
         )
 
     result = next(e for e in reversed(events) if e.get("type") == "result")
