@@ -150,15 +150,47 @@ def environment(trees: Iterable[Path], base: dict[str, str] | None = None) -> di
     return env | ENVIRONMENT
 
 
+# Where run worktrees live, relative to the top of the main working tree; hidden from the user's
+# git by this line of the repository's `info/exclude`. The step library's `fixloop_worktrees_dir`
+# names the same folder (and writes the exclude line); tests hold the two to agree.
+WORKTREES_FOLDER = Path(".fixloop") / "worktrees"
+EXCLUDE_LINE = "/.fixloop/"
+
+
+def run_worktree_folders(common_dir: Path) -> tuple[Path, ...]:
+    """The folders that may hold run worktrees of the repository whose git common dir is
+    `common_dir`, the current place first: `.fixloop/worktrees` beside a working tree's `.git`
+    folder (outside `.git/`, where Claude Code lets a subagent edit), then
+    `<common dir>/fixloop/worktrees`, where runs kept them before and where a repository whose git
+    folder is not a working tree's `.git` (a submodule, `--separate-git-dir`) still does."""
+    legacy = common_dir / "fixloop" / "worktrees"
+    if common_dir.name != ".git":
+        return (legacy,)
+    return (common_dir.parent / WORKTREES_FOLDER, legacy)
+
+
+def _common_dir_of_run_tree(tree: Path) -> Path | None:
+    # From a run worktree's own path: <top>/.fixloop/worktrees/<id>, or
+    # <common>/fixloop/worktrees/<id> (the old place; a repository whose git folder is elsewhere).
+    if tree.parent.name != WORKTREES_FOLDER.name:
+        return None
+    holder = tree.parent.parent
+    if holder.name == WORKTREES_FOLDER.parent.name:
+        return holder.parent / ".git"
+    if holder.name == "fixloop":
+        return holder.parent
+    return None
+
+
 def registered_gitdir(tree: Path) -> Path | None:
     """The git folder the repository registered for the run worktree `tree`, found from the
     repository's side (`<common>/worktrees/<name>/gitdir` naming `tree/.git`), never from the
     `.git` file in the tree. None for a tree that is not a fixloop run's worktree."""
     tree = tree.resolve()
-    # A run's worktree lives at <common dir>/fixloop/worktrees/<run id>.
-    if tree.parent.name != "worktrees" or tree.parent.parent.name != "fixloop":
+    common = _common_dir_of_run_tree(tree)
+    if common is None or common.is_symlink() or not common.is_dir():
         return None
-    admin = tree.parent.parent.parent / "worktrees"
+    admin = common / "worktrees"
     if not admin.is_dir():
         return None
     for candidate in sorted(admin.iterdir()):
@@ -202,18 +234,25 @@ def pin_run_worktrees(state_dir: Path) -> list[Path]:
     """`pin_gitfile` for every run worktree of the repository whose state folder is `state_dir`
     (recovery and cleanup reach a worktree through the repository, not by its path); the ones
     that had been changed."""
-    folder = state_dir / "worktrees"
-    if not folder.is_dir():
-        return []
-    return [tree for tree in sorted(folder.iterdir()) if tree.is_dir() and pin_gitfile(tree)]
+    pinned = []
+    for folder in run_worktree_folders(state_dir.parent):
+        if folder.is_dir():
+            pinned += [
+                tree for tree in sorted(folder.iterdir()) if tree.is_dir() and pin_gitfile(tree)
+            ]
+    return pinned
 
 
 __all__ = [
     "DROPPED",
     "ENVIRONMENT",
+    "EXCLUDE_LINE",
     "FIXED",
+    "WORKTREES_FOLDER",
     "environment",
     "overrides",
     "pin_gitfile",
     "pin_run_worktrees",
+    "registered_gitdir",
+    "run_worktree_folders",
 ]

@@ -35,6 +35,8 @@ DOC = workflow({"a": "git tag x"})
         ("contracts:\n  - {id: x, required: a}\n  - {id: x, required: b}\n", 3, "duplicate"),
         ("checker:\n  steps: columns\n", 2, "checker.steps"),
         ("contracts: [\n", 2, "invalid YAML"),
+        ("contracts:\n  - {id: x, says: []}\n", 2, "says takes a sentence"),
+        ("contracts:\n  - {id: x, says: hi, in: {step: a}}\n", 2, "reads the whole document"),
     ],
 )
 def test_mistakes_are_reported_at_their_line(
@@ -142,3 +144,14 @@ def test_every_problem_of_a_sidecar_is_reported_at_once(tmp_path: Path) -> None:
     assert lines == [2, 4, 5, 6, 7, 8, 9], [d.format() for d in found]
     typed = next(d for d in found if d.line == 5)
     assert "expected a whole number, got text '3'" in typed.message
+
+
+def test_says_holds_a_sentence_however_it_is_wrapped(check_text: CheckText) -> None:
+    sidecar = "contracts:\n  - {id: waits, says: Wait for the  subagent., why: it runs on}\n"
+    kept = workflow({"a": "git tag x"}) + "Then wait\nfor the subagent.\n"
+    gone = workflow({"a": "git tag x"}) + "Then go on.\n"
+
+    assert rules(check_text(kept, sidecar)) == []
+    [found] = check_text(gone, sidecar)
+    assert found.rule == "waits"
+    assert "no longer says 'Wait for the  subagent.' (it runs on)" in found.message

@@ -10,6 +10,7 @@ contract that no mutation breaks is a defect of the contract, and fails this tes
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,6 +172,17 @@ class Mutator:
         expected = start.line + 1 if start.line >= ends[0].line else start.line
         yield Mutation(f"exit before line {ends[0].line}", path, "".join(changed), expected)
 
+    def reword(self, sentence: str) -> Iterator[Mutation]:
+        """The sentence edited away, however it is wrapped (its first word dropped)."""
+        path = self.document.source.path
+        text = path.read_text(encoding="utf-8")
+        words = sentence.split()
+        found = re.search(r"\s+".join(map(re.escape, words)), text, flags=re.IGNORECASE)
+        if found is None:
+            return
+        changed = text[: found.start()] + " ".join(words[1:]) + text[found.end() :]
+        yield Mutation(f"reword {sentence!r}", path, changed, self.scope.anchor[1])
+
     def _real(self, shown: Path) -> Path:
         return shown if shown.is_absolute() else self.root / shown
 
@@ -194,6 +206,9 @@ class Mutator:
             items = [spec.required] if isinstance(spec.required, str) else spec.required
             for item in items:
                 yield from self.delete_all(item, f"`{item}`")
+        elif spec.says is not None:
+            for sentence in [spec.says] if isinstance(spec.says, str) else spec.says:
+                yield from self.reword(sentence)
         elif spec.cleanup is not None and spec.after is not None:
             yield from self.exit_before(spec.cleanup, spec.after)
             yield from self.delete_all(spec.cleanup, "the cleanup")

@@ -32,11 +32,38 @@ def test_step_run_fills_run_id_from_its_run(user_repo: UserRepo, capsys: Capture
     assert envelope["items"] == [{"id": "git-protocol#setup-worktree", "status": "passed"}]
     data = envelope["result"]
     assert data["run"] == envelope["run_id"]
-    assert data["outputs"]["WORKTREE"].endswith(f"/.git/fixloop/worktrees/{data['run']}")
+    assert data["outputs"]["WORKTREE"].endswith(f"/.fixloop/worktrees/{data['run']}")
     assert Path(data["events"]).is_file()
     assert "git worktree add" in " ".join(data["commands"])
     assert main(["recover", "--repo", str(user_repo.path)]) == 0
     assert "removed worktree" in capsys.readouterr().out
+
+
+def test_paths_given_as_words_become_the_steps_paths_file(
+    user_repo: UserRepo, capsys: Capture
+) -> None:
+    repo = str(user_repo.path)
+    assert main(["step", "run", "git-protocol", "setup-worktree", "--repo", repo, "--json"]) == 0
+    worktree = Path(json.loads(capsys.readouterr().out)["result"]["outputs"]["WORKTREE"])
+    (worktree / "src" / "app.py").write_text("def add(a, b):\n    return a + b\n")
+    (worktree / "src" / "util.py").write_text("changed, not listed\n")
+    (worktree / "a b.txt").write_text("new\n")
+    common = ["step", "run", "git-protocol", "commit-paths", "--repo", repo]
+    inputs = ["--input", f"WORKTREE={worktree}", "--input", "MESSAGE=fix: add adds"]
+
+    code = main([*common, *inputs, "--path", "src/app.py", "--path", "a b.txt"])
+
+    assert code == 0, capsys.readouterr().err
+    shown = user_repo.git("-C", str(worktree), "show", "--name-only", "--format=%s", "HEAD")
+    assert shown.split()[:1] == ["fix:"] and shown.strip().splitlines()[-2:] == [
+        "a b.txt",
+        "src/app.py",
+    ]
+    assert main([*common, *inputs, "--path", "../outside"]) == 1  # the step refuses it
+    assert "refusing a path: '../outside'" in capsys.readouterr().err
+    assert main(["step", "run", "git-protocol", "preflight", "--repo", repo, "--path", "x"]) == 2
+    assert "--path: step preflight takes no PATHS_FILE" in capsys.readouterr().err
+    assert main(["recover", "--repo", repo]) == 0
 
 
 def test_a_failing_step_exits_1_and_says_where(user_repo: UserRepo, capsys: Capture) -> None:

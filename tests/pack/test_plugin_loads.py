@@ -7,13 +7,15 @@ claude-agent-sdk wheel. The HOME is the temporary one from the shared conftest.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from fixloop.documents.pack import Pack, load_pack
-from fixloop.extras.testing.claude_cli import plugin_validate, run_headless
+from fixloop.extras.testing.claude_cli import plugin_command, plugin_validate, run_headless
 from fixloop.extras.testing.messages_server import MessagesServer, text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -144,3 +146,47 @@ def test_plugin_validate_directory_profile_refuses_a_pack_without_readme(tmp_pat
     assert code != 0
     codes = [finding["code"] for finding in report["directory"]["findings"]]
     assert "README_MISSING" in codes
+
+
+def _hint(path: Path) -> str:
+    _, head, _ = path.read_text(encoding="utf-8").split("---\n", 2)
+    loaded = yaml.safe_load(head)
+    return str(loaded.get("argument-hint", "")) if isinstance(loaded, dict) else ""
+
+
+def test_help_lists_every_command_with_its_arguments() -> None:
+    text = (REPO_ROOT / "commands" / "help.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| `/fixloop:")]
+    listed = [row.split("`")[1].split()[0].removeprefix("/fixloop:") for row in rows]
+
+    assert sorted(listed) == sorted(path.stem for path in (REPO_ROOT / "commands").glob("*.md"))
+    for path in (REPO_ROOT / "commands").glob("*.md"):
+        usage = f"/fixloop:{path.stem} {_hint(path)}".strip().replace("|", "\\|")
+        assert any(row.startswith(f"| `{usage}` |") for row in rows), usage
+
+
+# What `claude plugin details` said the plugin costs every session before /fixloop:help and
+# /fixloop:status were added (~913 tokens); new commands must pay for themselves.
+ALWAYS_ON_BUDGET = 913
+
+
+def test_the_always_on_token_cost_does_not_grow(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path)}
+    market = tmp_path / "market"
+    shutil.copytree(
+        REPO_ROOT,
+        market,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "tests", "bench", "__pycache__", "*.egg-info"
+        ),
+    )
+    for argv in (["marketplace", "add", str(market)], ["install", "fixloop@fixloop"]):
+        done = plugin_command(*argv, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    details = plugin_command("details", "fixloop", env=env)
+
+    found = re.search(r"Always-on:\s+~(\d+) tok", details.stdout)
+    assert found, details.stdout + details.stderr
+    assert int(found.group(1)) <= ALWAYS_ON_BUDGET, details.stdout
+    assert re.search(r"^\s+help\s", details.stdout, flags=re.MULTILINE), details.stdout

@@ -291,3 +291,21 @@ def test_json_report(user_repo: UserRepo, capsys: pytest.CaptureFixture[str]) ->
         "saved",
         "refs",
     }
+
+
+def test_a_run_made_in_the_old_layout_is_kept_until_recovered(user_repo: UserRepo) -> None:
+    """Before worktrees moved out of `.git/`, a run kept it at `.git/fixloop/worktrees/R`; prune
+    still sees it there as a leftover, and lets the run go once recovery removed it."""
+    run = Run.start(user_repo.path, "demo")
+    worktree = user_repo.path / ".git" / "fixloop" / "worktrees" / run.id
+    user_repo.git("worktree", "add", "--quiet", "-b", f"fixloop/run/{run.id}", str(worktree))
+    run.close()
+    info = read_run(_runs(user_repo.path) / run.id)
+    assert info["state"] == "crashed" and not is_live(_runs(user_repo.path) / run.id)
+
+    report = prune_runs(user_repo.path, keep=0)
+    assert report.removed == [] and "not yet recovered" in _kept(report)[run.id]
+
+    assert main(["recover", "--repo", str(user_repo.path)]) == 0
+    assert not worktree.exists()
+    assert [d.run_id for d in prune_runs(user_repo.path, keep=0).removed] == [run.id]

@@ -112,7 +112,7 @@ def test_a_recovery_that_is_itself_killed_can_run_again(
 ) -> None:
     run_id, _ = _abandoned_run(user_repo, protocol, commits=1)
     # Recovery died after removing the worktree, before touching branch and sentinel.
-    user_repo.git("worktree", "remove", "--force", f".git/fixloop/worktrees/{run_id}")
+    user_repo.git("worktree", "remove", "--force", f".fixloop/worktrees/{run_id}")
     [item] = recover(user_repo.path, protocol).recovered
     assert not item.worktree_removed and item.kept_branch == f"fixloop/run/{run_id}"
     assert not (user_repo.path / ".git" / "fixloop" / "sentinels" / run_id).exists()
@@ -127,9 +127,9 @@ def test_fixloop_recover_says_what_it_removed_and_kept(
     lines = capsys.readouterr().out.splitlines()
     assert sorted(lines) == sorted(
         [
-            f"run {removed}: removed worktree {user_repo.path}/.git/fixloop/worktrees/{removed}; "
+            f"run {removed}: removed worktree {user_repo.path}/.fixloop/worktrees/{removed}; "
             f"deleted branch fixloop/run/{removed}; removed sentinel",
-            f"run {kept}: removed worktree {user_repo.path}/.git/fixloop/worktrees/{kept}; "
+            f"run {kept}: removed worktree {user_repo.path}/.fixloop/worktrees/{kept}; "
             f"removed sentinel; KEPT branch fixloop/run/{kept}: 1 commit(s) not on main; "
             f"merge it (git merge --ff-only fixloop/run/{kept}) or delete it "
             f"(git branch -D fixloop/run/{kept})",
@@ -225,7 +225,7 @@ def test_a_temp_branch_the_user_checked_out_is_kept_not_forced(
     user_repo: UserRepo, protocol: WorkflowDoc
 ) -> None:
     run_id, _ = _abandoned_run(user_repo, protocol)
-    user_repo.git("worktree", "remove", "--force", f".git/fixloop/worktrees/{run_id}")
+    user_repo.git("worktree", "remove", "--force", f".fixloop/worktrees/{run_id}")
     user_repo.git("checkout", "--quiet", f"fixloop/run/{run_id}")  # the user inspects it
     before = user_repo.user_work()
     [item] = recover(user_repo.path, protocol).recovered
@@ -255,3 +255,58 @@ def test_the_sweepers_handed_in_see_the_dead_runs_only_and_speak_first(
     assert report.lines()[:2] == [f"run {dead_id}: swept"] * 2
     assert report.to_json()["swept"] == [f"run {dead_id}: swept"] * 2
     assert [item.run_id for item in report.recovered] == [dead_id]
+
+
+def _old_layout_run(repo: UserRepo, *, sentinel: bool) -> tuple[str, Path]:
+    """A run that died when runs kept their worktree in the state folder (`.git/fixloop/
+    worktrees/R`), made by hand as that setup-worktree did: worktree, temp branch, sentinel."""
+    run = Run.start(repo.path, "demo")
+    state = repo.path / ".git" / "fixloop"
+    worktree = state / "worktrees" / run.id
+    worktree.parent.mkdir(parents=True, exist_ok=True)
+    repo.git("worktree", "add", "--quiet", "-b", f"fixloop/run/{run.id}", str(worktree), "HEAD")
+    if sentinel:
+        path = state / "sentinels" / run.id
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for key, value in (
+            ("runid", run.id),
+            ("repo", str(repo.path)),
+            ("branch", "main"),
+            ("base", repo.head()),
+            ("tempbranch", f"fixloop/run/{run.id}"),
+            ("worktree", str(worktree)),
+        ):
+            git(repo.path, "config", "--file", str(path), f"fixloop.{key}", value)
+    run.close()
+    return run.id, worktree
+
+
+@pytest.mark.parametrize("sentinel", [True, False], ids=["with-sentinel", "without-sentinel"])
+def test_a_run_made_in_the_old_layout_is_still_found_and_removed(
+    user_repo: UserRepo, protocol: WorkflowDoc, sentinel: bool
+) -> None:
+    before = user_repo.user_work()
+    run_id, worktree = _old_layout_run(user_repo, sentinel=sentinel)
+    assert leftover_run_ids(user_repo.path, user_repo.path / ".git" / "fixloop") == {run_id}
+
+    [item] = recover(user_repo.path, protocol).recovered
+
+    assert item.run_id == run_id and item.had_sentinel is sentinel
+    assert item.worktree == str(worktree)
+    assert item.worktree_removed and item.branch_deleted
+    assert not worktree.exists()
+    assert user_repo.worktrees() == [str(user_repo.path)]
+    assert user_repo.branches() == ["main"]
+    assert user_repo.user_work() == before
+
+
+def test_a_new_run_worktree_is_outside_git_and_hidden_from_the_users_status(
+    user_repo: UserRepo, protocol: WorkflowDoc
+) -> None:
+    status = user_repo.git("status", "--porcelain", "--untracked-files=all")
+    run_id, worktree = _abandoned_run(user_repo, protocol)
+
+    assert worktree == user_repo.path / ".fixloop" / "worktrees" / run_id
+    assert user_repo.git("status", "--porcelain", "--untracked-files=all") == status
+    [item] = recover(user_repo.path, protocol).recovered
+    assert item.worktree_removed and not worktree.exists()

@@ -35,7 +35,7 @@ def test_a_run_fast_forwards_and_leaves_the_users_work_alone(user_repo: UserRepo
     run = Run.start(user_repo.path, "demo")
     with git_session(run) as session:
         worktree = session.worktree
-        assert worktree.parent == user_repo.path / ".git" / "fixloop" / "worktrees"
+        assert worktree.parent == user_repo.path / ".fixloop" / "worktrees"
         assert session.branch == "main" and session.base == old_tip
         assert session.temp_branch == f"fixloop/run/{run.id}"
         assert (user_repo.path / ".git" / "fixloop" / "sentinels" / run.id).is_file()

@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import REPO_ROOT
 from tests.helpers.gitrepo import UserRepo
 
+from fixloop import hostgit
 from fixloop.steps.outputs import parse_outputs
 
 LIBRARY = REPO_ROOT / "workflows" / "lib"
@@ -52,6 +53,7 @@ def test_sourcing_defines_functions_and_runs_nothing(tmp_path: Path) -> None:
         "fixloop_read_paths",
         "fixloop_refuse_unsafe_path",
         "fixloop_sandboxed",
+        "fixloop_worktrees_dir",
     ]
     assert "declare -ft fixloop_index_from_head" in done.stdout  # traced: its git commands count
     assert list(tmp_path.iterdir()) == []
@@ -222,3 +224,62 @@ def test_sandboxed_without_a_command_is_an_error(tmp_path: Path) -> None:
     done = bash("fixloop_sandboxed", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr == "fixloop: fixloop_sandboxed: no command given\n"
+
+
+# -- fixloop_worktrees_dir ------------------------------------------------------------------------
+
+
+def test_the_worktrees_folder_is_outside_git_and_the_same_in_python(user_repo: UserRepo) -> None:
+    common = user_repo.path / ".git"
+    worktree = user_repo.path / "sub"
+    user_repo.git("worktree", "add", "-q", "--detach", str(worktree))
+    before = user_repo.user_work()
+
+    named = bash("fixloop_worktrees_dir", cwd=user_repo.path)
+    from_a_worktree = bash("fixloop_worktrees_dir", cwd=worktree)
+
+    folder = user_repo.path / ".fixloop" / "worktrees"
+    assert named.stdout == from_a_worktree.stdout == f"{folder}\n", named.stderr
+    assert hostgit.run_worktree_folders(common)[0] == folder
+    assert not folder.exists(), "naming the folder creates nothing"
+    assert user_repo.user_work() == before
+
+
+def test_create_makes_the_folder_and_hides_it_from_git_status(user_repo: UserRepo) -> None:
+    exclude = user_repo.path / ".git" / "info" / "exclude"
+    exclude.write_text("# mine\n*.log", encoding="utf-8")  # the user's, with no last newline
+    status = user_repo.git("status", "--porcelain", "--untracked-files=all")
+
+    for _ in range(2):
+        done = bash("fixloop_worktrees_dir --create", cwd=user_repo.path)
+        assert done.returncode == 0, done.stderr
+    folder = Path(done.stdout.strip())
+    user_repo.git("worktree", "add", "-q", "--detach", str(folder / "r1"))
+
+    assert folder == user_repo.path / hostgit.WORKTREES_FOLDER
+    assert exclude.read_text(encoding="utf-8") == f"# mine\n*.log\n{hostgit.EXCLUDE_LINE}\n"
+    assert user_repo.git("status", "--porcelain", "--untracked-files=all") == status
+    listed = user_repo.git("ls-files", "--others", "--exclude-standard")
+    assert ".fixloop" not in listed
+
+
+def test_a_repository_whose_git_folder_is_elsewhere_keeps_them_in_the_state_folder(
+    tmp_path: Path,
+) -> None:
+    tree, gitdir = tmp_path / "tree", tmp_path / "store.git"
+    subprocess.run(["git", "init", "-q", f"--separate-git-dir={gitdir}", str(tree)], check=True)
+
+    done = bash("fixloop_worktrees_dir --create", cwd=tree)
+
+    assert done.stdout == f"{gitdir}/fixloop/worktrees\n", done.stderr
+    assert hostgit.run_worktree_folders(gitdir) == (gitdir / "fixloop" / "worktrees",)
+    assert not (gitdir / "info" / "exclude").read_text(encoding="utf-8").count("fixloop")
+    assert not (tree / ".fixloop").exists()
+
+
+def test_worktrees_dir_misuse_is_an_error(tmp_path: Path) -> None:
+    done = bash("fixloop_worktrees_dir --make", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        2,
+        "fixloop: usage: fixloop_worktrees_dir [--create]\n",
+    )

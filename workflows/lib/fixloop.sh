@@ -20,6 +20,7 @@
 #   fixloop_index_from_head INDEX [LIST]
 #                                       a temporary index: HEAD plus exactly the listed paths
 #   fixloop_sandboxed CMD ARG...        run a verification command in the run's sandbox
+#   fixloop_worktrees_dir [--create]    the folder that holds the runs' worktrees
 
 # fixloop_refuse_unsafe_path PATH
 #
@@ -247,4 +248,42 @@ fixloop_sandboxed() {
   else
     "$@"
   fi
+}
+
+# fixloop_worktrees_dir [--create]
+#
+# Prints the folder that holds the repository's run worktrees: `.fixloop/worktrees` at the top of
+# the main working tree, beside its `.git` folder. Not inside `.git/`: Claude Code refuses every
+# edit under a `.git` folder as a sensitive file, whatever the permission rules say, so a subagent
+# could not fix anything in a worktree there (docs/claude-code.md). The folder is hidden from the
+# user's own tools: its name starts with a dot (test runners and type checkers skip those) and
+# --create, which also makes the folder, adds `/.fixloop/` to the repository's `info/exclude`
+# once, so `git status`, linters that honour git's ignore files and ripgrep never list it. A
+# repository whose git folder is not its working tree's `.git` (a submodule, `--separate-git-dir`)
+# keeps them in `<git common dir>/fixloop/worktrees`, the place every run used before. Python's
+# twin: `fixloop.hostgit.run_worktree_folders`; both must name the same folder.
+fixloop_worktrees_dir() {
+  local common folder exclude
+  if [ "$#" -gt 1 ] || { [ "$#" -eq 1 ] && [ "$1" != --create ]; }; then
+    echo "fixloop: usage: fixloop_worktrees_dir [--create]" >&2
+    return 2
+  fi
+  common=$(git rev-parse --path-format=absolute --git-common-dir) || return 1
+  if [ "${common##*/}" = .git ] && [ -d "$common" ]; then
+    folder="${common%/*}/.fixloop/worktrees"
+  else
+    folder="$common/fixloop/worktrees"
+  fi
+  if [ "${1-}" = --create ]; then
+    mkdir -p -- "$folder" || return 1
+    exclude="$common/info/exclude"
+    if [ "$folder" != "$common/fixloop/worktrees" ] && ! grep -qsxF /.fixloop/ "$exclude"; then
+      mkdir -p -- "$common/info" || return 1
+      if [ -s "$exclude" ] && [ -n "$(tail -c 1 -- "$exclude")" ]; then
+        printf '\n' >> "$exclude" || return 1
+      fi
+      printf '%s\n' /.fixloop/ >> "$exclude" || return 1
+    fi
+  fi
+  printf '%s\n' "$folder"
 }

@@ -152,6 +152,7 @@ class Evaluator:
             "order": self._order,
             "guarded": self._guarded,
             "cleanup": self._cleanup,
+            "says": self._says,
         }[kind]
         return sorted(set(judge(contract, scope)))
 
@@ -169,6 +170,25 @@ class Evaluator:
             f"no `{contract.label(operand)}` in {scope.what} "
             f"(contract declared at {contract.origin}:{contract.line})",
         )
+
+    def _says(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
+        said = contract.spec.says
+        assert said is not None
+        text = _words(self.document.source.text)
+        why = f" ({contract.spec.why})" if contract.spec.why else ""
+        path, line = scope.anchor
+        return [
+            Diagnostic(
+                path,
+                line,
+                1,
+                contract.id,
+                f"the document no longer says {sentence!r}{why} "
+                f"(contract declared at {contract.origin}:{contract.line})",
+            )
+            for sentence in ([said] if isinstance(said, str) else said)
+            if _words(sentence) not in text
+        ]
 
     def _forbidden(self, contract: Contract, scope: Scope) -> list[Diagnostic]:
         operand = contract.spec.forbidden
@@ -374,3 +394,8 @@ def _with(name: str) -> Callable[[World], bool]:
 
 def _first_line(document: CheckedDocument) -> int:
     return document.source.body_line
+
+
+def _words(text: str) -> str:
+    # A sentence survives rewrapping and a capital letter; any other edit to it is a change.
+    return " ".join(text.split()).lower()

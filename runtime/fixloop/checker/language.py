@@ -37,7 +37,7 @@ from fixloop.documents.located_yaml import KeyPath, line_of, load_located
 from fixloop.documents.source import SourceDocument
 from fixloop.documents.spec_errors import spec_diagnostics
 
-KINDS = ("order", "count", "guarded", "forbidden", "required", "cleanup")
+KINDS = ("order", "count", "guarded", "forbidden", "required", "cleanup", "says")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 Operand = str | list[str]
@@ -122,6 +122,9 @@ class ContractSpec(_Strict):
     required: Operand | None = None
     cleanup: Operand | None = None
     after: Operand | None = None
+    # Prose, not commands: sentences the document must keep saying (its words, in any line
+    # breaks and letter case), for promises made to the model rather than in bash.
+    says: str | list[Annotated[str, Field(min_length=1)]] | None = None
 
     @model_validator(mode="after")
     def _one_kind(self) -> ContractSpec:
@@ -134,6 +137,10 @@ class ContractSpec(_Strict):
         kind = kinds[0]
         if any(isinstance(op, list) and not op for op in _operands(self)):
             raise ValueError("an empty list names no command")
+        if kind == "says" and (not self.says or self.scope != "document"):
+            raise ValueError(
+                "says takes a sentence or a list of them, and reads the whole document"
+            )
         bounds = [b for b in ("exactly", "at_most", "at_least") if getattr(self, b) is not None]
         if (kind == "count") != bool(bounds):
             raise ValueError("count takes exactly, at_most or at_least (and only count does)")

@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "browser": "fixloop.cli.browser_command",
     "bench": "fixloop.cli.bench_command",
     "sandbox": "fixloop.cli.sandbox_command",
+    "init": "fixloop.cli.init_command",
 }
 WORKFLOW_COMMAND = "fixloop.cli.workflow_command"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from fixloop.cli.arguments import existing_directory, parse_pairs
 from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.step_help import StepHelp, describe_step, list_steps
 from fixloop.cli.wiring import recovery_sweepers
-from fixloop.diagnostics import FixloopError, Severity, display_path
+from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack, validate_spec
 from fixloop.documents.source import load_document
 from fixloop.documents.specs import WorkflowSpec
@@ -47,6 +48,7 @@ crash injection (for testing recovery):
 examples:
   fixloop step run git-protocol preflight --repo . --trace
   fixloop step run git-protocol setup-worktree --repo . --json
+  fixloop step run git-protocol commit-paths --input WORKTREE="$wt" --input MESSAGE=fix --path a.py
   fixloop step run ./my-workflow.md build --repo ../project --input TARGET='a b'
 """
 
@@ -84,6 +86,14 @@ def register(subparsers: Any) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="an input, passed to bash as the environment variable KEY (repeatable)",
+    )
+    run.add_argument(
+        "--path",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a path for a step that takes PATHS_FILE (repeatable): fixloop writes the list, "
+        "NUL-separated, into the run's folder",
     )
     run.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     run.add_argument("--timeout", type=float, default=300.0, help="seconds (default 300)")
@@ -177,9 +187,20 @@ def run_step_command(args: argparse.Namespace) -> int:
     workflow = load_workflow(args.workflow, args.pack)
     inputs = parse_pairs(args.input, "--input")
     find_step(workflow, args.step)  # an unknown step is refused before a run folder exists
+    if args.path and (
+        not step_inputs(workflow, args.step, {"PATHS_FILE": ""}) or "PATHS_FILE" in inputs
+    ):
+        message = f"--path: step {args.step} takes no PATHS_FILE, or it was given as --input too"
+        raise FixloopError(Diagnostic(str(args.workflow), 1, 1, "usage", message))
     run = Run.start(repo, workflow.name)
     # A step that takes RUN_ID and was given none runs as this new run.
     inputs = step_inputs(workflow, args.step, {"RUN_ID": run.id}) | inputs
+    if args.path:
+        # Inside Claude Code a NUL-separated file is hard to write with an allowed command; the
+        # step still refuses every unsafe path in it, as it would from any list.
+        listing = run.dir / "paths"
+        listing.write_bytes(b"".join(os.fsencode(path) + b"\0" for path in args.path))
+        inputs["PATHS_FILE"] = str(listing)
     try:
         result = run_step(
             workflow, args.step, cwd=repo, inputs=inputs, run=run, timeout_s=args.timeout

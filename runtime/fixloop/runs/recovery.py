@@ -2,8 +2,9 @@
 
 What counts as a leftover of run R (all named by the git protocol, `workflows/git-protocol.md`):
 its sentinel `sentinels/R` (or a half-written `sentinels/R.tmp`), a worktree registered at
-`worktrees/R`, a branch `fixloop/run/R`, tags under `fixloop/R/`. Run R is left alone while it is
-live (its runtime holds `runs/R/lock`); otherwise the document's `recover-run` step removes what it
+`.fixloop/worktrees/R` (or the state folder's `worktrees/R`, where runs kept it before), a branch
+`fixloop/run/R`, tags under `fixloop/R/`. Run R is left alone while it is live (its runtime
+holds `runs/R/lock`); otherwise the document's `recover-run` step removes what it
 can, keeps any temp branch holding commits the user's branch does not have, and removes the
 sentinel last. Python only *finds* runs here (read-only git); every change is made by the step.
 What a dead run left outside git (a design task's dev servers, a sandbox's containers) is swept
@@ -140,8 +141,8 @@ def leftover_run_ids(repo: Path, state_dir: Path) -> set[str]:
     sentinels = state_dir / "sentinels"
     if sentinels.is_dir():
         found |= {path.name.removesuffix(".tmp") for path in sentinels.iterdir()}
-    worktrees = (state_dir / "worktrees").resolve()
-    found |= {path.name for path in gitrepo.worktrees(repo) if path.parent == worktrees}
+    folders = {folder.resolve() for folder in hostgit.run_worktree_folders(state_dir.parent)}
+    found |= {path.name for path in gitrepo.worktrees(repo) if path.parent in folders}
     for ref in gitrepo.refs(repo, TEMP_BRANCH_PREFIX) + gitrepo.refs(repo, TAG_PREFIX):
         if ref.startswith(TEMP_BRANCH_PREFIX):
             found.add(ref.removeprefix(TEMP_BRANCH_PREFIX))

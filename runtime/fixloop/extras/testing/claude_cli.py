@@ -107,4 +107,19 @@ def plugin_validate(path: Path, *flags: str, env: Mapping[str, str]) -> tuple[in
     return done.returncode, report if isinstance(report, dict) else {"unparsed": report}
 
 
-__all__ = ["CliRun", "bundled_cli", "child_env", "plugin_validate", "run_headless"]
+def plugin_command(*args: str, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    """`claude plugin ARGS…` (marketplace add, install, details), its output as text."""
+    argv = [str(bundled_cli()), "plugin", *args]
+    return subprocess.run(
+        argv, env=child_env(env), capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+__all__ = [
+    "CliRun",
+    "bundled_cli",
+    "child_env",
+    "plugin_command",
+    "plugin_validate",
+    "run_headless",
+]

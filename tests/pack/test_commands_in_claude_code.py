@@ -1,0 +1,328 @@
+"""The slash commands, run in real Claude Code under its permission layer.
+
+The plugin is installed as a user installs it (`claude plugin marketplace add` + `claude plugin
+install`, in a temporary HOME); the project gets exactly the permission rules fixloop documents
+(`fixloop init --claude --local`); the CLI runs in its default permission mode. Only the model is
+scripted, on loopback: the orchestrator plays the command document's steps in order, and the
+fixer subagent reads and edits as a model would. Everything else is real: the CLI's permission
+checks, its Agent tool, `fixloop step run`, git.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import REPO_ROOT
+from tests.helpers.gitrepo import UserRepo
+from tests.helpers.reviews import REPORT_REL, REVIEW_REL, finding, review_text, write_review
+
+from fixloop.extras.testing.claude_cli import bundled_cli, child_env, plugin_command
+from fixloop.extras.testing.messages_server import (
+    MessagesServer,
+    RecordedRequest,
+    Turn,
+    text,
+    tool_use,
+)
+
+pytestmark = [pytest.mark.cli, pytest.mark.slow]
+
+RUN_ID = "rf-in-claude-code"
+FIXER = "You fix exactly ONE finding"
+REPORT = """---
+phase: "02"
+fixed_at: 2026-01-01T00:00:00Z
+review_path: .planning/02-REVIEW.md
+iteration: 1
+findings_in_scope: 1
+fixed: 1
+skipped: 0
+status: all_fixed
+---
+
+# Phase 02: Code Review Fix Report
+
+## Fixed Issues
+
+### CR-01: add subtracts
+
+**Files modified:** `src/app.py`
+**Status:** fixed
+**Applied fix:** `a - b` became `a + b`.
+"""
+
+
+def install_plugin(tmp_path: Path) -> Path:
+    """A HOME with fixloop installed from a marketplace, as a user would."""
+    home = tmp_path / "home"
+    home.mkdir()
+    market = tmp_path / "market"
+    shutil.copytree(
+        REPO_ROOT,
+        market,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "tests", "bench", "__pycache__", "*.egg-info"
+        ),
+    )
+    for argv in (["marketplace", "add", str(market)], ["install", "fixloop@fixloop"]):
+        done = plugin_command(*argv, env={"HOME": str(home)})
+        assert done.returncode == 0, done.stdout + done.stderr
+    return home
+
+
+def bash(command: str) -> Turn:
+    return tool_use("Bash", {"command": command, "description": "a step of the workflow"})
+
+
+def step(workflow: str, name: str, *args: str, repo: str = ".") -> Turn:
+    words = ["fixloop", "step", "run", workflow, name, "--repo", repo, *args, "--json"]
+    return bash(" ".join(words))
+
+
+def orchestrator(repo: Path, worktree: Path) -> Callable[[RecordedRequest], list[Turn]]:
+    """The orchestrator's moves, in the order commands/review-fix.md and its workflow give."""
+
+    def moves(request: RecordedRequest) -> list[Turn]:
+        expanded = next(t for t in request.user_texts() if t.startswith("# /fixloop:review-fix"))
+        workflow = expanded.split("Read `", 1)[1].split("`", 1)[0]
+        wt = str(worktree)
+        return [
+            tool_use("Read", {"file_path": workflow}),
+            tool_use("Read", {"file_path": str(repo / REVIEW_REL)}),
+            step("review-fix", "check-review-status", f"--input REVIEW_PATH={REVIEW_REL}"),
+            step("git-protocol", "preflight"),
+            step("git-protocol", "setup-worktree", f"--input RUN_ID={RUN_ID}"),
+            tool_use(
+                "Agent",
+                {
+                    "subagent_type": "fixloop:fixer",
+                    "description": "fix CR-01",
+                    "prompt": json.dumps(
+                        {
+                            "finding": {"id": "CR-01", "file": "src/app.py", "issue": "broken"},
+                            "files": ["src/app.py"],
+                            "worktree": wt,
+                        }
+                    ),
+                    "run_in_background": False,
+                },
+            ),
+            # What really changed, against what the fixer says (the workflow's step 2).
+            step("git-protocol", "changed-files", f"--input WORKTREE={wt}"),
+            step("review-fix", "syntax-check", "--path src/app.py", repo=wt),
+            step(
+                "git-protocol",
+                "commit-paths",
+                f"--input WORKTREE={wt}",
+                "--input 'MESSAGE=fix(02): CR-01 add subtracts'",
+                "--path src/app.py",
+            ),
+            tool_use("Write", {"file_path": f"{wt}/{REPORT_REL}", "content": REPORT}),
+            step(
+                "review-fix", "check-fix-report", f"--input FIX_REPORT_PATH={REPORT_REL}", repo=wt
+            ),
+            step(
+                "git-protocol",
+                "commit-paths",
+                f"--input WORKTREE={wt}",
+                "--input 'MESSAGE=docs(02): add code review fix report'",
+                f"--path {REPORT_REL}",
+            ),
+            step("git-protocol", "cleanup", f"--input RUN_ID={RUN_ID}"),
+            text(f"Fixed 1, skipped 0. Report: {REPORT_REL}."),
+        ]
+
+    return moves
+
+
+def fixer(worktree: Path) -> list[Turn]:
+    target = str(worktree / "src" / "app.py")
+    result = {"files_changed": ["src/app.py"], "summary": "fixed: add adds", "concerns": None}
+    return [
+        tool_use("Read", {"file_path": target}),
+        tool_use("Edit", {"file_path": target, "old_string": "a - b", "new_string": "a + b"}),
+        text(json.dumps(result)),
+    ]
+
+
+class Script:
+    """Answers each conversation by who is asking: the fixer subagent or the orchestrator."""
+
+    def __init__(self, repo: Path, worktree: Path) -> None:
+        self.orchestrator = orchestrator(repo, worktree)
+        self.fixer = fixer(worktree)
+        self.played: dict[str, int] = {}
+
+    def __call__(self, request: RecordedRequest) -> Turn:
+        who = "fixer" if FIXER in request.system else "orchestrator"
+        turns = self.fixer if who == "fixer" else self.orchestrator(request)
+        answered = sum(1 for message in request.messages if message.get("role") == "assistant")
+        self.played[who] = max(self.played.get(who, 0), answered + 1)
+        return turns[min(answered, len(turns) - 1)]
+
+
+def run_claude(prompt: str, *, cwd: Path, env: dict[str, str]) -> list[dict[str, Any]]:
+    argv = [str(bundled_cli()), "-p", "--output-format", "stream-json", "--verbose", "--", prompt]
+    done = subprocess.run(
+        argv, cwd=cwd, env=child_env(env), capture_output=True, text=True, timeout=600, check=False
+    )
+    events = []
+    for line in done.stdout.splitlines():
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    assert done.returncode == 0, done.stderr[-3000:]
+    return events
+
+
+def test_review_fix_completes_in_the_default_permission_mode_with_the_documented_rules(
+    tmp_path: Path, user_repo: UserRepo
+) -> None:
+    repo = user_repo.path
+    write_review(repo, review_text(finding("CR-01", "add subtracts", "src/app.py:2")))
+    session = _session(tmp_path, repo)
+    before, base = user_repo.user_work(), user_repo.head()
+    worktree = repo / ".fixloop" / "worktrees" / RUN_ID
+    script = Script(repo, worktree)
+
+    with MessagesServer(script) as server:
+        events = run_claude(
+            f"/fixloop:review-fix {REVIEW_REL}",
+            cwd=repo,
+            env={**server.env(), **session},
+        )
+
+    result = next(e for e in reversed(events) if e.get("type") == "result")
+    main = [r for r in server.conversation if FIXER not in r.system]
+    outcomes = main[-1].tool_results()
+    errors = [_text(r) for r in outcomes if r.get("is_error")]
+    assert errors == [], errors
+    assert result.get("permission_denials") == [], result.get("permission_denials")
+    assert script.played == {"orchestrator": 14, "fixer": 3}
+    assert server.unscripted == 0
+    # The subagent ran in the foreground: its answer came back as the Agent call's result.
+    agent_result = json.dumps(outcomes[5])
+    assert "fixed: add adds" in agent_result, agent_result
+    assert json.loads(_text(outcomes[6]))["result"]["outputs"]["CHANGED"] == " M src/app.py"
+    # Every step ran and passed (each `--json` envelope says so).
+    envelopes = [json.loads(_text(r)) for r in outcomes if _text(r).startswith("{")]
+    assert [e["items"][0]["id"] for e in envelopes] == [
+        "review-fix#check-review-status",
+        "git-protocol#preflight",
+        "git-protocol#setup-worktree",
+        "git-protocol#changed-files",
+        "review-fix#syntax-check",
+        "git-protocol#commit-paths",
+        "review-fix#check-fix-report",
+        "git-protocol#commit-paths",
+        "git-protocol#cleanup",
+    ]
+    assert all(e["ok"] for e in envelopes), [e for e in envelopes if not e["ok"]]
+
+    # The repository afterwards: two commits fast-forwarded, nothing of the run left.
+    subjects = user_repo.git("log", "--format=%s", f"{base}..main").splitlines()
+    assert subjects == ["docs(02): add code review fix report", "fix(02): CR-01 add subtracts"]
+    assert (repo / "src" / "app.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert "status: all_fixed" in (repo / REPORT_REL).read_text()
+    assert user_repo.worktrees() == [str(repo)]
+    assert user_repo.branches() == ["main"]
+    assert user_repo.git("tag", "--list", "fixloop/*") == ""
+    assert list((repo / ".git" / "fixloop" / "sentinels").iterdir()) == []
+    assert list((repo / ".fixloop" / "worktrees").iterdir()) == []
+    assert user_repo.user_work() == before
+
+
+def _text(result: dict[str, Any]) -> str:
+    content = result.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict))
+
+
+def _session(tmp_path: Path, repo: Path) -> dict[str, str]:
+    """A HOME with the plugin installed and the repository given the documented rules."""
+    home = install_plugin(tmp_path)
+    init = subprocess.run(
+        [
+            *(sys.executable, "-m", "fixloop", "init", "--claude", "--local", "--yes"),
+            *("--plugin-root", str(tmp_path / "market")),
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert init.returncode == 0, init.stderr
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    return {"HOME": str(home), "PATH": path}
+
+
+def _played(moves: list[Turn], prompt: str, repo: Path, env: dict[str, str]) -> list[str]:
+    """Run `prompt` with the orchestrator playing `moves`; the tool results' texts. Fails on any
+    refusal or error."""
+
+    def answer(request: RecordedRequest) -> Turn:
+        answered = sum(1 for message in request.messages if message.get("role") == "assistant")
+        return moves[min(answered, len(moves) - 1)]
+
+    with MessagesServer(answer) as server:
+        events = run_claude(prompt, cwd=repo, env={**server.env(), **env})
+    result = next(e for e in reversed(events) if e.get("type") == "result")
+    outcomes = server.conversation[-1].tool_results()
+    assert [_text(r) for r in outcomes if r.get("is_error")] == []
+    assert result.get("permission_denials") == [], result.get("permission_denials")
+    assert len(outcomes) == len(moves) - 1 and server.unscripted == 0
+    return [_text(r) for r in outcomes]
+
+
+def test_recover_and_status_complete_with_the_documented_rules(
+    tmp_path: Path, user_repo: UserRepo
+) -> None:
+    repo = user_repo.path
+    env = _session(tmp_path, repo)
+    before = user_repo.user_work()
+    dead = "dead-run-1"
+    setup = subprocess.run(
+        [
+            *(sys.executable, "-m", "fixloop", "step", "run", "git-protocol", "setup-worktree"),
+            *("--repo", str(repo), "--input", f"RUN_ID={dead}"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert setup.returncode == 0, setup.stderr  # the step ended; its worktree and sentinel stay
+    assert (repo / ".fixloop" / "worktrees" / dead).is_dir()
+
+    recovered = _played(
+        [bash("fixloop recover --repo ."), text("Recovered one run.")],
+        "/fixloop:recover",
+        repo,
+        env,
+    )
+    status = _played(
+        [
+            bash("fixloop runs list --repo ."),
+            bash("fixloop runs show latest --repo ."),
+            text("One run, recovered."),
+        ],
+        "/fixloop:status",
+        repo,
+        env,
+    )
+
+    assert f"run {dead}: removed worktree {repo}/.fixloop/worktrees/{dead}" in recovered[0]
+    assert user_repo.worktrees() == [str(repo)] and user_repo.branches() == ["main"]
+    assert list((repo / ".git" / "fixloop" / "sentinels").iterdir()) == []
+    assert "git-protocol" in status[0]
+    assert status[1].strip(), "runs show latest said nothing"
+    assert user_repo.user_work() == before
