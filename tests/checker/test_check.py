@@ -20,7 +20,7 @@ def test_the_bundled_pack_keeps_every_contract() -> None:
     assert errors == []
     assert len(result.contracts) >= 40
     kinds = {c.kind for _, c in result.contracts}
-    assert kinds == {"order", "count", "guarded", "forbidden", "required", "cleanup"}
+    assert kinds == {"order", "count", "guarded", "forbidden", "required", "cleanup", "says"}
 
 
 def test_paths_name_packs_folders_documents_and_sidecars(tmp_path: Path) -> None:

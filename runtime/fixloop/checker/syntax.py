@@ -44,6 +44,7 @@ from fixloop.checker.tree import (
     Seq,
     Subshell,
 )
+from fixloop.checker.tree_scan import last_cut, where_it_broke
 from fixloop.checker.words import TooDeep
 
 
@@ -382,7 +383,7 @@ def _parse_whole(source: bytes, origin: Pos, depth: int) -> Script:
     except TooDeep:
         return Script(Seq(origin), [], too_deep=True)
     if tree.root_node.has_error:
-        _find_missing(tree.root_node, builder)
+        builder.errors += where_it_broke(tree.root_node, builder.pos, builder.text)
     # What tree-sitter could not parse is the root cause; an empty body may only follow from it.
     errors = sorted(builder.errors, key=lambda error: error.reason is not None)
     return Script(body, errors)
@@ -428,7 +429,7 @@ def _cuts(source: bytes) -> list[int]:
         window_end = source.rfind(b"\n", offset, offset + size) + 1
         if window_end <= offset or offset + size >= len(source):
             break
-        cut = _last_cut(_parser().parse(source[offset:window_end]).root_node)
+        cut = last_cut(_parser().parse(source[offset:window_end]).root_node)
         if cut is None:  # one statement fills the window: look further (it may be broken)
             size *= 2
             continue
@@ -437,45 +438,3 @@ def _cuts(source: bytes) -> list[int]:
         cuts.append(offset)
         size = PIECE_BYTES
     return cuts
-
-
-def _last_cut(root: Node) -> int | None:
-    """The last row where a top-level statement starts a line after every statement before it
-    ended, all of them without error."""
-    cut = None
-    previous_end = -1  # the last row the statements before the candidate reach
-    for child in root.named_children:
-        row, col = child.start_point
-        if col == 0 and row > previous_end >= 0:
-            cut = row
-        if child.has_error or child.is_missing:
-            break
-        end_row, end_col = child.end_point
-        previous_end = end_row if end_col else end_row - 1
-    return cut
-
-
-_SEPARATORS = {";", ";;", "&", "\n", "|", "&&", "||"}
-
-
-def _find_missing(root: Node, builder: _Builder) -> None:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_missing:
-            builder.errors.append(Broken(builder.pos(node), text="", missing=node.type))
-            continue
-        if node.type == "ERROR":
-            # Point at the first token the parser could not place, not at the start of the stretch.
-            culprit = next(
-                (c for c in node.children if not c.is_named and c.type not in _SEPARATORS), None
-            )
-            if culprit is None and not any(c.type == "ERROR" for c in node.children):
-                culprit = node
-            if culprit is not None:
-                builder.errors.append(Broken(builder.pos(culprit), text=builder.text(culprit)))
-        # An ERROR leaf (the token the parser gave up on, such as an unclosed quote running to
-        # the end of the block) does not count as `has_error` itself.
-        stack += [
-            c for c in reversed(node.children) if c.has_error or c.is_missing or c.type == "ERROR"
-        ]

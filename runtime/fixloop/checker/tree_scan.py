@@ -1,0 +1,58 @@
+"""Reading tree-sitter's tree of a bash block: where a parse broke, and where a large block may
+be cut into pieces that parse alone (`syntax.parse_bash`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tree_sitter import Node
+
+from fixloop.checker.tree import Broken, Pos
+
+
+def last_cut(root: Node) -> int | None:
+    """The last row where a top-level statement starts a line after every statement before it
+    ended, all of them without error."""
+    cut = None
+    previous_end = -1  # the last row the statements before the candidate reach
+    for child in root.named_children:
+        row, col = child.start_point
+        if col == 0 and row > previous_end >= 0:
+            cut = row
+        if child.has_error or child.is_missing:
+            break
+        end_row, end_col = child.end_point
+        previous_end = end_row if end_col else end_row - 1
+    return cut
+
+
+_SEPARATORS = {";", ";;", "&", "\n", "|", "&&", "||"}
+
+
+def where_it_broke(
+    root: Node, pos: Callable[[Node], Pos], text: Callable[[Node], str]
+) -> list[Broken]:
+    """Where tree-sitter's tree of a block that did not parse shows the break: each missing
+    token, and the first token of each stretch the parser could not place."""
+    found: list[Broken] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_missing:
+            found.append(Broken(pos(node), text="", missing=node.type))
+            continue
+        if node.type == "ERROR":
+            # Point at the first token the parser could not place, not at the start of the stretch.
+            culprit = next(
+                (c for c in node.children if not c.is_named and c.type not in _SEPARATORS), None
+            )
+            if culprit is None and not any(c.type == "ERROR" for c in node.children):
+                culprit = node
+            if culprit is not None:
+                found.append(Broken(pos(culprit), text=text(culprit)))
+        # An ERROR leaf (the token the parser gave up on, such as an unclosed quote running to
+        # the end of the block) does not count as `has_error` itself.
+        stack += [
+            c for c in reversed(node.children) if c.has_error or c.is_missing or c.type == "ERROR"
+        ]
+    return found
