@@ -204,7 +204,8 @@ def test_help_of_an_unknown_step_is_one_located_line(capsys: Capture) -> None:
     [line] = capsys.readouterr().err.splitlines()
     assert line.endswith(
         ": unknown-step: no step 'nope' (steps: preflight, setup-worktree, tag, "
-        "undo-agent-commit, rollback-files, commit-paths, export-patch, cleanup, recover-run)"
+        "undo-agent-commit, rollback-files, changed-files, commit-paths, export-patch, cleanup,"
+        " recover-run)"
     )
 
 
