@@ -214,6 +214,8 @@ def test_a_script_that_is_a_fifo_or_a_device_is_refused_unread(tmp_path: Path, k
     with pytest.raises(FixloopError) as caught:
         ScriptedBackend.from_file(script)
     what = "a FIFO" if kind == "fifo" else "a character device"
-    assert caught.value.diagnostics[0].format().endswith(
-        f": script: {what}, not a regular file; not read"
+    assert (
+        caught.value.diagnostics[0]
+        .format()
+        .endswith(f": script: {what}, not a regular file; not read")
     )

@@ -235,3 +235,28 @@ def test_a_script_that_answers_none_of_the_runs_calls_is_refused_up_front(
         "fixer/WR-01/iteration-1 (the calls this run starts with)"
     )
     _untouched(user_repo, tip)
+
+
+@pytest.mark.needs("bwrap")
+def test_a_read_only_repository_is_one_line_exit_2(user_repo: UserRepo, tmp_path: Path) -> None:
+    # Read-only for fixloop (root writes through file modes, so a read-only mount it is).
+    write_review(user_repo.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+    tip = user_repo.head()
+    script = _script(tmp_path, {"fixer/CR-01/iteration-1": {"fail": "crash"}})
+    repo = str(user_repo.path)
+    read_only = ["bwrap", "--bind", "/", "/", "--ro-bind", repo, repo, "--dev", "/dev"]
+    command = [sys.executable, "-m", "fixloop", "review-fix", REVIEW_REL, "--script", script]
+    done = subprocess.run(
+        [*read_only, "--proc", "/proc", *command],
+        cwd=user_repo.path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert _one_line(done) == (
+        f"{user_repo.path / '.git' / 'fixloop' / 'runs'}:1:1: state: "
+        "cannot create a run folder: Read-only file system"
+    )
+    _untouched(user_repo, tip)
