@@ -260,3 +260,32 @@ def test_a_read_only_repository_is_one_line_exit_2(user_repo: UserRepo, tmp_path
         "cannot create a run folder: Read-only file system"
     )
     _untouched(user_repo, tip)
+
+
+DETACHED_INPUTS = {
+    "fix-engine": ("sections/calc/mini-prd.md", "# Calc\n\n## Acceptance Criteria\n\n- AC-1: adds\n"),
+    "execute-wave": ("tasks.json", json.dumps([{"id": 1, "name": "a"}])),
+    "fix-issue": ("ISSUE.md", "add() subtracts\n"),
+}
+
+
+@pytest.mark.parametrize("workflow", DETACHED_INPUTS)
+def test_a_detached_head_is_exit_2_in_every_workflow(tmp_path: Path, workflow: str) -> None:
+    # The kernel's one preflight says it for all, before a run folder exists (was exit 1).
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "--quiet", "-b", "main")
+    (repo / "app.py").write_text("x = 1\n")
+    git(repo, "add", "app.py")
+    git(repo, "commit", "--quiet", "-m", "one")
+    git(repo, "checkout", "--quiet", "--detach")
+    name, text = DETACHED_INPUTS[workflow]
+    given = (repo if workflow == "fix-engine" else tmp_path) / name
+    given.parent.mkdir(parents=True, exist_ok=True)
+    given.write_text(text)
+    extra = ["--test", "python3 -m unittest"] if workflow == "fix-issue" else []
+    script = _script(tmp_path, {})
+    done = fixloop(workflow, str(given), "--repo", str(repo), "--script", script, *extra, cwd=repo)
+    assert done.returncode == 2, done.stderr
+    assert _one_line(done).startswith(".:1:1: repository: HEAD is detached; check out a branch")
+    assert not (repo / ".git" / "fixloop" / "runs").exists()
