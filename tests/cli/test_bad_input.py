@@ -263,7 +263,10 @@ def test_a_read_only_repository_is_one_line_exit_2(user_repo: UserRepo, tmp_path
 
 
 DETACHED_INPUTS = {
-    "fix-engine": ("sections/calc/mini-prd.md", "# Calc\n\n## Acceptance Criteria\n\n- AC-1: adds\n"),
+    "fix-engine": (
+        "sections/calc/mini-prd.md",
+        "# Calc\n\n## Acceptance Criteria\n\n- AC-1: adds\n",
+    ),
     "execute-wave": ("tasks.json", json.dumps([{"id": 1, "name": "a"}])),
     "fix-issue": ("ISSUE.md", "add() subtracts\n"),
 }
