@@ -1,4 +1,4 @@
-"""One run of a workflow at a time in a repository, for workflows that work in the user's own tree.
+"""One run of a workflow at a time: in a repository (work in the user's own tree), or on one input.
 
 review-fix works in a worktree of its own, so two runs of it never meet. fix-findings edits and
 stages in the user's working tree and index: two runs at once would take each other's edits for a
@@ -7,10 +7,17 @@ fixer's stray writes and put them back, or stage each other's half-made fixes. S
 and writes who it is into the file; a second run waits up to its `wait_s`, then refuses with one
 line naming the run and process that hold it. Nothing of the second run exists before it has the
 lock: no run folder, no change.
+
+The workflows with a worktree of their own never meet in git, but two runs of one on the same
+input would: they share its state (fix-engine's section folder, the statuses execute-wave writes
+into tasks.json) or fix and report the same findings twice. So `input_claim` holds a lock named
+after the workflow and the input's resolved path, from before the input is read (a second run
+must not be told to resume the first, live one) to the end of the run.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterator
@@ -18,8 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from fixloop import locks
-from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop import gitrepo, locks
+from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 
 POLL_S = 0.1
 
@@ -48,23 +55,53 @@ def holder(state_dir: Path, workflow: str) -> str | None:
 
 @contextmanager
 def exclusive_run(
-    state_dir: Path, workflow: str, *, where: str, wait_s: float = 0.0
+    state_dir: Path,
+    workflow: str,
+    *,
+    where: str,
+    wait_s: float = 0.0,
+    lock: str | None = None,
+    on: str = "in this repository",
+    then: str = "run again when it is done, or with --wait SECONDS",
 ) -> Iterator[Claim]:
-    """Hold the workflow's lock for this repository; FixloopError (exit 2) when another run of
-    it keeps the lock for longer than `wait_s` seconds."""
-    path = lock_path(state_dir, workflow)
+    """Hold the workflow's lock (`lock`, default the workflow's name) for this repository;
+    FixloopError (exit 2) when another run keeps it for longer than `wait_s` seconds."""
+    path = lock_path(state_dir, lock or workflow)
 
     def refused() -> FixloopError:
         waited = f" (waited {wait_s:g}s)" if wait_s else ""
-        problem = (
-            f"another {workflow} run ({_who(path)}) is working in this repository"
-            f"{waited}; run again when it is done, or with --wait SECONDS"
-        )
+        problem = f"another {workflow} run ({_who(path)}) is working {on}{waited}; {then}"
         return FixloopError(Diagnostic(where, 1, 1, "busy", problem))
 
     with locks.hold(path, wait_s=wait_s, refused=refused, poll_s=POLL_S) as fd:
         claim = Claim(fd)
         claim.record("starting")
+        yield claim
+
+
+@contextmanager
+def input_claim(workflow: str, repo: Path, given: Path | None) -> Iterator[Claim | None]:
+    """Hold `workflow`'s lock on the input `given` (a path as the user typed it) in the
+    repository at `repo`. Yields None, claiming nothing, when there is no input or no
+    repository to claim it in: reading the input then says what is wrong, in its own words."""
+    try:
+        state_dir = gitrepo.state_dir_of(gitrepo.toplevel(repo))
+        resolved = given.resolve() if given is not None else None
+        (state_dir / "locks").mkdir(parents=True, exist_ok=True)  # a read-only one: not here
+    except (FixloopError, OSError, RuntimeError):
+        resolved = None
+    if resolved is None:
+        yield None
+        return
+    key = hashlib.sha256(str(resolved).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    with exclusive_run(
+        state_dir,
+        workflow,
+        where=display_path(resolved),
+        lock=f"{workflow}-{key}",
+        on="on this input",
+        then="run again when it is done",
+    ) as claim:
         yield claim
 
 
@@ -76,4 +113,4 @@ def _who(path: Path) -> str:
         return "run unknown"
 
 
-__all__ = ["Claim", "exclusive_run", "holder", "lock_path"]
+__all__ = ["Claim", "exclusive_run", "holder", "input_claim", "lock_path"]

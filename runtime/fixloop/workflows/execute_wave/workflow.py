@@ -68,6 +68,9 @@ class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
 
     # -- the parts of the kernel's run -----------------------------------------------------
 
+    def claimed_input(self) -> Path:
+        return self.options.tasks  # tasks.json: its statuses are written back by one run
+
     def plan(self) -> WavePlan:
         plan = self.wave_plan = self.load_tasks()
         self.tasks_file = TaskFile(plan.tasks.path)

@@ -19,11 +19,13 @@ Decisions the seed leaves open (docs/fix-engine.md says why):
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fixloop.runs.state import digest
 from fixloop.steps.result import StepFailed, required_output
 from fixloop.workflows.fix_engine.item import ItemLoop
 from fixloop.workflows.fix_engine.result import FixEngineResult
-from fixloop.workflows.fix_engine.resume import refuse_if_busy, resume_interrupted
+from fixloop.workflows.fix_engine.resume import resume_interrupted
 from fixloop.workflows.fix_engine.section import (
     FixEngineOptions,
     FixEngineState,
@@ -43,6 +45,10 @@ class FixEngine(ItemLoop):
     state: FixEngineState
 
     # -- the parts of the kernel's run -----------------------------------------------------
+
+    def claimed_input(self) -> Path:
+        given = self.options.mini_prd  # its section folder and its meta.yaml: one run at a time
+        return given / "mini-prd.md" if given.is_dir() else given
 
     def plan(self) -> Section:
         self.section = self.load_section()
@@ -73,7 +79,6 @@ class FixEngine(ItemLoop):
 
     def work(self, section: Section) -> None:
         result = self.result
-        refuse_if_busy(self, section)
         start = section.mode == "start"
         result.items = self.make_checklist() if start else self.resume_interrupted()
         with self.git_session() as git:
