@@ -10,16 +10,19 @@ lock: no run folder, no change.
 
 The workflows with a worktree of their own never meet in git, but two runs of one on the same
 input would: they share its state (fix-engine's section folder, the statuses execute-wave writes
-into tasks.json) or fix and report the same findings twice. So `input_claim` holds a lock named
-after the workflow and the input's resolved path, from before the input is read (a second run
-must not be told to resume the first, live one) to the end of the run.
+into tasks.json) or fix and report the same findings twice. So `input_claim` holds a flock on
+the input file itself, from before the input is read (a second run must not be told to resume
+the first, live one) to the end of the run. A file that is replaced rather than written in place
+(execute-wave's tasks.json) cannot carry the lock: that workflow holds `exclusive_run` with a
+lock named after its input, taken once the input has been read and found good.
 """
 
 from __future__ import annotations
 
-import hashlib
+import fcntl
 import json
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +30,7 @@ from pathlib import Path
 
 from fixloop import gitrepo, locks
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.runs.run import list_runs
 
 POLL_S = 0.1
 
@@ -80,29 +84,48 @@ def exclusive_run(
 
 
 @contextmanager
-def input_claim(workflow: str, repo: Path, given: Path | None) -> Iterator[Claim | None]:
-    """Hold `workflow`'s lock on the input `given` (a path as the user typed it) in the
-    repository at `repo`. Yields None, claiming nothing, when there is no input or no
-    repository to claim it in: reading the input then says what is wrong, in its own words."""
+def input_claim(workflow: str, repo: Path, given: Path | None) -> Iterator[bool]:
+    """Hold an exclusive flock on the input file `given` itself (a path as the user typed it)
+    while the block runs; yields whether it claimed anything. The lock is taken on the open
+    file, so nothing is written, not even for input that turns out bad. No claim (False) for
+    no input, or one that is not a regular file: reading it then says what is wrong."""
+    try:
+        fd = os.open(given, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC) if given else None
+    except OSError:
+        fd = None
+    if fd is None:
+        yield False
+        return
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            yield False
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            assert given is not None
+            problem = (
+                f"another {workflow} run ({_live_run(repo, workflow)}) is working on this "
+                "input; run again when it is done"
+            )
+            raise FixloopError(Diagnostic(display_path(given), 1, 1, "busy", problem)) from None
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _live_run(repo: Path, workflow: str) -> str:
+    """The live runs of `workflow` in the repository at `repo`, for the busy line."""
     try:
         state_dir = gitrepo.state_dir_of(gitrepo.toplevel(repo))
-        resolved = given.resolve() if given is not None else None
-        (state_dir / "locks").mkdir(parents=True, exist_ok=True)  # a read-only one: not here
-    except (FixloopError, OSError, RuntimeError):
-        resolved = None
-    if resolved is None:
-        yield None
-        return
-    key = hashlib.sha256(str(resolved).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    with exclusive_run(
-        state_dir,
-        workflow,
-        where=display_path(resolved),
-        lock=f"{workflow}-{key}",
-        on="on this input",
-        then="run again when it is done",
-    ) as claim:
-        yield claim
+    except (FixloopError, OSError):
+        return "run unknown"
+    live = [
+        f"{info['id']}, pid {info.get('pid')}"
+        for info in list_runs(state_dir)
+        if info.get("live") and info.get("workflow") == workflow
+    ]
+    return "; ".join(live) or "starting"
 
 
 def _who(path: Path) -> str:

@@ -157,7 +157,7 @@ class Workflow(Generic[OptionsT, PlanT, ResultT]):
         if self.is_dry_run:
             with no_optional_locks():  # a dry run's git reads write nothing, not even a lock
                 return self._run_dry()
-        with input_claim(self.name, self.options_repo(), self.claimed_input()) as on_input:
+        with input_claim(self.name, self.options_repo(), self.claimed_input()):
             plan = self.plan()
             result = self.result = self.new_result(plan)
             if self._nothing_to_do(plan):
@@ -166,8 +166,6 @@ class Workflow(Generic[OptionsT, PlanT, ResultT]):
             with self.one_at_a_time(plan) as claim:
                 run = self.start_run(self.repository(plan), sandbox=self.sandbox_for(plan))
                 claim(run.id)
-                if on_input is not None:
-                    on_input.record(run.id)
                 result.run_id = run.id
                 try:
                     self.state = self.new_state(plan)
@@ -245,8 +243,9 @@ class Workflow(Generic[OptionsT, PlanT, ResultT]):
         self.result.planned.append("a run would start; nothing more is known before it does")
 
     def claimed_input(self) -> Path | None:
-        """The input (a path from the options) two live runs of this workflow must not share:
-        claimed before it is read, until the run ends. Default: None, runs never meet."""
+        """The input file (a path from the options, never replaced by the run) two live runs
+        of this workflow must not share: locked before it is read, until the run ends.
+        Default: None, runs never meet."""
         return None
 
     def options_repo(self) -> Path:
