@@ -167,15 +167,11 @@ class Workflow(Generic[OptionsT, PlanT, ResultT]):
                 run = self.start_run(self.repository(plan), sandbox=self.sandbox_for(plan))
                 claim(run.id)
                 result.run_id = run.id
-                try:
+                with run.failing_closed(self.run_details, self.on_failure):
                     self.state = self.new_state(plan)
                     if self.state is not None:
                         save_state(run.dir, self.state)
                     self.work(plan)
-                except BaseException as exc:
-                    self.on_failure(exc)
-                    run.finish("failed", error=_first_line(exc), **self.run_details())
-                    raise
                 run.finish(result.run_state, **self.run_details())
         return result
 
@@ -431,11 +427,6 @@ class Workflow(Generic[OptionsT, PlanT, ResultT]):
 
 # A workflow of any options, plan and result: what the helpers and the registry speak of.
 AnyWorkflow = Workflow[Any, Any, Any]
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc)
-    return text.splitlines()[0] if text.strip() else repr(exc)
 
 
 __all__ = ["PROTOCOL", "AnyWorkflow", "Context", "Workflow", "implemented_steps", "implements"]
