@@ -41,6 +41,7 @@ from fixloop.workflows.kernel.workflow import Context, implements
 
 class FixEngine(ItemLoop):
     name = "fix-engine"
+    escalated_at = ""  # the item `--stop-on-escalation` stopped the section at
 
     state: FixEngineState
 
@@ -94,12 +95,16 @@ class FixEngine(ItemLoop):
             if item.status in ("done", "failed") or self.stopped:
                 continue
             items[index] = self.fix_item(item, {"index": index + 1, "total": len(items)})
+            if items[index].status == "failed" and self.options.stop_on_escalation:
+                self.escalated_at = item.id
+                self.note(f"{item.id} failed: stopping at the first escalation")
+                return
 
     def settle(self) -> None:
         """After cleanup: the error report, or COMPLETE once the branch holds every commit."""
         result, items = self.result, self.result.items
         undecided = [item for item in items if item.status not in ("done", "failed")]
-        if self.stopped or undecided:
+        if self.stopped or (undecided and not self.escalated_at):
             result.status, result.stopped_by = "stopped", self.stopped or "items left undecided"
         elif result.failed:
             self.error_report()
