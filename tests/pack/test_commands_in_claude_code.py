@@ -201,8 +201,8 @@ def test_review_fix_completes_in_the_default_permission_mode_with_the_documented
     # The repository afterwards: two commits fast-forwarded, nothing of the run left.
     subjects = user_repo.git("log", "--format=%s", f"{base}..main").splitlines()
     assert subjects == ["docs(02): add code review fix report", "fix(02): CR-01 add subtracts"]
-    assert (repo / "src" / "app.py").readresult_text() == "def add(a, b):\n    return a + b\n"
-    assert "status: all_fixed" in (repo / REPORT_REL).readresult_text()
+    assert (repo / "src" / "app.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert "status: all_fixed" in (repo / REPORT_REL).read_text()
     assert user_repo.worktrees() == [str(repo)]
     assert user_repo.branches() == ["main"]
     assert user_repo.git("tag", "--list", "fixloop/*") == ""
