@@ -79,9 +79,13 @@ def orchestrator(repo: Path, worktree: Path) -> Callable[[RecordedRequest], list
         expanded = next(t for t in request.user_texts() if t.startswith("# /fixloop:review-fix"))
         workflow = expanded.split("Read `", 1)[1].split("`", 1)[0]
         wt = str(worktree)
+        # The command reads the project's model choice before it dispatches (`fixloop models`).
+        results = [result_text(r) for r in request.tool_results()]
+        model = json.loads(results[2])["roles"]["fixer"]["model"] if len(results) > 2 else ""
         return [
             tool_use("Read", {"file_path": workflow}),
             tool_use("Read", {"file_path": str(repo / REVIEW_REL)}),
+            bash("fixloop models --repo . --json"),
             step("review-fix", "check-review-status", f"--input REVIEW_PATH={REVIEW_REL}"),
             step("git-protocol", "preflight"),
             step("git-protocol", "setup-worktree", f"--input RUN_ID={RUN_ID}"),
@@ -98,6 +102,7 @@ def orchestrator(repo: Path, worktree: Path) -> Callable[[RecordedRequest], list
                         }
                     ),
                     "run_in_background": False,
+                    "model": model,
                 },
             ),
             # What really changed, against what the fixer says (the workflow's step 2).
@@ -159,6 +164,7 @@ def test_review_fix_completes_in_the_default_permission_mode_with_the_documented
 ) -> None:
     repo = user_repo.path
     write_review(repo, review_text(finding("CR-01", "add subtracts", "src/app.py:2")))
+    (repo.parent / "fixloop.toml").write_text('model-profile = "budget"\n')  # fixer: sonnet
     session = claude.session(repo)
     before, base = user_repo.user_work(), user_repo.head()
     worktree = repo / ".fixloop" / "worktrees" / RUN_ID
@@ -177,14 +183,18 @@ def test_review_fix_completes_in_the_default_permission_mode_with_the_documented
     errors = [result_text(r) for r in outcomes if r.get("is_error")]
     assert errors == [], errors
     assert result.get("permission_denials") == [], result.get("permission_denials")
-    assert script.played == {"orchestrator": 14, "fixer": 3}
+    assert script.played == {"orchestrator": 15, "fixer": 3}
     assert server.unscripted == 0
+    # The project's profile reached the subagent: the fixer ran on the budget profile's model.
+    fixers = [r for r in server.conversation if FIXER in r.system]
+    assert fixers and all("sonnet" in r.model for r in fixers), [r.model for r in fixers]
     # The subagent ran in the foreground: its answer came back as the Agent call's result.
-    agent_result = json.dumps(outcomes[5])
+    agent_result = json.dumps(outcomes[6])
     assert "fixed: add adds" in agent_result, agent_result
-    assert json.loads(result_text(outcomes[6]))["result"]["outputs"]["CHANGED"] == " M src/app.py"
+    assert json.loads(result_text(outcomes[7]))["result"]["outputs"]["CHANGED"] == " M src/app.py"
     # Every step ran and passed (each `--json` envelope says so).
-    envelopes = [json.loads(result_text(r)) for r in outcomes if result_text(r).startswith("{")]
+    printed = [json.loads(result_text(r)) for r in outcomes if result_text(r).startswith("{")]
+    envelopes = [e for e in printed if "items" in e]
     assert [e["items"][0]["id"] for e in envelopes] == [
         "review-fix#check-review-status",
         "git-protocol#preflight",

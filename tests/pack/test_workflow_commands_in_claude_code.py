@@ -177,6 +177,7 @@ def test_fix_engine_commits_the_item_and_writes_complete(
     prd = repo / "sections" / "calc" / "mini-prd.md"
     prd.parent.mkdir(parents=True)
     prd.write_text("# Calc\n\n## Acceptance Criteria\n\n- AC-1: `add(a, b)` adds\n")
+    (repo.parent / "fixloop.toml").write_text('model-profile = "budget"\n')  # the project's
     before, base = user_repo.user_work(), user_repo.head()
     script = {
         "executor/AC-1/attempt-1": implemented(
@@ -198,6 +199,9 @@ def test_fix_engine_commits_the_item_and_writes_complete(
     subjects = user_repo.git("log", "--format=%s", f"{base}..main").splitlines()
     assert subjects == ["calc: AC-1 `add(a, b)` adds"]
     assert user_repo.git("show", "main:src/app.py") == ADD_RIGHT
+    # The project's model profile reached the roles the runtime ran for the command.
+    models = {r.call_key.split("/")[0]: r.model for r in done.roles}
+    assert "sonnet" in models["executor"] and "haiku" in models["verifier"], models
     meta = yaml.safe_load((state_dir(repo) / "meta.yaml").read_text())
     assert meta["status"] == "completed" and (state_dir(repo) / "COMPLETE").is_file()
     assert user_repo.user_work() == before
