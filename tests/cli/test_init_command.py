@@ -120,7 +120,6 @@ def test_local_settings_are_hidden_from_git_once_shown(tmp_path: Path) -> None:
     assert status.stdout == ""
 
 
-
 @pytest.mark.parametrize(("answer", "written"), [("y\n", True), ("n\n", False), ("\n", False)])
 def test_at_a_terminal_it_asks_after_showing(tmp_path: Path, answer: str, written: bool) -> None:
     controller, terminal = os.openpty()

@@ -84,7 +84,8 @@ def test_a_bad_choice_in_the_settings_names_the_file_and_line(tmp_path: Path) ->
     with pytest.raises(FixloopError) as raised:
         choose_models(ROLES, config=find_config(tmp_path))
     assert _problem(raised).endswith(
-        "pyproject.toml:5:1: model-profile: unknown profile 'cheap': use quality, balanced or budget"
+        "pyproject.toml:5:1: model-profile: unknown profile 'cheap': use quality, balanced "
+        "or budget"
     )
     (tmp_path / "pyproject.toml").write_text('[tool.fixloop.models]\n\nreviewr = "haiku"\n')
     with pytest.raises(FixloopError) as raised:
