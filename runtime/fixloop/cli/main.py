@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "bench": "fixloop.cli.bench_command",
     "sandbox": "fixloop.cli.sandbox_command",
     "init": "fixloop.cli.init_command",
+    "models": "fixloop.cli.model_option",
 }
 WORKFLOW_COMMAND = "fixloop.cli.workflow_command"
 

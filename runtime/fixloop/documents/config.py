@@ -1,4 +1,4 @@
-"""Project settings (`fixloop check`, `validate`, `fix-issue`): `fixloop.toml`, `[tool.fixloop]`.
+"""Project settings (`fixloop check`, `validate`, the workflows): `fixloop.toml`, `[tool.fixloop]`.
 
     [tool.fixloop]                   # in pyproject.toml; in fixloop.toml the same keys, no table
     pack = "plugins/ours"            # the pack to use when no path is given
@@ -7,6 +7,9 @@
     ignore = ["rm-rf-empty-var"]     # never report these
     secret-files = [".env*"]         # files agents' file tools refuse (default: secret_files.py)
     extend-secret-files = ["conf/prod.yml"]  # more of them, on top of that list
+    model-profile = "budget"         # the roles' models: quality, balanced or budget (models.py)
+    [tool.fixloop.models]            # in fixloop.toml: [models]; one role's model, over the profile
+    verifier = "opus"
     [tool.fixloop.per-file-ignores]  # in fixloop.toml: [per-file-ignores]
     "workflows/legacy-*.md" = ["undefined-variable"]
 
@@ -64,6 +67,8 @@ class Settings(BaseModel):
     per_file_ignores: dict[str, list[str]] = Field(default_factory=dict, alias="per-file-ignores")
     secret_files: list[str] | None = Field(default=None, alias="secret-files")
     extend_secret_files: list[str] = Field(default_factory=list, alias="extend-secret-files")
+    model_profile: str | None = Field(default=None, alias="model-profile")
+    models: dict[str, str] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)

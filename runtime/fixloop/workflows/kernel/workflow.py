@@ -88,6 +88,8 @@ class Context:
     backend: Backend
     events: EventStream = field(default_factory=EventStream)
     budget: RunBudget | None = None  # once spent, no new role call starts
+    # role → model, over each role document's `model:` line (`fixloop.documents.models`)
+    models: Mapping[str, str] = field(default_factory=dict)
     prompter: Prompter = field(default_factory=lambda: ScriptedPrompter([]))  # nobody to ask
     # Where the run's verification commands and the scripted model's shell run (chosen before
     # any change: `fixloop.sandboxes.choose_sandbox`); None: directly, as inside Claude Code.
@@ -142,7 +144,11 @@ class Workflow(Generic[OptionsT, PlanT, ResultT]):
         self.protocol: WorkflowDoc = context.pack.workflow(PROTOCOL)
         self.events = context.events
         self.dispatcher = Dispatcher(
-            context.pack, context.backend, events=context.events, budget=context.budget
+            context.pack,
+            context.backend,
+            events=context.events,
+            budget=context.budget,
+            models=context.models,
         )
         # Dispatch a role; its outcome is ok only for output that validated (fail closed).
         self.call = self.dispatcher.call
