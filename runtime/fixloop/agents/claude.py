@@ -59,6 +59,7 @@ from claude_agent_sdk import (
 from pydantic import BaseModel
 
 from fixloop.agents.backend import (
+    CALL_HEADER,
     AgentOutcome,
     AgentRequest,
     DeniedWrite,
@@ -86,7 +87,6 @@ STDERR_LINES = 20
 
 AUTH_HINT = "--backend claude needs ANTHROPIC_API_KEY, or a Claude Code login (`claude /login`)"
 CUSTOM_HEADERS_ENV = "ANTHROPIC_CUSTOM_HEADERS"
-CALL_HEADER = "X-Fixloop-Call"
 
 
 def call_headers(request: AgentRequest, env: Mapping[str, str]) -> str:

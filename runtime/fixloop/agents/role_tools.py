@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,6 +138,7 @@ class RoleTools:
     request: AgentRequest
     secret_files: SecretFiles = field(default_factory=SecretFiles)
     denied: list[DeniedWrite] = field(default_factory=list)
+    deadline: float | None = None  # time.monotonic() by which a command must have ended
 
     def __post_init__(self) -> None:
         self.root = self.request.cwd.resolve()
@@ -342,6 +344,8 @@ class RoleTools:
         if isinstance(argv, str):
             return _refused(argv)
         timeout = float(arguments.get("timeout") or DEFAULT_TIMEOUT_S)
+        if self.deadline is not None:  # the call's wall budget bounds its commands too
+            timeout = min(timeout, max(self.deadline - time.monotonic(), 1.0))
         done = run_command(
             argv, cwd=self.request.cwd, sandbox=self.request.sandbox, timeout_s=timeout
         )
