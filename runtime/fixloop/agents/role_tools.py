@@ -202,7 +202,7 @@ class RoleTools:
                 if lexical.is_relative_to(root):
                     relative = lexical.relative_to(root).as_posix() or "."
                     break
-        if folder and relative.strip("./") == "":
+        if folder and os.path.normpath(relative) == ".":
             return ".", self.root
         reason = unsafe_reason(self.root, relative)
         if reason is not None:
