@@ -295,6 +295,9 @@ class OpenAIBackend:
                     timeout=timeout,
                 )
             except openai.OpenAIError as exc:
+                if deadline is not None and time.monotonic() >= deadline:
+                    # The SDK's retries of a slow server ran past the call's time: that is it.
+                    return call.stop(StopReason.TIMEOUT, f"no result within {request.timeout_s}s")
                 reason, detail = describe_error(exc, self.target, self.max_retries)
                 return call.stop(reason, detail)
             call.turns += 1
