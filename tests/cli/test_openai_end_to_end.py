@@ -246,3 +246,42 @@ def test_review_writes_the_review_review_fix_takes(user_repo: UserRepo) -> None:
     # The reviewer writes nothing: its tools offer no write, and its Bash runs git's readers.
     assert "Edit" not in request.tool_names
     assert key_on_disk(user_repo.path) == []
+
+
+def test_an_out_of_scope_edit_is_denied_and_the_finding_skipped(tmp_path: Path) -> None:
+    """The attack: a fixer edits a file its finding was not assigned (and one outside the
+    repository). Both are refused before they run; the workflow reads the refusal."""
+    repo = tmp_path / "shelf"
+    build_example(repo)
+    wants_labels = {
+        "edits": [
+            {"path": "shelf/labels.py", "old": "def slug", "new": "def slug_"},
+            {"path": "../pwned.txt", "content": "pwned"},
+        ],
+        "output": {
+            "needs_scope_expansion": True,
+            "additional_files": ["shelf/labels.py"],
+            "justification": "the threshold helper lives next to the labels",
+        },
+    }
+    replay = ChatReplay({**REVIEW_FIX_SCRIPT, "fixer/WR-03/iteration-1": wants_labels})
+    with ChatServer(replay) as server:
+        done = run_openai(server, "review-fix", REVIEW_PATH, "--repo", str(repo), cwd=repo)
+
+    wr03 = next(o for o in json.loads(done.stdout)["items"] if o["id"] == "WR-03")
+    # A forbidden path outweighs the scope request: no approval could grant it.
+    assert (
+        wr03["label"]
+        == "skipped: fixer tried to write ../pwned.txt: '..' could leave the repository"
+    )
+    assert "def slug_" not in (repo / "shelf" / "labels.py").read_text()
+    assert not (tmp_path / "pwned.txt").exists()
+    request = next(r for r in reversed(server.requests) if r.call_key == "fixer/WR-03/iteration-1")
+    assert sum("fixloop scope" in text for text in request.tool_results()) == 2
+    events = [
+        json.loads(line)
+        for path in (repo / ".git" / "fixloop").rglob("events.jsonl")
+        for line in path.read_text().splitlines()
+    ]
+    denials = [e["denied"] for e in events if e["event"] == "agent" and e["denied"]]
+    assert [d["path"] for d in denials[0]] == ["shelf/labels.py", "../pwned.txt"]
