@@ -223,3 +223,21 @@ def test_a_server_that_cannot_be_reached_is_one_line(repo: Path) -> None:
     outcome = OpenAIBackend(target, environ={}, max_retries=0).dispatch(request(repo))
     assert outcome.reason is StopReason.BACKEND_ERROR
     assert outcome.detail.startswith(f"openai: cannot reach {url}")
+
+
+def test_a_role_cannot_unlist_the_secret_files_it_may_not_read(repo: Path) -> None:
+    """The attack: rewrite the worktree's settings to an empty `secret-files`, then read `.env`.
+    The backend holds the project's list from where the run started."""
+    (repo / ".env").write_text("DB_PASSWORD=hunter2hunter2\n")
+    turns = [
+        call("Write", {"file_path": "fixloop.toml", "content": "secret-files = []\n"}),
+        call("Read", {"file_path": ".env"}),
+        call(SUBMIT, REPORT),
+    ]
+    with ChatServer(turns) as server:
+        outcome = backend(server).dispatch(request(repo, writable=None))
+    assert outcome.ok, outcome.detail
+    assert (repo / "fixloop.toml").read_text() == "secret-files = []\n"
+    [wrote, read] = [json.loads(text) for text in server.requests[-1].tool_results()]
+    assert wrote["ok"] and not read["ok"] and "secret file" in read["message"]
+    assert "hunter2" not in json.dumps([r.body for r in server.requests])

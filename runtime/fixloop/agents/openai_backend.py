@@ -52,7 +52,7 @@ from fixloop.agents.openai_errors import describe_error
 from fixloop.agents.role_tools import RoleTools
 from fixloop.agents.structured import FinalText, OutputFormat, parse_answer
 from fixloop.agents.toolbox import TOOL_SERVER, Toolbox, ToolSpec, qualified
-from fixloop.documents.config import find_config
+from fixloop.secret_files import SecretFiles
 
 SUBMIT = "submit_result"
 MAX_ANSWER_RETRIES = 2
@@ -238,8 +238,12 @@ class OpenAIBackend:
         *,
         environ: Mapping[str, str] | None = None,
         max_retries: int = MAX_RETRIES,
+        secret_files: SecretFiles | None = None,
     ) -> None:
+        """`secret_files`: the project's (`secret-files` in its settings), read once where the
+        run starts, never from a worktree a role may have written."""
         self.target = target
+        self.secret_files = secret_files or SecretFiles()
         self._environ = environ
         self.max_retries = max_retries
         self._client: openai.OpenAI | None = None
@@ -267,7 +271,7 @@ class OpenAIBackend:
             detail = f"the worktree {request.cwd} does not exist"
             return AgentOutcome.inconclusive(StopReason.BACKEND_ERROR, detail)
         fmt = OutputFormat.for_schema(request.output_schema) if request.output_schema else None
-        own = RoleTools(request, find_config(request.cwd).secret_files)
+        own = RoleTools(request, self.secret_files)
         call = _Call(request, self.target, own, lent_granted(request), fmt)
         own.deadline = call.deadline
         answer = ANSWER_NOTE if fmt is not None else "Your last message is your answer."

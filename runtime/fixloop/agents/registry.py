@@ -90,8 +90,8 @@ def _openai_backend(
     from fixloop.agents.openai_config import resolve_target
     from fixloop.documents.config import find_config
 
-    settings = find_config(project or Path.cwd()).settings.openai
-    target = resolve_target(flags, os.environ, settings)
+    config = find_config(project or Path.cwd())
+    target = resolve_target(flags, os.environ, config.settings.openai)
     # Imported here: the SDK takes most of a second to import, and the slim install has none.
     try:
         from fixloop.agents.openai_backend import OpenAIBackend
@@ -99,7 +99,7 @@ def _openai_backend(
         raise refuse(
             "--backend openai needs the openai package: pip install 'fixloop[openai]'"
         ) from None
-    return OpenAIBackend(target)
+    return OpenAIBackend(target, secret_files=config.secret_files)
 
 
 __all__ = ["BUILTIN", "load_backend"]
