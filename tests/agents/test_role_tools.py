@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from fixloop.agents.role_tools import RoleTools
 from fixloop.agents.shell_tool import BashPolicy
 from fixloop.agents.toolbox import WRITING_TOOLS, ToolReply, ToolSpec
 from fixloop.documents.tools import parse_tool
+from fixloop.sandboxes import choose_sandbox
+from fixloop.sandboxes.launcher import RunSandbox
 
 FIXER_TOOLS = ("Read", "Edit", "Write", "Bash", "Grep", "Glob")
 VERIFIER_TOOLS = ("Read", "Grep", "Glob", "Write", "Bash(git diff:*)", "Bash(git log:*)")
@@ -183,3 +186,14 @@ def test_bash_without_a_sandbox_does_not_see_the_key(
     ran = answer(own.call("Bash", {"command": "env; echo done"}))
     assert "done" in ran["output"] and "sk-test-key" not in ran["output"]
     assert "PATH=" in ran["output"] and os.environ["OPENAI_API_KEY"].startswith("sk-test")
+
+
+@pytest.mark.needs("bwrap")
+def test_bash_runs_in_the_run_s_sandbox(repo: Path) -> None:
+    """The attack: a shell command writing outside the worktree. Under bwrap it cannot."""
+    sandbox = RunSandbox(choose_sandbox("bwrap"), run_id="r", python=sys.executable)
+    outside = Path("/var/tmp") / f"fixloop-role-tools-{os.getpid()}"
+    own = tools(repo, sandbox=sandbox)
+    ran = answer(own.call("Bash", {"command": f"touch inside; touch {outside} || echo refused"}))
+    assert "refused" in ran["output"] and "Read-only file system" in ran["output"]
+    assert (repo / "inside").is_file() and not outside.exists()
