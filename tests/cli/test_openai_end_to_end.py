@@ -285,3 +285,29 @@ def test_an_out_of_scope_edit_is_denied_and_the_finding_skipped(tmp_path: Path) 
     ]
     denials = [e["denied"] for e in events if e["event"] == "agent" and e["denied"]]
     assert [d["path"] for d in denials[0]] == ["shelf/labels.py", "../pwned.txt"]
+
+
+def test_a_cost_budget_needs_prices_and_then_stops_the_run(tmp_path: Path) -> None:
+    repo = tmp_path / "shelf"
+    build_example(repo)
+    replay = ChatReplay(REVIEW_FIX_SCRIPT)
+    with ChatServer(replay) as server:
+        unpriced = run_openai(
+            server, "review-fix", REVIEW_PATH, "--repo", str(repo), "--max-cost-usd", "1", cwd=repo
+        )
+        assert unpriced.returncode == 2 and server.requests == []
+        assert unpriced.stderr.strip() == (
+            "review-fix:1:1: usage: --max-cost-usd needs the model's prices: set price-input "
+            "and price-output (USD per million tokens) under [openai] in fixloop.toml"
+        )
+        # $0.01 a token: the first turn (120 tokens) spends the whole budget of $1.
+        (repo / "fixloop.toml").write_text("[openai]\nprice-input = 10000\nprice-output = 10000\n")
+        done = run_openai(
+            server, "review-fix", REVIEW_PATH, "--repo", str(repo), "--max-cost-usd", "1", cwd=repo
+        )
+    assert done.returncode == 1, done.stderr
+    assert len(server.requests) == 1, "no turn after the cap, no call after the budget"
+    labels = [item["label"] for item in json.loads(done.stdout)["items"]]
+    assert labels[0] == "skipped: fixer result inconclusive (call_budget)"
+    assert labels[1:] == ["skipped: fixer result inconclusive (run_budget)"] * (len(labels) - 1)
+    assert len(labels) == 5

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from fixloop.agents.backend import Backend
 from fixloop.agents.budget import RunBudget
-from fixloop.agents.openai_config import PRESETS, OpenAIFlags
+from fixloop.agents.openai_config import PRESETS, OpenAIFlags, OpenAITarget
 from fixloop.agents.registry import load_backend
+from fixloop.diagnostics import Diagnostic, FixloopError
 
 DEFAULT_BACKEND = "claude"
 
@@ -94,13 +95,23 @@ def backend_from_args(args: argparse.Namespace, command: str) -> Backend:
         api_key_env=getattr(args, "api_key_env", None),
     )
     repo = getattr(args, "repo", None)
-    return load_backend(
+    backend = load_backend(
         backend_name(args),
         script=getattr(args, "script", None),
         openai=flags,
         project=repo if isinstance(repo, Path) else None,
         where=command,
     )
+    target = getattr(backend, "target", None)
+    costed = getattr(args, "max_cost_usd", None) is not None
+    if costed and isinstance(target, OpenAITarget) and not target.priced:
+        # A cost it cannot count is a budget it cannot keep.
+        problem = (
+            "--max-cost-usd needs the model's prices: set price-input and price-output "
+            "(USD per million tokens) under [openai] in fixloop.toml"
+        )
+        raise FixloopError(Diagnostic(command, 1, 1, "usage", problem))
+    return backend
 
 
 def budget_from_args(args: argparse.Namespace) -> RunBudget | None:
