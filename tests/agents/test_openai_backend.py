@@ -241,3 +241,12 @@ def test_a_role_cannot_unlist_the_secret_files_it_may_not_read(repo: Path) -> No
     [wrote, read] = [json.loads(text) for text in server.requests[-1].tool_results()]
     assert wrote["ok"] and not read["ok"] and "secret file" in read["message"]
     assert "hunter2" not in json.dumps([r.body for r in server.requests])
+
+
+def test_a_refused_key_stays_refused_without_more_requests(repo: Path) -> None:
+    with ChatServer([failure(401, "Incorrect API key")] * 3) as server:
+        shared = backend(server)
+        first = shared.dispatch(request(repo))
+        second = shared.dispatch(request(repo, key="fixer/CR-02/iteration-1"))
+    assert first.reason is StopReason.BACKEND_ERROR and second.detail == first.detail
+    assert len(server.requests) == 1

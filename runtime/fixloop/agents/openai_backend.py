@@ -248,6 +248,8 @@ class OpenAIBackend:
         self.max_retries = max_retries
         self._client: openai.OpenAI | None = None
         self._lock = threading.Lock()
+        # A refused key (401, 403) stays refused: later calls say so without a request.
+        self.refused: str | None = None
 
     def preflight(self, calls: Sequence[str] = ()) -> None:
         """Nothing to ask a server: the target was resolved (key present, URL and model named)
@@ -270,6 +272,8 @@ class OpenAIBackend:
         if not request.cwd.is_dir():
             detail = f"the worktree {request.cwd} does not exist"
             return AgentOutcome.inconclusive(StopReason.BACKEND_ERROR, detail)
+        if self.refused is not None:
+            return AgentOutcome.inconclusive(StopReason.BACKEND_ERROR, self.refused)
         fmt = OutputFormat.for_schema(request.output_schema) if request.output_schema else None
         own = RoleTools(request, self.secret_files)
         call = _Call(request, self.target, own, lent_granted(request), fmt)
@@ -281,48 +285,51 @@ class OpenAIBackend:
             {"role": "user", "content": request.task},
         ]
         tools = call.tools()
-        headers = {CALL_HEADER: quote(request.key or request.role, safe="/")}
         while True:
-            spent = call.budget_spent()
-            if spent is not None:
-                return spent
-            deadline = call.deadline
-            timeout = REQUEST_TIMEOUT_S
-            if deadline is not None:
-                timeout = max(min(timeout, deadline - time.monotonic()), 0.1)
-            try:
-                response = self.client().chat.completions.create(
-                    model=self.target.model,
-                    messages=call.messages,  # type: ignore[arg-type]
-                    tools=tools,  # type: ignore[arg-type]
-                    extra_headers=headers,
-                    timeout=timeout,
-                )
-            except openai.OpenAIError as exc:
-                if deadline is not None and time.monotonic() >= deadline:
-                    # The SDK's retries of a slow server ran past the call's time: that is it.
-                    return call.stop(StopReason.TIMEOUT, f"no result within {request.timeout_s}s")
-                reason, detail = describe_error(exc, self.target, self.max_retries)
-                return call.stop(reason, detail)
-            call.turns += 1
-            if response.usage is not None:
-                call.input_tokens += response.usage.prompt_tokens or 0
-                call.output_tokens += response.usage.completion_tokens or 0
-            if not response.choices:
-                return call.stop(StopReason.CRASH, "the server answered with no choices")
-            message = response.choices[0].message
-            tool_calls = [c for c in message.tool_calls or [] if c.type == "function"]
-            call.messages.append(_assistant(message.content, tool_calls))
-            if not tool_calls:
-                outcome = call.answer_text(message.content or "")
-                if outcome is not None:
-                    return outcome
-                continue
-            for tool_call in tool_calls:
-                function = tool_call.function
-                outcome = call.answer_tool(tool_call.id, function.name, function.arguments)
-                if outcome is not None:
-                    return outcome
+            outcome = call.budget_spent() or self._turn(call, tools)
+            if outcome is not None:
+                return outcome
+
+    def _turn(self, call: _Call, tools: list[dict[str, Any]]) -> AgentOutcome | None:
+        """One model request and the tool calls it asked for; an outcome once the call ends."""
+        request = call.request
+        deadline = call.deadline
+        timeout = REQUEST_TIMEOUT_S
+        if deadline is not None:
+            timeout = max(min(timeout, deadline - time.monotonic()), 0.1)
+        try:
+            response = self.client().chat.completions.create(
+                model=self.target.model,
+                messages=call.messages,  # type: ignore[arg-type]
+                tools=tools,  # type: ignore[arg-type]
+                extra_headers={CALL_HEADER: quote(request.key or request.role, safe="/")},
+                timeout=timeout,
+            )
+        except openai.OpenAIError as exc:
+            if deadline is not None and time.monotonic() >= deadline:
+                # The SDK's retries of a slow server ran past the call's time: that is it.
+                return call.stop(StopReason.TIMEOUT, f"no result within {request.timeout_s}s")
+            reason, detail = describe_error(exc, self.target, self.max_retries)
+            if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+                self.refused = detail
+            return call.stop(reason, detail)
+        call.turns += 1
+        if response.usage is not None:
+            call.input_tokens += response.usage.prompt_tokens or 0
+            call.output_tokens += response.usage.completion_tokens or 0
+        if not response.choices:
+            return call.stop(StopReason.CRASH, "the server answered with no choices")
+        message = response.choices[0].message
+        tool_calls = [c for c in message.tool_calls or [] if c.type == "function"]
+        call.messages.append(_assistant(message.content, tool_calls))
+        if not tool_calls:
+            return call.answer_text(message.content or "")
+        for tool_call in tool_calls:
+            function = tool_call.function
+            outcome = call.answer_tool(tool_call.id, function.name, function.arguments)
+            if outcome is not None:
+                return outcome
+        return None
 
 
 def _assistant(content: str | None, tool_calls: Sequence[Any]) -> dict[str, Any]:
