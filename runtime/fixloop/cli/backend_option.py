@@ -88,17 +88,11 @@ def backend_name(args: argparse.Namespace) -> str:
 
 def backend_from_args(args: argparse.Namespace, command: str) -> Backend:
     """The backend the user chose; a FixloopError (exit 2) when its arguments do not fit."""
-    flags = OpenAIFlags(
-        provider=getattr(args, "provider", None),
-        model=getattr(args, "model", None),
-        base_url=getattr(args, "base_url", None),
-        api_key_env=getattr(args, "api_key_env", None),
-    )
     repo = getattr(args, "repo", None)
     backend = load_backend(
         backend_name(args),
         script=getattr(args, "script", None),
-        openai=flags,
+        openai=openai_flags(args),
         project=repo if isinstance(repo, Path) else None,
         where=command,
     )
@@ -112,6 +106,16 @@ def backend_from_args(args: argparse.Namespace, command: str) -> Backend:
         )
         raise FixloopError(Diagnostic(command, 1, 1, "usage", problem))
     return backend
+
+
+def openai_flags(args: argparse.Namespace) -> OpenAIFlags:
+    """What `--provider`, `--model`, `--base-url` and `--api-key-env` said."""
+    return OpenAIFlags(
+        provider=getattr(args, "provider", None),
+        model=getattr(args, "model", None),
+        base_url=getattr(args, "base_url", None),
+        api_key_env=getattr(args, "api_key_env", None),
+    )
 
 
 def budget_from_args(args: argparse.Namespace) -> RunBudget | None:
