@@ -250,3 +250,10 @@ def test_a_refused_key_stays_refused_without_more_requests(repo: Path) -> None:
         second = shared.dispatch(request(repo, key="fixer/CR-02/iteration-1"))
     assert first.reason is StopReason.BACKEND_ERROR and second.detail == first.detail
     assert len(server.requests) == 1
+
+
+def test_the_role_s_model_alias_picks_the_model_sent(repo: Path) -> None:
+    with ChatServer([call(SUBMIT, REPORT)]) as server:
+        mapped = backend(server, models={"sonnet": "small-model"})
+        assert mapped.dispatch(request(repo, model="sonnet")).ok
+    assert server.requests[0].model == "small-model"

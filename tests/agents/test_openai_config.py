@@ -150,3 +150,18 @@ def test_without_a_key_the_command_is_one_line_and_nothing_changes(user_repo: Us
     )
     assert user_repo.user_work() == before and user_repo.head() == tip
     assert user_repo.branches() == ["main"] and user_repo.worktrees() == [str(user_repo.path)]
+
+
+def test_a_role_s_model_alias_may_name_its_own_model() -> None:
+    project = OpenAISettings.model_validate(
+        {"provider": "deepseek", "models": {"sonnet": "deepseek-chat", "opus": "deepseek-reasoner"}}
+    )
+    environ = {"DEEPSEEK_API_KEY": KEY}
+    target = resolve_target(OpenAIFlags(), environ, project)
+    assert (target.model_for("sonnet"), target.model_for("opus")) == (
+        "deepseek-chat",
+        "deepseek-reasoner",
+    )
+    assert target.model_for("inherit") == "deepseek-chat"  # the preset's, for any other
+    named = resolve_target(OpenAIFlags(model="deepseek-chat"), environ, project)
+    assert named.model_for("opus") == "deepseek-chat", "--model names every role's model"

@@ -299,7 +299,7 @@ class OpenAIBackend:
             timeout = max(min(timeout, deadline - time.monotonic()), 0.1)
         try:
             response = self.client().chat.completions.create(
-                model=self.target.model,
+                model=self.target.model_for(request.model),
                 messages=call.messages,  # type: ignore[arg-type]
                 tools=tools,  # type: ignore[arg-type]
                 extra_headers={CALL_HEADER: quote(request.key or request.role, safe="/")},

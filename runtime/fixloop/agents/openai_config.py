@@ -2,7 +2,8 @@
 from.
 
     provider   --provider      > project settings `provider`           > openai
-    model      --model         > OPENAI_MODEL   > settings `model`     > the preset's model
+    model      --model         > OPENAI_MODEL   > settings `models` (by the role's `model:`)
+               > settings `model`     > the preset's model
     base URL   --base-url      > OPENAI_BASE_URL (openai, custom)      > the preset's URL
     key        --api-key-env NAME > the preset's variables (DEEPSEEK_API_KEY, …; openai and
                custom: OPENAI_API_KEY)
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from fixloop.diagnostics import Diagnostic, FixloopError
@@ -94,10 +95,16 @@ class OpenAITarget:
     base_url: str
     model: str
     key_variable: str | None  # None: no key found (allowed only for a server the user named)
+    # A role's `model:` alias (opus, sonnet) → the model name, from the project's settings.
+    models: Mapping[str, str] = field(default_factory=dict)
     max_turns: int = DEFAULT_MAX_TURNS
     call_token_budget: int = DEFAULT_CALL_TOKEN_BUDGET
     price_input: float | None = None  # USD per million tokens
     price_output: float | None = None
+
+    def model_for(self, alias: str) -> str:
+        """The model that plays a role whose document says `model: alias`."""
+        return self.models.get(alias, self.model)
 
     @property
     def priced(self) -> bool:
@@ -140,8 +147,8 @@ def resolve_target(
             f"(or {SDK_BASE_URL})"
         )
     _check_url(base_url)
-    model = flags.model or (environ.get(SDK_MODEL, "").strip() if sdk else "") or project.model
-    model = model or preset.model
+    chosen = flags.model or (environ.get(SDK_MODEL, "").strip() if sdk else "")
+    model = chosen or project.model or preset.model
     if not model:
         raise _refuse(f"the custom provider needs a model: --model NAME (or {SDK_MODEL})")
     variable = _key_variable(flags, preset, environ)
@@ -157,6 +164,7 @@ def resolve_target(
         base_url=base_url,
         model=model,
         key_variable=variable,
+        models={} if chosen else dict(project.models),  # one model named is every role's
         max_turns=project.max_turns or DEFAULT_MAX_TURNS,
         call_token_budget=project.call_token_budget or DEFAULT_CALL_TOKEN_BUDGET,
         price_input=project.price_input,

@@ -64,6 +64,9 @@ class OpenAISettings(BaseModel):
 
     provider: str | None = None
     model: str | None = None
+    # A role's `model:` (opus, sonnet, haiku) → the model that plays it, e.g. a cheaper one for
+    # the reviewer and verifier (`sonnet`).
+    models: dict[str, str] = Field(default_factory=dict)
     max_turns: int | None = Field(default=None, alias="max-turns", ge=1)
     call_token_budget: int | None = Field(default=None, alias="call-token-budget", ge=1)
     # USD per million tokens: what the run's cost budget counts with.
