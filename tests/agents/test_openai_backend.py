@@ -17,7 +17,7 @@ from fixloop.agents.backend import AgentRequest, OutcomeStatus, StopReason
 from fixloop.agents.budget import BudgetedBackend, RunBudget
 from fixloop.agents.openai_backend import SUBMIT, OpenAIBackend
 from fixloop.agents.openai_config import OpenAITarget
-from fixloop.agents.structured import FinalText
+from fixloop.agents.structured import FinalText, without_refs
 from fixloop.extras.testing.chat_server import (
     SCRIPTED_KEY,
     ChatServer,
@@ -257,3 +257,22 @@ def test_the_role_s_model_alias_picks_the_model_sent(repo: Path) -> None:
         mapped = backend(server, models={"sonnet": "small-model"})
         assert mapped.dispatch(request(repo, model="sonnet")).ok
     assert server.requests[0].model == "small-model"
+
+
+@pytest.mark.parametrize("schema", ["FixerResult", "ReviewOutput", "ImplResult"])
+def test_the_answer_s_parameters_are_plain_json_schema(repo: Path, schema: str) -> None:
+    """No `$ref` or `$defs`: what every OpenAI-compatible server's function parameters take."""
+    with ChatServer([say("no answer"), say("still none")]) as server:
+        backend(server).dispatch(request(repo, output_schema=schema))
+    submit = server.requests[0].tool(SUBMIT)
+    assert submit is not None
+    text = json.dumps(submit["parameters"])
+    assert "$ref" not in text and "$defs" not in text
+
+
+def test_a_recursive_schema_keeps_its_refs() -> None:
+    tree = {
+        "$defs": {"Node": {"type": "object", "properties": {"kids": {"$ref": "#/$defs/Node"}}}},
+        "$ref": "#/$defs/Node",
+    }
+    assert without_refs(tree) is tree

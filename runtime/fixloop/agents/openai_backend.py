@@ -50,7 +50,7 @@ from fixloop.agents.backend import (
 from fixloop.agents.openai_config import OpenAITarget
 from fixloop.agents.openai_errors import describe_error
 from fixloop.agents.role_tools import RoleTools
-from fixloop.agents.structured import FinalText, OutputFormat, parse_answer
+from fixloop.agents.structured import FinalText, OutputFormat, parse_answer, without_refs
 from fixloop.agents.toolbox import TOOL_SERVER, Toolbox, ToolSpec, qualified
 from fixloop.secret_files import SecretFiles
 
@@ -137,7 +137,7 @@ class _Call:
         specs = [*self.own.specs(), *(self.lent.specs() if self.lent is not None else ())]
         functions = [_function(spec) for spec in specs]
         if self.fmt is not None:
-            schema = self.fmt.schema
+            schema = without_refs(self.fmt.schema)
             functions.append(_function(ToolSpec(SUBMIT, "Your result; ends your turn.", schema)))
         return functions
 

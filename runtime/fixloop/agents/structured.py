@@ -56,6 +56,33 @@ class OutputFormat:
         return {"type": "json_schema", "schema": self.schema}
 
 
+def without_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with every local `$ref` replaced by the definition it points at, and no
+    `$defs`: some OpenAI-compatible servers (Gemini's among them) accept only a plain subset of
+    JSON Schema for a function's parameters. A recursive schema is left as it is."""
+    defs = schema.get("$defs") or {}
+
+    def walk(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [walk(item, seen) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            name = ref.removeprefix("#/$defs/")
+            if name in seen or name not in defs:
+                raise RecursionError(name)
+            rest = {key: value for key, value in node.items() if key != "$ref"}
+            return {**walk(defs[name], (*seen, name)), **walk(rest, seen)}
+        return {key: walk(value, seen) for key, value in node.items() if key != "$defs"}
+
+    try:
+        inlined: dict[str, Any] = walk(schema, ())
+    except RecursionError:
+        return schema
+    return inlined
+
+
 def parse_answer(name: str, fmt: OutputFormat, raw: object) -> BaseModel:
     """The role's output from what the model gave (an object, or JSON text of one); a ValueError
     naming the first problem when nothing validates."""
@@ -87,4 +114,11 @@ def first_problem(exc: Exception) -> str:
     return str(exc)
 
 
-__all__ = ["WRAPPER_KEY", "FinalText", "OutputFormat", "first_problem", "parse_answer"]
+__all__ = [
+    "WRAPPER_KEY",
+    "FinalText",
+    "OutputFormat",
+    "first_problem",
+    "parse_answer",
+    "without_refs",
+]
