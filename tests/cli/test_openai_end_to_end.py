@@ -32,7 +32,7 @@ from tests.workflows.review.test_workflow import FOUND, PHASE_DIR
 from fixloop.extras.demo.example import REVIEW_PATH, build_example
 from fixloop.extras.demo.model import FINDINGS, FIX_FINDINGS_SCRIPT, REVIEW_FIX_SCRIPT
 from fixloop.extras.testing.chat_replay import SUBMIT, ChatReplay
-from fixloop.extras.testing.chat_server import SCRIPTED_KEY, ChatServer
+from fixloop.extras.testing.chat_server import SCRIPTED_KEY, ChatServer, failure
 
 pytestmark = pytest.mark.slow
 
@@ -311,3 +311,26 @@ def test_a_cost_budget_needs_prices_and_then_stops_the_run(tmp_path: Path) -> No
     assert labels[0] == "skipped: fixer result inconclusive (call_budget)"
     assert labels[1:] == ["skipped: fixer result inconclusive (run_budget)"] * (len(labels) - 1)
     assert len(labels) == 5
+
+
+def test_a_refused_key_is_one_warning_and_the_key_an_error_echoes_reaches_no_file(
+    tmp_path: Path,
+) -> None:
+    """The attack on the key: a server whose error message repeats it whole."""
+    repo = tmp_path / "shelf"
+    build_example(repo)
+    echo = failure(401, f"Incorrect API key provided: {SCRIPTED_KEY}")
+    with ChatServer(lambda request: echo) as server:
+        done = run_openai(server, "review-fix", REVIEW_PATH, "--repo", str(repo), cwd=repo)
+        url = server.base_url
+    assert done.returncode == 1
+    assert len(server.requests) == 1, "a refused key is not tried again for every finding"
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("WARN:")]
+    assert warnings == [
+        f"WARN: fixer/CR-01/iteration-1: openai: 401 from {url}: the key in OPENAI_API_KEY was "
+        "refused: Incorrect API key provided: «masked:OPENAI_API_KEY»"
+    ]
+    labels = [item["label"] for item in json.loads(done.stdout)["items"]]
+    assert labels == ["skipped: fixer result inconclusive (backend_error)"] * 5
+    assert SCRIPTED_KEY not in done.stdout + done.stderr
+    assert key_on_disk(repo) == []

@@ -43,6 +43,7 @@ MAX_LINE_CHARS = 2000
 MAX_MATCHES = 200
 MAX_FILES_LISTED = 1000
 MAX_FILE_BYTES = 2_000_000
+MAX_SCAN_BYTES = 50_000_000
 
 _PATH = {"type": "string", "description": "A path in the worktree (relative, or absolute)."}
 SPECS: Mapping[str, ToolSpec] = {
@@ -254,6 +255,8 @@ class RoleTools:
         content = arguments["content"]
         if not isinstance(content, str):
             raise TypeError("content must be text")
+        if len(content.encode("utf-8")) > MAX_FILE_BYTES:
+            return _refused(f"content is larger than {MAX_FILE_BYTES} bytes")
         found = self._checked_write("Write", arguments["file_path"])
         if isinstance(found, ToolReply):
             return found
@@ -318,12 +321,16 @@ class RoleTools:
         _, files = found
         only = arguments.get("glob")
         matches: list[str] = []
+        scanned = 0
         for relative in files:
             if only and not _glob_match(relative, str(only)):
                 continue
             target = self.root / relative
             if target.is_symlink() or target.stat().st_size > MAX_FILE_BYTES:
                 continue
+            scanned += target.stat().st_size
+            if scanned > MAX_SCAN_BYTES:  # a vendored tree must not hold the call for minutes
+                return _reply(True, matches=matches, truncated=True)
             try:
                 lines = target.read_text(encoding="utf-8").splitlines()
             except (UnicodeDecodeError, OSError):
