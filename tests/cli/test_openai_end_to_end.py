@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from tests.helpers.fix_issue import STATS, fixing_script, make_issue_repo, write_issue
 from tests.helpers.gitrepo import UserRepo, git
-from tests.workflows.execute_wave.scripts import implement, score, scores
+from tests.workflows.execute_wave.scripts import fix, implement, score, scores
+from tests.workflows.execute_wave.test_workflow import DIV, MUL, SAFE_DIV, TASKS
 from tests.workflows.fix_engine.scenario import (
     ADD_RIGHT,
     MINI_PRD,
@@ -165,16 +166,20 @@ def test_fix_engine_one_item_done_one_escalated(tmp_path: Path) -> None:
     assert key_on_disk(repo.path) == []
 
 
-def test_execute_wave_a_small_wave(user_repo: UserRepo, tmp_path: Path) -> None:
-    before = user_repo.user_work()
+def test_execute_wave_two_waves_with_a_fix_loop(user_repo: UserRepo, tmp_path: Path) -> None:
+    before, old_tip = user_repo.user_work(), user_repo.head()
     tasks = tmp_path / "tasks.json"
-    tasks.write_text(json.dumps([{"id": 1, "name": "add mul"}, {"id": 2, "name": "bad result"}]))
-    mul = "def mul(a, b):\n    return a * b\n"
+    tasks.write_text(json.dumps(TASKS))
     replay = ChatReplay(
         {
-            "executor/1/implement": implement(1, {"src/mul.py": mul}),
-            "executor/2/implement": implement(2, {"src/two.py": "x = 2\n"}, raw="{not json"),
+            "executor/1/implement": implement(1, {"src/mul.py": MUL}),
+            "executor/2/implement": implement(2, {"src/div.py": DIV}),
             "reviewer/1/verify": score(1, scores("logic", 9)),
+            "reviewer/2/verify": score(2, scores("logic", 5), analysis="division by zero"),
+            "fixer/2/attempt-1": fix({"src/div.py": SAFE_DIV}),
+            "reviewer/2/attempt-1": score(2, scores("logic", 8)),
+            "executor/3/implement": implement(3, {"src/both.py": "from src.mul import mul\n"}),
+            "reviewer/3/verify": score(3, scores("logic", 3)),
         }
     )
     with ChatServer(replay) as server:
@@ -189,14 +194,17 @@ def test_execute_wave_a_small_wave(user_repo: UserRepo, tmp_path: Path) -> None:
             cwd=tmp_path,
         )
     assert done.returncode == 1, done.stderr
-    assert replay.unplayed() == [] and server.unscripted == 0
-    items = {item["id"]: item for item in json.loads(done.stdout)["items"]}
-    assert (items["1"]["status"], items["1"]["total"]) == ("committed", 90)
-    assert items["2"]["status"] == "rolled-back"
-    assert items["2"]["reason"].startswith("implementation result invalid")
-    assert user_repo.git("show", "main:src/mul.py") == mul
+    assert replay.unplayed() == []
+    items = {item["id"]: item["status"] for item in json.loads(done.stdout)["items"]}
+    assert items == {"1": "committed", "2": "committed", "3": "rolled-back"}
+    assert user_repo.git("show", "main:src/mul.py") == MUL
+    assert user_repo.git("show", "main:src/div.py") == SAFE_DIV, "the fix loop's version"
+    assert user_repo.git("ls-tree", "--name-only", "main", "src/both.py") == ""
+    assert user_repo.git("merge-base", "--is-ancestor", old_tip, "main", check=False) == ""
     assert user_repo.user_work() == before
     assert user_repo.branches() == ["main"] and user_repo.worktrees() == [str(user_repo.path)]
+    fixer = next(r for r in server.requests if r.call_key == "fixer/2/attempt-1")
+    assert "# Fixer" in fixer.system and "division by zero" in fixer.system
     assert key_on_disk(user_repo.path, tmp_path) == []
 
 
