@@ -334,8 +334,11 @@ class OpenAIBackend:
 
 def _assistant(content: str | None, tool_calls: Sequence[Any]) -> dict[str, Any]:
     """The model's message as it goes back in the conversation."""
-    message: dict[str, Any] = {"role": "assistant", "content": content or ""}
-    if tool_calls:
+    # The API's form: no content beside tool calls is null, not "" (some servers refuse "").
+    message: dict[str, Any] = {"role": "assistant", "content": content or None}
+    if not tool_calls:
+        message["content"] = content or ""
+    else:
         message["tool_calls"] = [
             {
                 "id": call.id,
