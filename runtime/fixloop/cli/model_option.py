@@ -31,9 +31,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "--model",
         action="append",
         default=[],
-        metavar="ROLE=MODEL",
-        help="run ROLE on MODEL (an alias such as opus, sonnet, haiku, or a claude-* id); "
-        "repeatable; over the profile",
+        metavar="[ROLE=]MODEL",
+        help="run ROLE on MODEL, or every role without ROLE= (claude: an alias such as opus, "
+        "sonnet, haiku, or a claude-* id; openai: the server's model name); repeatable; over "
+        "the profile",
     )
 
 
@@ -45,6 +46,7 @@ def models_from_args(args: argparse.Namespace, pack: Pack, repo: Path) -> ModelC
         options=getattr(args, "model", None) or (),
         profile=getattr(args, "model_profile", None),
         config=find_config(repo),
+        server_names=getattr(args, "backend", None) == "openai",
     )
 
 

@@ -45,14 +45,24 @@ class ModelChoice:
         return self.chosen.get(role, own)
 
 
+EVERY_ROLE = "*"  # the role of a `--model MODEL` given without `ROLE=`
+
+
 def parse_model_option(text: str) -> tuple[str, str]:
-    """`ROLE=MODEL` from the command line; a FixloopError (exit 2) for anything else."""
-    role, sep, model = text.partition("=")
+    """`ROLE=MODEL`, or `MODEL` for every role (`EVERY_ROLE`), from the command line; a
+    FixloopError (exit 2) for anything else."""
+    role, sep, model = text.partition("=") if "=" in text else (EVERY_ROLE, "=", text)
     if not sep or not role.strip() or not model.strip():
         raise FixloopError(
-            Diagnostic("--model", 1, 1, "model", f"expected ROLE=MODEL, got {text!r}")
+            Diagnostic("--model", 1, 1, "model", f"expected [ROLE=]MODEL, got {text!r}")
         )
     return role.strip(), model.strip()
+
+
+def every_role_model(options: Sequence[str]) -> str | None:
+    """The last `--model MODEL` given without a role, if any."""
+    bare = [model for role, model in map(parse_model_option, options) if role == EVERY_ROLE]
+    return bare[-1] if bare else None
 
 
 def choose_models(
@@ -61,9 +71,12 @@ def choose_models(
     options: Sequence[str] = (),
     profile: str | None = None,
     config: Config | None = None,
+    server_names: bool = False,
 ) -> ModelChoice:
     """The run's models: `options` (`--model` values), `profile` (`--model-profile`) and the
-    settings, checked against the pack's `roles`."""
+    settings, checked against the pack's `roles`. `server_names`: the backend takes any model
+    name its server knows (openai), not only Claude's; its `--model MODEL` for every role is
+    the backend's own choice (`every_role_model`), not a role's."""
     known = sorted(roles)
     config = config or Config()
     settings = config.settings
@@ -81,11 +94,18 @@ def choose_models(
                 chosen[role], sources[role] = model, f"profile {name}"
     pinned = [(r, m, where.at(r)) for r, m in settings.models.items()]
     given = [(*parse_model_option(text), "--model") for text in options]
+    if server_names:
+        given = [(role, model, at) for role, model, at in given if role != EVERY_ROLE]
+    given = [
+        (each, model, at)
+        for role, model, at in given
+        for each in (known if role == EVERY_ROLE else [role])
+    ]
     for role, model, at in (*pinned, *given):
         if role not in known:
             message = f"unknown role {role!r}: one of {', '.join(known)}"
             raise FixloopError(where.problem(at, "model", message))
-        if not valid_model(model):
+        if not server_names and not valid_model(model):
             aliases = ", ".join(sorted(MODEL_ALIASES))
             message = f"unknown model {model!r} for {role}: use inherit, {aliases} or a claude-* id"
             raise FixloopError(where.problem(at, "model", message))
