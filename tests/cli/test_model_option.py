@@ -25,7 +25,7 @@ def _argv(name: str, *more: str) -> list[str]:
 def test_every_workflow_command_takes_the_choice(name: str, tmp_path: Path) -> None:
     shown = fixloop(name, "--help", cwd=tmp_path)
     assert "--model-profile quality|balanced|budget" in shown.stdout
-    assert "--model ROLE=MODEL" in shown.stdout
+    assert "--model [ROLE=]MODEL" in shown.stdout
 
     bad = fixloop(*_argv(name, "--model-profile", "cheap"), cwd=tmp_path)
     assert (bad.returncode, bad.stdout) == (2, "")

@@ -9,7 +9,12 @@ from tests.conftest import REPO_ROOT
 
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.config import find_config
-from fixloop.documents.models import choose_models, parse_model_option, profiles
+from fixloop.documents.models import (
+    choose_models,
+    every_role_model,
+    parse_model_option,
+    profiles,
+)
 from fixloop.documents.pack import load_pack
 
 ROLES = ("executor", "fix-loop", "fixer", "issue-fixer", "reviewer", "verifier", "wave-runner")
@@ -66,7 +71,12 @@ def test_command_line_over_settings_over_profile_over_the_documents(tmp_path: Pa
             "fix-loop, fixer, issue-fixer, reviewer, verifier, wave-runner",
         ),
         (("fixer=gpt-4",), None, "--model:1:1: model: unknown model 'gpt-4' for fixer"),
-        (("fixer",), None, "--model:1:1: model: expected ROLE=MODEL, got 'fixer'"),
+        (
+            ("fixer",),
+            None,
+            "--model:1:1: model: unknown model 'fixer' for every role: use inherit, ",
+        ),
+        (("=opus",), None, "--model:1:1: model: expected [ROLE=]MODEL, got '=opus'"),
     ],
 )
 def test_a_bad_choice_on_the_command_line_is_one_line(
@@ -97,3 +107,18 @@ def test_model_option_keeps_an_equals_sign_in_the_model_out() -> None:
     assert parse_model_option(" fixer = opus ") == ("fixer", "opus")
     with pytest.raises(FixloopError):
         parse_model_option("=opus")
+
+
+def test_a_model_without_a_role_is_every_roles() -> None:
+    choice = choose_models(ROLES, options=("haiku", "fixer=opus"), profile="quality")
+    assert choice.chosen["fixer"] == "opus"
+    assert {choice.chosen[role] for role in ROLES if role != "fixer"} == {"haiku"}
+    assert choice.sources["verifier"] == "--model"
+
+
+def test_a_server_backend_takes_its_own_model_names_and_keeps_the_bare_one() -> None:
+    choice = choose_models(
+        ROLES, options=("deepseek-chat", "fixer=deepseek-reasoner"), server_names=True
+    )
+    assert choice.chosen == {"fixer": "deepseek-reasoner"}
+    assert every_role_model(("deepseek-chat", "fixer=deepseek-reasoner")) == "deepseek-chat"

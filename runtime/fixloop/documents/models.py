@@ -96,6 +96,11 @@ def choose_models(
     given = [(*parse_model_option(text), "--model") for text in options]
     if server_names:
         given = [(role, model, at) for role, model, at in given if role != EVERY_ROLE]
+    for role, model, _ in given:
+        if role == EVERY_ROLE and not valid_model(model):
+            message = f"unknown model {model!r} for every role: use {_claude_models()}; for one "
+            message += "role, ROLE=MODEL"
+            raise FixloopError(Diagnostic("--model", 1, 1, "model", message))
     given = [
         (each, model, at)
         for role, model, at in given
@@ -106,12 +111,15 @@ def choose_models(
             message = f"unknown role {role!r}: one of {', '.join(known)}"
             raise FixloopError(where.problem(at, "model", message))
         if not server_names and not valid_model(model):
-            aliases = ", ".join(sorted(MODEL_ALIASES))
-            message = f"unknown model {model!r} for {role}: use inherit, {aliases} or a claude-* id"
+            message = f"unknown model {model!r} for {role}: use {_claude_models()}"
             raise FixloopError(where.problem(at, "model", message))
         chosen[role] = model
         sources[role] = "--model" if at == "--model" else "settings"
     return ModelChoice(chosen, name, sources)
+
+
+def _claude_models() -> str:
+    return f"inherit, {', '.join(sorted(MODEL_ALIASES))} or a claude-* id"
 
 
 def _or(names: Mapping[str, object]) -> str:
