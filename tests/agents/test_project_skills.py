@@ -1,4 +1,4 @@
-"""The project's skills index: what the fixer is handed, bounded, and never led out of the project."""
+"""The project's skills index: what the fixer is handed, bounded, never led out of the project."""
 
 from __future__ import annotations
 
