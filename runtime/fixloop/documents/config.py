@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.files import present, read_text, resolved
 from fixloop.documents.located_yaml import KeyPath
+from fixloop.documents.plain_models import construct
 from fixloop.documents.spec_errors import did_you_mean, spec_diagnostics
 from fixloop.secret_files import SecretFiles
 
@@ -53,8 +54,8 @@ class Profile(StrEnum):
 
 
 class Settings(BaseModel):
-    # Built on first use: a document without contracts (and a project without settings) never
-    # pays for pydantic's validators, a good part of `fixloop check`'s start.
+    # Built on first use, and only for settings that are not plainly valid (see plain_models.py):
+    # pydantic's validators are a good part of `fixloop check`'s start.
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     pack: str | None = None
@@ -66,9 +67,15 @@ class Settings(BaseModel):
     extend_secret_files: list[str] = Field(default_factory=list, alias="extend-secret-files")
 
 
+def _no_settings() -> Settings:
+    made = construct(Settings, {})  # `Settings()` would build its validator
+    assert made is not None
+    return made
+
+
 @dataclass(frozen=True)
 class Config:
-    settings: Settings = field(default_factory=Settings)
+    settings: Settings = field(default_factory=_no_settings)
     path: Path | None = None  # the file the settings come from
     cli: frozenset[str] = frozenset()  # ids given on the command line
 
@@ -188,7 +195,7 @@ def _load(path: Path, table: bool) -> Config:
     for key in prefix:
         data = data.get(key, {}) if isinstance(data, dict) else {}
     try:
-        return Config(Settings.model_validate(data), path)
+        return Config(construct(Settings, data) or Settings.model_validate(data), path)
     except ValidationError as exc:
         raise FixloopError(
             spec_diagnostics(
