@@ -77,7 +77,7 @@ def test_quoted_heredoc_bodies_read_nothing() -> None:
     command = script.body.items[0]
     assert isinstance(command, Command)
     body = command.redirects[0].body
-    assert body is not None and body.reads == []
+    assert body is not None and not body.reads
 
 
 def test_words_are_normalised_and_reads_located() -> None:

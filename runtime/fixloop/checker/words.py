@@ -67,10 +67,11 @@ class SourceReader:
         )
         if not word.expands:
             word.literal = word.shape
-        word.reads = [
-            Read(r.name, r.pos, r.quoted, r.defaulted, word.shape == f"${r.name}")
-            for r in word.reads
-        ]
+        if word.reads:
+            word.reads = [
+                Read(r.name, r.pos, r.quoted, r.defaulted, word.shape == f"${r.name}")
+                for r in word.reads
+            ]
         return word
 
     def _leaf(self, node: Node) -> Word:
@@ -105,7 +106,7 @@ class SourceReader:
             # `$name`, the most frequent expansion: no operator, no `#`, nothing else inside.
             name = self.text(named[0])
             if not name.isdigit():
-                word.reads.append(Read(name, self.pos(named[0]), quoted, False, False))
+                word.add_read(Read(name, self.pos(named[0]), quoted, False, False))
             return f"${name}"
         holder = next((c for c in node.named_children if c.type in _NAME_TYPES), None)
         if holder is None:
@@ -118,7 +119,7 @@ class SourceReader:
         defaulted = operator is not None and self.text(operator) in _DEFAULTING
         length = any(c.type == "#" for c in node.children[:2])
         if name_node.type != "special_variable_name" and not name.isdigit():
-            word.reads.append(Read(name, self.pos(name_node), quoted, defaulted or length, False))
+            word.add_read(Read(name, self.pos(name_node), quoted, defaulted or length, False))
         for child in node.named_children:
             if child is not holder:
                 self.collect(child, word, quoted)
@@ -127,7 +128,7 @@ class SourceReader:
     def _substitution(self, node: Node, word: Word, quoted: bool) -> str:
         word.expands = True
         inner = [c for c in node.named_children if c.type != "comment"]
-        word.subs.append(self.seq(inner, node))
+        word.add_sub(self.seq(inner, node))
         return "$(…)"
 
     def _string(self, node: Node, word: Word, quoted: bool) -> str:
@@ -142,7 +143,7 @@ class SourceReader:
 
     def _bare_name(self, node: Node, word: Word, quoted: bool) -> str:
         # Inside $(( … )) a bare name is a read.
-        word.reads.append(Read(self.text(node), self.pos(node), True, False, False))
+        word.add_read(Read(self.text(node), self.pos(node), True, False, False))
         return self.text(node)
 
 
