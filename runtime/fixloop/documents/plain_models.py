@@ -14,16 +14,22 @@ whose verdict and messages stand. So the result is the model pydantic would buil
 
 from __future__ import annotations
 
+import copy
 import enum
 import types
 import typing
-from typing import Any, TypeVar
+from collections.abc import Callable
+from functools import cache
+from typing import Any, NamedTuple, TypeVar
 
 from annotated_types import Ge, Gt, MinLen
 from pydantic import BaseModel, Strict
 from pydantic.fields import FieldInfo
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+Reader = Callable[[Any], Any]  # a value → itself as the annotation holds it, or _Unfit
+_SCALARS = (str, int, bool, float)  # the values a Literal or an enum member can equal, hashable
+_IMMUTABLE = (type(None), str, int, float, bool, tuple, frozenset, enum.Enum)
 
 
 class _Unfit(Exception):
@@ -38,117 +44,192 @@ def construct(model: type[ModelT], data: Any) -> ModelT | None:
         return None
 
 
-def _model(model: type[ModelT], data: Any) -> ModelT:
+class _Plan(NamedTuple):
+    """How to read one model, worked out once: its keys, their readers, defaults, validators."""
+
+    keys: dict[str, tuple[str, Reader]]  # key as written (the alias, if any) → field, reader
+    required: frozenset[str]
+    constants: dict[str, Any]  # the defaults no instance could change (`None`, a text)
+    # The others, made afresh for each instance as pydantic makes them (`list`, a nested model).
+    # Made here: `model_construct` inspects each factory's signature at every call.
+    factories: dict[str, Callable[[], Any]]
+    validators: list[Callable[[Any], Any]]
+
+
+@cache
+def _plan(model: type[BaseModel]) -> _Plan | None:
     decorators = model.__pydantic_decorators__
     if (
-        type(data) is not dict
-        or model.model_config.get("extra") != "forbid"
+        model.model_config.get("extra") != "forbid"
         or decorators.field_validators
         or decorators.root_validators
         or decorators.validators
         or any(d.info.mode != "after" for d in decorators.model_validators.values())
     ):
-        raise _Unfit
-    by_key = {info.alias or name: name for name, info in model.model_fields.items()}
-    if any(key not in by_key for key in data):
-        raise _Unfit  # an unknown key, or a field given by name where it has an alias
-    values: dict[str, Any] = {}
-    for key, value in data.items():
-        name = by_key[key]
-        info = model.model_fields[name]
-        values[name] = _field(info, value)
-    for name, info in model.model_fields.items():
-        if name in values:
+        return None
+    fields = model.model_fields
+    # Only the alias where there is one: a field given by its name is pydantic's to judge.
+    keys = {info.alias or name: (name, _field_reader(info)) for name, info in fields.items()}
+    required = frozenset(name for name, info in fields.items() if info.is_required())
+    constants: dict[str, Any] = {}
+    factories: dict[str, Callable[[], Any]] = {}
+    for name, info in fields.items():
+        if name in required:
             continue
-        if info.is_required():
-            raise _Unfit
-        factory = info.default_factory
-        if isinstance(factory, type) and issubclass(factory, BaseModel):
-            values[name] = _model(factory, {})  # calling it would build its validator
-    # Only the keys given count as set, as after pydantic's validation.
-    built = model.model_construct({by_key[key] for key in data}, **values)
-    for decorator in decorators.model_validators.values():
+        made = _default(info)
+        if made is None:
+            return None
+        if made[0]:
+            factories[name] = made[1]
+        else:
+            constants[name] = made[1]
+    validators = [d.func for d in decorators.model_validators.values()]
+    return _Plan(keys, required, constants, factories, validators)
+
+
+def _default(info: FieldInfo) -> tuple[bool, Any] | None:
+    """(True, a maker of the default) or (False, the default itself); None: pydantic's to make."""
+    factory = info.default_factory
+    if factory is None:
+        default = info.default
+        if isinstance(default, _IMMUTABLE):
+            return False, default
+        return True, lambda: copy.deepcopy(default)
+    if isinstance(factory, type) and issubclass(factory, BaseModel):
+        model = factory
+        return True, lambda: _model(model, {})  # calling the class would build its validator
+    if info.default_factory_takes_validated_data:
+        return None
+    return True, factory
+
+
+def _model(model: type[ModelT], data: Any) -> ModelT:
+    plan = _plan(model)
+    if plan is None or type(data) is not dict:
+        raise _Unfit
+    values = dict(plan.constants)
+    given: set[str] = set()  # only the keys given count as set, as after pydantic's validation
+    for key, value in data.items():
+        entry = plan.keys.get(key)
+        if entry is None:
+            raise _Unfit  # an unknown key, or a field given by name where it has an alias
+        name, read = entry
+        values[name] = read(value)
+        given.add(name)
+    if not plan.required <= given:
+        raise _Unfit
+    for name, make in plan.factories.items():
+        if name not in given:
+            values[name] = make()
+    built = model.model_construct(given, **values)
+    for validator in plan.validators:
         try:
-            decorator.func(built)
+            validator(built)
         except (ValueError, AssertionError):
             raise _Unfit from None
     return built
 
 
-def _field(info: FieldInfo, value: Any) -> Any:
-    converted = _value(info.annotation, value)
-    if value is not None:
-        _constrain(info.metadata, converted)
-    return converted
+def _field_reader(info: FieldInfo) -> Reader:
+    read = _reader(info.annotation)
+    check = _constraints(info.metadata)
+
+    def field(value: Any) -> Any:
+        converted = read(value)
+        if value is not None:
+            check(converted)
+        return converted
+
+    return field
 
 
-def _constrain(metadata: list[Any], value: Any) -> None:
-    for item in metadata:
-        if isinstance(item, FieldInfo):
-            _constrain(item.metadata, value)
-        elif isinstance(item, Strict):
-            continue  # every value here is taken only in its exact type already
-        elif isinstance(item, MinLen):
-            if not isinstance(value, str | list | dict) or len(value) < item.min_length:
-                raise _Unfit
-        elif isinstance(item, Ge | Gt):
-            if type(value) is not int:
-                raise _Unfit
-            if isinstance(item, Ge) and not value >= item.ge:  # type: ignore[operator]
-                raise _Unfit
-            if isinstance(item, Gt) and not value > item.gt:  # type: ignore[operator]
-                raise _Unfit
-        else:
+def _unfit(_: Any) -> Any:
+    raise _Unfit
+
+
+def _constraints(metadata: list[Any]) -> Callable[[Any], None]:
+    checks = [_constraint(item) for item in metadata]
+
+    def check(value: Any) -> None:
+        if not all(c(value) for c in checks):
             raise _Unfit
 
+    return check
 
-def _value(annotation: Any, value: Any) -> Any:
-    """`value` as `annotation` holds it, taken only in its exact type (no coercion)."""
+
+def _constraint(item: Any) -> Callable[[Any], bool]:
+    if isinstance(item, FieldInfo):
+        inner = _constraints(item.metadata)
+        return lambda v: inner(v) is None
+    if isinstance(item, Strict):
+        return lambda v: True  # every value here is taken only in its exact type already
+    if isinstance(item, MinLen):
+        least: int = item.min_length
+        return lambda v: isinstance(v, str | list | dict) and len(v) >= least
+    if isinstance(item, Ge | Gt):
+        bound: int = item.ge if isinstance(item, Ge) else item.gt  # type: ignore[assignment]
+        if isinstance(item, Ge):
+            return lambda v: type(v) is int and v >= bound
+        return lambda v: type(v) is int and v > bound
+    return lambda v: False  # a constraint this reader does not know
+
+
+def _reader(annotation: Any) -> Reader:
+    """A reader of `annotation`'s values, taken only in their exact type (no coercion)."""
     origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
     if origin is typing.Annotated:
-        inner, *metadata = typing.get_args(annotation)
-        converted = _value(inner, value)
-        _constrain(metadata, converted)
-        return converted
+        inner, check = _reader(args[0]), _constraints(list(annotation.__metadata__))
+        return lambda v: _checked(inner(v), check)
     if origin is typing.Union or origin is types.UnionType:
+        return _union([_reader(member) for member in args])
+    if origin is list:
+        item = _reader(args[0])
+        return lambda v: [item(i) for i in v] if type(v) is list else _unfit(v)
+    if origin is dict:
+        key, item = _reader(args[0]), _reader(args[1])
+        return lambda v: {key(k): item(i) for k, i in v.items()} if type(v) is dict else _unfit(v)
+    if origin is typing.Literal:
+        choices = {(type(a), a) for a in args}
+        return lambda v: v if type(v) in _SCALARS and (type(v), v) in choices else _unfit(v)
+    if origin is None:
+        return _plain(annotation)
+    return _unfit
+
+
+def _checked(value: Any, check: Callable[[Any], None]) -> Any:
+    check(value)
+    return value
+
+
+def _union(members: list[Reader]) -> Reader:
+    def read(value: Any) -> Any:
         fits = []
-        for member in typing.get_args(annotation):
+        for member in members:
             try:
-                fits.append(_value(member, value))
+                fits.append(member(value))
             except _Unfit:
                 continue
         if len(fits) != 1:  # none, or a value two members take: pydantic's union rules decide
             raise _Unfit
         return fits[0]
-    if origin is list and type(value) is list:
-        (item,) = typing.get_args(annotation)
-        return [_value(item, v) for v in value]
-    if origin is dict and type(value) is dict:
-        key, item = typing.get_args(annotation)
-        return {_value(key, k): _value(item, v) for k, v in value.items()}
-    if origin is None:
-        return _plain(annotation, value)
-    if origin is typing.Literal and any(
-        type(value) is type(choice) and value == choice for choice in annotation.__args__
-    ):
-        return value
-    raise _Unfit
+
+    return read
 
 
-def _plain(annotation: Any, value: Any) -> Any:
-    """`value` as a type that is not generic holds it: Any, None, text, flags, numbers, models."""
+def _plain(annotation: Any) -> Reader:
+    """A reader of a type that is not generic: Any, None, text, flags, numbers, models, enums."""
     if annotation is Any:
-        return value
+        return lambda v: v
     if annotation is None or annotation is type(None):
-        if value is None:
-            return None
-    elif annotation in (str, bool, int):
-        if type(value) is annotation:
-            return value
-    elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return _model(annotation, value)
-    elif isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        for member in annotation:
-            if type(value) is type(member.value) and value == member.value:
-                return member
-    raise _Unfit
+        return lambda v: None if v is None else _unfit(v)
+    if annotation in (str, bool, int):
+        return lambda v: v if type(v) is annotation else _unfit(v)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return lambda v: _model(annotation, v)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        members = {(type(m.value), m.value): m for m in annotation}
+        return lambda v: (
+            members[(type(v), v)] if type(v) in _SCALARS and (type(v), v) in members else _unfit(v)
+        )
+    return _unfit
