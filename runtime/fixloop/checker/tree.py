@@ -81,25 +81,26 @@ class Redirect:
 @dataclass(slots=True)
 class Node_:
     pos: Pos
-    redirects: list[Redirect] = field(default_factory=list, kw_only=True)
+    # Collections most nodes leave empty are the shared empty tuple, not an empty list each.
+    redirects: Sequence[Redirect] = field(default=(), kw_only=True)
 
 
 @dataclass(slots=True)
 class Command(Node_):
     words: list[Word] = field(default_factory=list)
-    assigns: list[Assign] = field(default_factory=list)
-    exported: list[str] = field(default_factory=list)  # `export NAME` without a value
+    assigns: Sequence[Assign] = ()
+    exported: Sequence[str] = ()  # `export NAME` without a value
     trap: Seq | None = None  # parsed handler of `trap '…' EXIT|ERR|…`
     trap_signals: tuple[str, ...] = ()
-    _substitutions: list[Node_] | None = field(default=None, repr=False, compare=False)
+    _substitutions: Sequence[Node_] | None = field(default=None, repr=False, compare=False)
 
     @property
-    def substitutions(self) -> list[Node_]:
+    def substitutions(self) -> Sequence[Node_]:
         """The `$(…)` of its words, assignment values and redirection targets, in run order."""
         if self._substitutions is None:  # asked again by every path through the command
             words = [*self.words, *(a.value for a in self.assigns if a.value is not None)]
             words += [r.target for r in self.redirects if r.target is not None]
-            self._substitutions = [sub for word in words for sub in word.subs]
+            self._substitutions = [sub for word in words for sub in word.subs] or ()
         return self._substitutions
 
 
