@@ -128,23 +128,29 @@ def resolve_run(state_dir: Path, run_id: str) -> Path:
 
 def read_events(run_dir: Path) -> list[dict[str, Any]]:
     """The run's events; a line cut short by a kill is skipped (the ones before it are whole)."""
+    return [event for _, event in _numbered_events(run_dir)]
+
+
+def _numbered_events(run_dir: Path) -> list[tuple[int, dict[str, Any]]]:
     path = run_dir / "events.jsonl"
-    events: list[dict[str, Any]] = []
+    events: list[tuple[int, dict[str, Any]]] = []
     if not path.is_file():
         return events
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for number, line in enumerate(text.splitlines(), start=1):
         try:
             event = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(event, dict):
-            events.append(event)
+            events.append((number, event))
     return events
 
 
 def run_view(run_dir: Path) -> RunView:
     info = read_run(run_dir)
-    events = read_events(run_dir)
+    numbered = _numbered_events(run_dir)
+    events = [event for _, event in numbered]
     view = RunView(
         id=str(info.get("id", run_dir.name)),
         workflow=str(info.get("workflow") or "?"),
@@ -155,35 +161,53 @@ def run_view(run_dir: Path) -> RunView:
     )
     items: dict[str, ItemView] = {}
     current: str | None = None
-    for event in events:
-        kind = event.get("event")
-        item_id = str(event.get("item") or "")
-        if kind == "item" and item_id:
-            item = items.setdefault(item_id, ItemView(item_id))
-            item.title = str(event.get("title") or item.title)
-            item.status, item.message = str(event.get("status")), str(event.get("message") or "")
-            item.commit = str(event.get("commit") or item.commit)
-            if event.get("diff"):
-                item.diff = _read_diff(run_dir, str(event["diff"]))
-            current = item_id if event.get("status") == "running" else None
-        elif kind == "step":
-            step = _step(event)
-            (items[current].steps if current in items else view.steps).append(step)
-        elif kind == "agent":
-            view.usage.add(event)
-            owner = _owner(str(event.get("key") or ""))
-            if owner is not None:
-                item = items.setdefault(owner, ItemView(owner))
-                item.usage.add(event)
-                item.denied += [_denied(d) for d in event.get("denied") or []]
-        elif kind == "note" and item_id:
-            item = items.setdefault(item_id, ItemView(item_id))
-            item.scope_requests += [str(p) for p in event.get("scope_request") or []]
-            item.notes.append(str(event.get("message") or ""))
-        elif kind == "warning":
-            view.warnings.append(str(event.get("message") or ""))
+    for number, event in numbered:
+        try:
+            current = _take(view, items, current, run_dir, event)
+        except (TypeError, ValueError, AttributeError) as exc:
+            # A line fixloop did not write (edited, or another tool's): say where, not crash.
+            where = str(run_dir / "events.jsonl")
+            problem = f"not an event as fixloop writes it ({exc})"
+            raise FixloopError(Diagnostic(where, number, 1, "events", problem)) from None
     view.items = list(items.values())
     return view
+
+
+def _take(
+    view: RunView,
+    items: dict[str, ItemView],
+    current: str | None,
+    run_dir: Path,
+    event: dict[str, Any],
+) -> str | None:
+    """Add one event to the view; the item now running (or None) after it."""
+    kind = event.get("event")
+    item_id = str(event.get("item") or "")
+    if kind == "item" and item_id:
+        item = items.setdefault(item_id, ItemView(item_id))
+        item.title = str(event.get("title") or item.title)
+        item.status, item.message = str(event.get("status")), str(event.get("message") or "")
+        item.commit = str(event.get("commit") or item.commit)
+        if event.get("diff"):
+            item.diff = _read_diff(run_dir, str(event["diff"]))
+        current = item_id if event.get("status") == "running" else None
+    elif kind == "step":
+        step = _step(event)
+        (items[current].steps if current in items else view.steps).append(step)
+    elif kind == "agent":
+        view.usage.add(event)
+        owner = _owner(str(event.get("key") or ""))
+        if owner is not None:
+            item = items.setdefault(owner, ItemView(owner))
+            item.usage.add(event)
+            item.denied += [_denied(d) for d in event.get("denied") or []]
+    elif kind == "note" and item_id:
+        item = items.setdefault(item_id, ItemView(item_id))
+        item.scope_requests += [str(p) for p in event.get("scope_request") or []]
+        item.notes.append(str(event.get("message") or ""))
+    elif kind == "warning":
+        view.warnings.append(str(event.get("message") or ""))
+    return current
 
 
 def run_totals(state_dir: Path, run_id: str) -> dict[str, Any]:
