@@ -41,14 +41,20 @@ class SourceReader:
         # One int per row, shared by every position on it: a row past 256 is a new int object
         # each time it is computed, a fifth of the positions' memory in a large block.
         self.rows = list(range(origin.row, origin.row + len(self.lines)))
+        # The last position made: a command and its first word, a sequence and its first
+        # statement, start at the same point and share one Pos.
+        self.last: tuple[tuple[int, int], Pos] | None = None
 
     def pos(self, node: Node) -> Pos:
-        row, col = node.start_point
+        point = node.start_point
+        if self.last is not None and self.last[0] == point:
+            return self.last[1]
+        row, col = point
         if col and row < len(self.lines) and not self.ascii[row]:
             col = len(self.lines[row][:col].decode("utf-8", "replace"))
-        if row == 0:
-            return Pos(self.origin.row, self.origin.col + col)
-        return Pos(self.rows[row], col)
+        at = Pos(self.origin.row, self.origin.col + col) if row == 0 else Pos(self.rows[row], col)
+        self.last = (point, at)
+        return at
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -67,11 +73,11 @@ class SourceReader:
         )
         if not word.expands:
             word.literal = word.shape
-        if word.reads:
-            word.reads = [
+        if word.reads:  # a tuple once read: no list's spare room kept per word
+            word.reads = tuple(
                 Read(r.name, r.pos, r.quoted, r.defaulted, word.shape == f"${r.name}")
                 for r in word.reads
-            ]
+            )
         return word
 
     def _leaf(self, node: Node) -> Word:
