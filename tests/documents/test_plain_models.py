@@ -123,6 +123,9 @@ def test_odd_declarations_get_pydantics_verdict_or_none(
         (ContractSpec, {"id": "a", "required": "x", "forbidden": "y"}),  # the model's validator
         (CheckerSpec, {"errexit": 1}),
         (Settings, {"profile": "strict"}),
+        # A model with field validators (here: where the key may go) is always pydantic's.
+        (Settings, {"openai": {"base-url": "https://elsewhere.example"}}),
+        (Settings, {"openai": {"model": "gpt"}}),
         (Settings, {"select": "x"}),
     ],
 )
