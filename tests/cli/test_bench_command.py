@@ -35,6 +35,8 @@ def test_two_tasks_with_the_scripted_answers(tmp_path: Path) -> None:
         "--markdown",
         str(table),
         "--json",
+        "--workers",
+        "2",
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
@@ -44,7 +46,16 @@ def test_two_tasks_with_the_scripted_answers(tmp_path: Path) -> None:
     assert out["result"]["totals"]["resolved_rate"] == 1.0
     assert out["result"]["markdown"] == table.read_text()
     assert "| regex | regex | resolved |" in table.read_text()
-    assert "efficacy regex: resolved" in done.stderr  # progress per task
+    assert "efficacy [1/2] regex: resolved" in done.stderr  # progress per task, by its place
+    assert "efficacy [2/2] api-misuse: resolved" in done.stderr
+
+
+def test_workers_must_be_a_whole_number_of_one_or_more(tmp_path: Path) -> None:
+    for bad in ("0", "two", "-1"):
+        done = fixloop("bench", "efficacy", str(CORPUS), "--workers", bad, cwd=tmp_path)
+        assert done.returncode == 2
+        assert "--workers: expected a whole number >= 1" in done.stderr
+        assert "Traceback" not in done.stderr
 
 
 def test_a_corpus_changed_since_it_was_frozen_is_refused(tmp_path: Path) -> None:

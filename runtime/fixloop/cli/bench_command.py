@@ -55,6 +55,13 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--out", type=Path, metavar="DIR", help="keep each task's result.json, trace and patch"
     )
+    parser.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        metavar="N",
+        help="run N tasks at once, each in its own sandbox and working copy (default 1)",
+    )
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write the table here")
     parser.add_argument(
         "--export",
@@ -94,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         out=args.out,
         events=EventStream(ProgressPrinter()),
         models=models_from_args(args, pack, args.corpus).chosen,
+        workers=args.workers,
     )
     result = run_bench(options, pack)
     table = markdown(result)
@@ -106,6 +114,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(table, end="")
     return result.exit_code
+
+
+def _workers(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
 
 
 __all__ = ["register", "run"]

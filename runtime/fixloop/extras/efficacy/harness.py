@@ -32,9 +32,10 @@ from fixloop.documents.pack import Pack
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.extras.efficacy.corpus import Corpus, Task, load_corpus
 from fixloop.extras.efficacy.evidence import keep, record
+from fixloop.extras.efficacy.executor import LocalPool, TaskPool
 from fixloop.extras.efficacy.materialize import materialize
 from fixloop.extras.efficacy.outcome import BenchResult, TaskOutcome
-from fixloop.runs.run import new_run_id
+from fixloop.runs.run import new_run_id, now_iso
 from fixloop.sandboxes import choose_sandbox, open_sandbox
 from fixloop.workflows.fix_issue import (
     Acceptance,
@@ -68,9 +69,16 @@ class BenchOptions:
     events: EventStream = field(default_factory=EventStream)
     open_sandbox: SandboxOpener = open_sandbox
     models: Mapping[str, str] = field(default_factory=dict)  # role → model (`--model`, profile)
+    workers: int = 1  # tasks at once on this machine (`--workers`); ignored when `pool` is given
+    pool: TaskPool | None = None  # where tasks run; default: LocalPool(workers)
 
 
-def _say(events: EventStream, task: Task, status: str, message: str) -> None:
+def _say(
+    events: EventStream, task: Task, status: str, message: str, place: tuple[int, int] = (0, 0)
+) -> None:
+    # `place` is the task's position in the run and the run's size: with several workers the
+    # finishing order is anyone's, but "[3/8]" still names the same task.
+    index, total = place
     events.emit(
         Event(
             EventKind.ITEM,
@@ -79,6 +87,7 @@ def _say(events: EventStream, task: Task, status: str, message: str) -> None:
             item=task.id,
             title=task.spec.title,
             status=status,
+            data={"index": index, "total": total} if total else {},
         )
     )
 
@@ -223,11 +232,15 @@ def _score_patch(
 
 
 def run_task(
-    options: BenchOptions, pack: Pack, task: Task, backend: Callable[[Task], Backend]
+    options: BenchOptions,
+    pack: Pack,
+    task: Task,
+    backend: Callable[[Task], Backend],
+    place: tuple[int, int] = (0, 0),
 ) -> TaskOutcome:
     """One task in a temporary folder of its own, timed; an error is this task's, not the run's."""
-    started = time.monotonic()
-    _say(options.events, task, "running", task.spec.kind)
+    started, started_at = time.monotonic(), now_iso()
+    _say(options.events, task, "running", task.spec.kind, place)
     kept: Kept = []
     with tempfile.TemporaryDirectory(prefix=f"fixloop-efficacy-{task.id}-") as folder:
         try:
@@ -236,17 +249,20 @@ def run_task(
             else:
                 outcome, kept = _run_agent(options, pack, task, backend(task), Path(folder))
         except FixloopError as exc:
-            outcome = TaskOutcome(
-                id=task.id,
-                kind=task.spec.kind,
-                title=task.spec.title,
-                status="error",
-                reason=str(exc).splitlines()[0],
-            )
+            outcome = _error(task, str(exc).splitlines()[0])
+        except Exception as exc:  # one task's failure (even a bug of ours) stops no other
+            outcome = _error(task, f"internal error: {type(exc).__name__}: {exc}".splitlines()[0])
         outcome.wall_s = time.monotonic() - started
+        outcome.started_at, outcome.ended_at = started_at, now_iso()
         keep(options.out, outcome, kept)  # before the task's folder goes
-    _say(options.events, task, outcome.status, f"{outcome.status}: {outcome.reason}")
+    _say(options.events, task, outcome.status, f"{outcome.status}: {outcome.reason}", place)
     return outcome
+
+
+def _error(task: Task, reason: str) -> TaskOutcome:
+    return TaskOutcome(
+        id=task.id, kind=task.spec.kind, title=task.spec.title, status="error", reason=reason
+    )
 
 
 def export_tasks(corpus_root: Path, target: Path, task_ids: tuple[str, ...] = ()) -> list[Path]:
@@ -280,21 +296,26 @@ def run_bench(options: BenchOptions, pack: Pack) -> BenchResult:
         backend="patches" if options.patches else options.backend,
         sandbox=options.sandbox,
     )
-    started = time.monotonic()
-    for task in tasks:
+    pool = options.pool or LocalPool(options.workers)
+    total = len(tasks)
+
+    def job(placed: tuple[int, Task]) -> TaskOutcome:
+        index, task = placed
+        # Asked when the task would start, on whichever worker: once the run's budget is
+        # spent no task starts (those already running stop at their next call).
         spent = options.budget.exhausted() if options.budget else None
         if spent is not None:
-            result.outcomes.append(
-                TaskOutcome(
-                    id=task.id,
-                    kind=task.spec.kind,
-                    title=task.spec.title,
-                    status="not-run",
-                    reason=spent.describe(),
-                )
+            return TaskOutcome(
+                id=task.id,
+                kind=task.spec.kind,
+                title=task.spec.title,
+                status="not-run",
+                reason=spent.describe(),
             )
-            continue
-        result.outcomes.append(run_task(options, pack, task, backend))
+        return run_task(options, pack, task, backend, (index, total))
+
+    started = time.monotonic()
+    result.outcomes = pool.map(job, list(enumerate(tasks, 1)))
     result.wall_s = time.monotonic() - started
     # The sandbox that really ran the commands, as the first task that ran one reported it.
     result.sandbox = next((o.sandbox for o in result.outcomes if o.sandbox), options.sandbox)

@@ -26,6 +26,8 @@ class TaskOutcome:
     tool_calls: int = 0
     cost_usd: float = 0.0
     wall_s: float = 0.0
+    started_at: str = ""  # when the task started and ended (UTC, ms): with --workers, tasks overlap
+    ended_at: str = ""
     # The evidence (evidence.py): the selected tests passing at acceptance, "passed/selected"
     fail_to_pass: str = ""
     pass_to_pass: str = ""
