@@ -71,6 +71,7 @@ class BenchOptions:
     models: Mapping[str, str] = field(default_factory=dict)  # role → model (`--model`, profile)
     workers: int = 1  # tasks at once on this machine (`--workers`); ignored when `pool` is given
     pool: TaskPool | None = None  # where tasks run; default: LocalPool(workers)
+    agent: Callable[[Task], Backend] | None = None  # who plays each task; default: `backend`
 
 
 def _say(
@@ -107,6 +108,8 @@ def _scripts(options: BenchOptions) -> dict[str, object] | None:
 
 def backend_for(options: BenchOptions) -> Callable[[Task], Backend]:
     """Who plays the issue-fixer for each task (one real backend; one script per task)."""
+    if options.agent is not None:
+        return options.agent
     if options.backend != "scripted":
         shared = load_backend(
             options.backend, script=options.script, openai=options.openai, where="bench efficacy"
