@@ -84,5 +84,13 @@ class EventStream:
             for listener in list(self._listeners):
                 listener(event)
 
+    # A stream sent to another process (a task on a cluster's worker) arrives empty: its
+    # listeners (a display, a trace file) belong to this process.
+    def __getstate__(self) -> dict[str, object]:
+        return {}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__()  # type: ignore[misc]
+
 
 __all__ = ["Event", "EventKind", "EventStream", "Listener"]

@@ -62,6 +62,12 @@ def register(subparsers: Subparsers) -> None:
         metavar="N",
         help="run N tasks at once, each in its own sandbox and working copy (default 1)",
     )
+    parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run the tasks on the Ray cluster at ADDRESS ('local': one started on this machine "
+        "for the run), --workers at once; needs fixloop[ray]",
+    )
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write the table here")
     parser.add_argument(
         "--export",
@@ -88,6 +94,11 @@ def run(args: argparse.Namespace) -> int:
             print(folder)
         return 0
     pack = load_valid_pack(args.pack)
+    pool = None
+    if args.ray:
+        from fixloop.extras.efficacy.ray_pool import RayPool  # only with --ray: Ray is optional
+
+        pool = RayPool(args.ray, args.workers)
     options = BenchOptions(
         corpus=args.corpus,
         backend=args.backend,
@@ -102,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         events=EventStream(ProgressPrinter()),
         models=models_from_args(args, pack, args.corpus).chosen,
         workers=args.workers,
+        pool=pool,
     )
     result = run_bench(options, pack)
     table = markdown(result)

@@ -7,8 +7,10 @@ running several at once needs nothing from the task but a pool: `LocalPool(n)` r
 both outside the interpreter lock) and hands the results back in the order the jobs came, so
 the report reads the same whatever finished first.
 
-The interface (`TaskPool.map`) is what another engine would implement: take a function and the
-items, return one result per item, in order. See docs/efficacy.md for what a cluster needs.
+The interface (`TaskPool.map`) is what another engine implements (`ray_pool.RayPool`): take a
+job and the items, return one result per item, in order. A pool that runs jobs elsewhere gets a
+job it can pickle (the harness's `TaskJob`), and does in this process what the job's copy
+there cannot: `admit` before an item starts, `settle` as each result comes back.
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ from fixloop.diagnostics import Diagnostic, FixloopError
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
+# Asked right before an item would start: a result instead of running it (the run's budget is
+# spent), or None to run it.
+Admit = Callable[[Item], Result | None]
+# Told each result of a job that ran in another process, in this one, as it comes back.
+Settle = Callable[[Item, Result], None]
 
 
 class TaskPool(Protocol):
@@ -31,7 +38,23 @@ class TaskPool(Protocol):
     @property
     def width(self) -> int: ...
 
-    def map(self, job: Callable[[Item], Result], items: Sequence[Item]) -> list[Result]: ...
+    def map(
+        self,
+        job: Callable[[Item], Result],
+        items: Sequence[Item],
+        admit: Admit[Item, Result] | None = None,
+        settle: Settle[Item, Result] | None = None,
+    ) -> list[Result]: ...
+
+
+def admitted(
+    job: Callable[[Item], Result], admit: Admit[Item, Result] | None
+) -> Callable[[Item], Result]:
+    def run(item: Item) -> Result:
+        instead = admit(item) if admit is not None else None
+        return job(item) if instead is None else instead
+
+    return run
 
 
 class LocalPool:
@@ -44,7 +67,15 @@ class LocalPool:
     def width(self) -> int:
         return self.workers
 
-    def map(self, job: Callable[[Item], Result], items: Sequence[Item]) -> list[Result]:
+    def map(
+        self,
+        job: Callable[[Item], Result],
+        items: Sequence[Item],
+        admit: Admit[Item, Result] | None = None,
+        settle: Settle[Item, Result] | None = None,
+    ) -> list[Result]:
+        # `settle` is not called: the job ran here and already said what it did.
+        job = admitted(job, admit)  # on the worker, as the item starts
         if self.workers == 1 or len(items) <= 1:
             return [job(item) for item in items]  # the serial run: no thread at all
         with ThreadPoolExecutor(
@@ -55,4 +86,4 @@ class LocalPool:
             return [future.result() for future in futures]
 
 
-__all__ = ["LocalPool", "TaskPool"]
+__all__ = ["Admit", "LocalPool", "Settle", "TaskPool", "admitted"]

@@ -17,12 +17,12 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
-from fixloop.agents.backend import Backend
+from fixloop.agents.backend import Backend, Usage
 from fixloop.agents.budget import RunBudget
 from fixloop.agents.openai_config import OpenAIFlags
 from fixloop.agents.registry import load_backend
@@ -268,6 +268,55 @@ def _error(task: Task, reason: str) -> TaskOutcome:
     )
 
 
+Placed = tuple[int, Task]  # a task and its place in the run (1-based)
+
+
+@dataclass
+class TaskJob:
+    """One task of the run as a pool runs it. It pickles for a pool that sends it to other
+    processes: without the run's event stream and budget, which stay here (`admit`, `settle`),
+    and without the backend, which each process loads again from the options."""
+
+    options: BenchOptions
+    pack: Pack
+    total: int
+    backend: Callable[[Task], Backend] | None = None
+
+    def __call__(self, placed: Placed) -> TaskOutcome:
+        index, task = placed
+        if self.backend is None:
+            self.backend = backend_for(self.options)
+        return run_task(self.options, self.pack, task, self.backend, (index, self.total))
+
+    def admit(self, placed: Placed) -> TaskOutcome | None:
+        """Asked when the task would start: once the run's budget is spent no task starts
+        (those already running stop at their next call)."""
+        _, task = placed
+        spent = self.options.budget.exhausted() if self.options.budget else None
+        if spent is None:
+            return None
+        return TaskOutcome(
+            id=task.id,
+            kind=task.spec.kind,
+            title=task.spec.title,
+            status="not-run",
+            reason=spent.describe(),
+        )
+
+    def settle(self, placed: Placed, outcome: TaskOutcome) -> None:
+        """A task that ran in another process: its cost charged to the run's budget, its end
+        said on the run's event stream."""
+        index, task = placed
+        if self.options.budget is not None:
+            self.options.budget.charge(Usage(cost_usd=outcome.cost_usd))
+        message = f"{outcome.status}: {outcome.reason}"
+        _say(self.options.events, task, outcome.status, message, (index, self.total))
+
+    def __getstate__(self) -> dict[str, object]:
+        away = replace(self.options, events=EventStream(), budget=None, pool=None)
+        return {"options": away, "pack": self.pack, "total": self.total, "backend": None}
+
+
 def export_tasks(corpus_root: Path, target: Path, task_ids: tuple[str, ...] = ()) -> list[Path]:
     """What another agent gets to work on: per task a repository at the base the harness
     builds, and the issue beside it. The hidden tests stay behind."""
@@ -300,29 +349,13 @@ def run_bench(options: BenchOptions, pack: Pack) -> BenchResult:
         sandbox=options.sandbox,
     )
     pool = options.pool or LocalPool(options.workers)
-    total = len(tasks)
-
-    def job(placed: tuple[int, Task]) -> TaskOutcome:
-        index, task = placed
-        # Asked when the task would start, on whichever worker: once the run's budget is
-        # spent no task starts (those already running stop at their next call).
-        spent = options.budget.exhausted() if options.budget else None
-        if spent is not None:
-            return TaskOutcome(
-                id=task.id,
-                kind=task.spec.kind,
-                title=task.spec.title,
-                status="not-run",
-                reason=spent.describe(),
-            )
-        return run_task(options, pack, task, backend, (index, total))
-
+    job = TaskJob(options, pack, len(tasks), backend)
     started = time.monotonic()
-    result.outcomes = pool.map(job, list(enumerate(tasks, 1)))
+    result.outcomes = pool.map(job, list(enumerate(tasks, 1)), job.admit, job.settle)
     result.wall_s = time.monotonic() - started
     # The sandbox that really ran the commands, as the first task that ran one reported it.
     result.sandbox = next((o.sandbox for o in result.outcomes if o.sandbox), options.sandbox)
     return result
 
 
-__all__ = ["BenchOptions", "backend_for", "export_tasks", "run_bench", "run_task"]
+__all__ = ["BenchOptions", "TaskJob", "backend_for", "export_tasks", "run_bench", "run_task"]

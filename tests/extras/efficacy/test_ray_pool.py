@@ -1,0 +1,50 @@
+"""`--ray local`: the same tasks on a Ray cluster this test starts (no network), gathered into
+the report the serial run gives, at once, with the run's budget held by the driver."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.extras.efficacy.test_executor import TASKS, _bench, _costly, _overlap, _same
+
+from fixloop.agents.budget import RunBudget
+from fixloop.documents.pack import Pack
+from fixloop.extras.efficacy.ray_pool import RayPool
+
+ray = pytest.importorskip("ray")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster() -> Iterator[None]:
+    """One local cluster for the module (two CPUs, no dashboard, nothing on the network): a pool
+    finds it running and leaves it so. `--ray local` starting its own is the same `ray.init`."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.mark.slow
+def test_a_local_ray_cluster_gives_the_serial_report_with_tasks_at_once(
+    pack: Pack, tmp_path: Path
+) -> None:
+    serial, _ = _bench(pack, 1)
+    on_ray, progress = _bench(pack, 2, pool=RayPool("local", 2))
+    assert [o.id for o in on_ray.outcomes] == list(TASKS)
+    assert [_same(o) for o in on_ray.outcomes] == [_same(o) for o in serial.outcomes]
+    assert on_ray.outcomes[0].status == "resolved" and on_ray.exit_code == 0
+    assert _overlap(on_ray.outcomes[0], on_ray.outcomes[1])
+    # Each task's end is said here, in the driver, by its place in the run.
+    ends = {(item, index, total) for item, status, index, total in progress.lines}
+    assert ends == {(task, n, len(TASKS)) for n, task in enumerate(TASKS, 1)}
+
+
+@pytest.mark.slow
+def test_the_driver_holds_the_run_budget(pack: Pack, tmp_path: Path) -> None:
+    budget = RunBudget(max_cost_usd=1.0)
+    result, _ = _bench(pack, 2, script=_costly(tmp_path), budget=budget, pool=RayPool("local", 2))
+    # The first two went out at once; each one's $1 came back to the driver's budget before a
+    # third could be submitted, so none was.
+    assert [o.status for o in result.outcomes] == ["resolved", "resolved", "not-run", "not-run"]
+    assert budget.spent.cost_usd == 2.0  # what the two tasks cost, charged here
