@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/efficacy_scale.py [--workers 4] [--latency 0.5] [--sandbox local]
                                              [--rounds 1] [--corpus bench/efficacy/corpus]
+                                             [--ray]
 
 Both sides run every task of the corpus (the shipped one has 8) through the real harness: the
 task's repository built from its snapshot, fix-issue with the task's scripted answer, its tests
@@ -12,7 +13,9 @@ per tool round trip, and the run waits on the network meanwhile). Only `--worker
 Parallel efficiency = T(1) / (K * T(K)): 1.0 would be perfect scaling. What does not scale is
 the work each task does on the CPU (git, the test runs, the sandbox's start) when the machine
 has fewer cores than workers, and the tail: the last task to start runs alone. Goal: >= 0.85
-at K=4. Printed, never asserted: timings belong here, not in tests.
+at K=4. With `--ray` (needs fixloop[ray]) a third side runs the same corpus on a local Ray
+cluster at the same width (started before the clock starts), against the local pool's T(K):
+goal within 15%. Printed, never asserted: timings belong here, not in tests.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend  # noqa: 
 from fixloop.agents.scripted import ScriptedBackend  # noqa: E402
 from fixloop.documents.pack import Pack, default_pack_root, load_pack  # noqa: E402
 from fixloop.extras.efficacy import BenchOptions, BenchResult, Task, run_bench  # noqa: E402
+from fixloop.extras.efficacy.executor import TaskPool  # noqa: E402
 
 CORPUS = REPO_ROOT / "bench" / "efficacy" / "corpus"
 
@@ -51,14 +55,20 @@ class Thinking:
 
 
 def one_run(
-    pack: Pack, corpus: Path, *, workers: int, latency: float, sandbox: str
+    pack: Pack,
+    corpus: Path,
+    *,
+    workers: int,
+    latency: float,
+    sandbox: str,
+    pool: TaskPool | None = None,
 ) -> tuple[float, float]:
     """The run's wall time, and the sum of its tasks' own wall times."""
 
     def agent(task: Task) -> Backend:
         return Thinking(ScriptedBackend.from_file(task.answer), latency)
 
-    options = BenchOptions(corpus=corpus, sandbox=sandbox, workers=workers, agent=agent)
+    options = BenchOptions(corpus=corpus, sandbox=sandbox, workers=workers, agent=agent, pool=pool)
     started = time.perf_counter()
     result: BenchResult = run_bench(options, pack)
     elapsed = time.perf_counter() - started
@@ -68,6 +78,29 @@ def one_run(
     return elapsed, sum(outcome.wall_s for outcome in result.outcomes)
 
 
+def ray_side(pack: Pack, args: argparse.Namespace, k: int) -> float:
+    import ray
+
+    from fixloop.extras.efficacy.ray_pool import RayPool
+
+    ray.init(num_cpus=k, include_dashboard=False, log_to_driver=False)  # not on the clock
+    try:
+        times = [
+            one_run(
+                pack,
+                args.corpus,
+                workers=k,
+                latency=args.latency,
+                sandbox=args.sandbox,
+                pool=RayPool("local", k),
+            )[0]
+            for _ in range(args.rounds)
+        ]
+    finally:
+        ray.shutdown()
+    return statistics.median(times)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
@@ -75,6 +108,7 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per model turn")
     parser.add_argument("--sandbox", default="local")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--ray", action="store_true", help="also on a local Ray cluster")
     args = parser.parse_args()
     for name in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
         os.environ.setdefault(name, "bench")
@@ -104,6 +138,12 @@ def main() -> int:
     packing = statistics.median(busy[k]) / (k * parallel)
     print(f"a task's wall time beside {k - 1} others: {slower:.2f}x   workers busy {packing:.0%}")
     print(f"parallel efficiency T(1) / ({k} * T({k})) = {efficiency:.3f}   (goal >= 0.85)")
+    if args.ray:
+        on_ray = ray_side(pack, args, k)
+        print(
+            f"Ray T({k}) = {on_ray:.2f} s   against the local pool's: "
+            f"{on_ray / parallel - 1:+.1%}   (goal within 15%)"
+        )
     return 0
 
 
