@@ -3,6 +3,7 @@ the report the serial run gives, at once, with the run's budget held by the driv
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,16 +11,17 @@ import pytest
 from tests.extras.efficacy.test_executor import TASKS, _bench, _costly, _overlap, _same
 
 from fixloop.agents.budget import RunBudget
+from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import Pack
 from fixloop.extras.efficacy.ray_pool import RayPool
 
-ray = pytest.importorskip("ray")
 
-
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
     """One local cluster for the module (two CPUs, no dashboard, nothing on the network): a pool
-    finds it running and leaves it so. `--ray local` starting its own is the same `ray.init`."""
+    finds it running and leaves it so. `--ray local` starting its own is the same `ray.init`.
+    Skipped where Ray is not installed (`fixloop[ray]`, in the dev extra)."""
+    ray = pytest.importorskip("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
@@ -27,7 +29,7 @@ def cluster() -> Iterator[None]:
 
 @pytest.mark.slow
 def test_a_local_ray_cluster_gives_the_serial_report_with_tasks_at_once(
-    pack: Pack, tmp_path: Path
+    pack: Pack, tmp_path: Path, cluster: None
 ) -> None:
     serial, _ = _bench(pack, 1)
     on_ray, progress = _bench(pack, 2, pool=RayPool("local", 2))
@@ -41,10 +43,18 @@ def test_a_local_ray_cluster_gives_the_serial_report_with_tasks_at_once(
 
 
 @pytest.mark.slow
-def test_the_driver_holds_the_run_budget(pack: Pack, tmp_path: Path) -> None:
+def test_the_driver_holds_the_run_budget(pack: Pack, tmp_path: Path, cluster: None) -> None:
     budget = RunBudget(max_cost_usd=1.0)
     result, _ = _bench(pack, 2, script=_costly(tmp_path), budget=budget, pool=RayPool("local", 2))
     # The first two went out at once; each one's $1 came back to the driver's budget before a
     # third could be submitted, so none was.
     assert [o.status for o in result.outcomes] == ["resolved", "resolved", "not-run", "not-run"]
     assert budget.spent.cost_usd == 2.0  # what the two tasks cost, charged here
+
+
+def test_without_ray_one_line_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    with pytest.raises(FixloopError) as raised:
+        RayPool("local", 2)
+    assert raised.value.exit_code == 2
+    assert str(raised.value) == "--ray:1:1: usage: needs Ray: pip install 'fixloop[ray]'"
