@@ -3,12 +3,15 @@ the report the serial run gives, at once, with the run's budget held by the driv
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.extras.efficacy.conftest import CORPUS
 from tests.extras.efficacy.test_executor import TASKS, _bench, _costly, _overlap, _same
+from tests.helpers import cli
 
 from fixloop.agents.budget import RunBudget
 from fixloop.diagnostics import FixloopError
@@ -58,3 +61,19 @@ def test_without_ray_one_line_names_the_extra(monkeypatch: pytest.MonkeyPatch) -
         RayPool("local", 2)
     assert raised.value.exit_code == 2
     assert str(raised.value) == "--ray:1:1: usage: needs Ray: pip install 'fixloop[ray]'"
+
+
+@pytest.mark.slow
+def test_the_command_line_runs_on_a_ray_cluster_it_starts(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    done = cli.fixloop(
+        "bench", "efficacy", str(CORPUS), "--task", "regex", "--task", "api-misuse",
+        "--ray", "local", "--workers", "2", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert [(item["id"], item["status"]) for item in out["items"]] == [
+        ("regex", "resolved"),
+        ("api-misuse", "resolved"),
+    ]
+    assert "efficacy [2/2] api-misuse: resolved" in done.stderr
