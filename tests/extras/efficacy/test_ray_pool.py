@@ -67,9 +67,20 @@ def test_without_ray_one_line_names_the_extra(monkeypatch: pytest.MonkeyPatch) -
 def test_the_command_line_runs_on_a_ray_cluster_it_starts(tmp_path: Path) -> None:
     pytest.importorskip("ray")
     done = cli.fixloop(
-        "bench", "efficacy", str(CORPUS), "--task", "regex", "--task", "api-misuse",
-        "--ray", "local", "--workers", "2", "--json", cwd=tmp_path,
-    )  # fmt: skip
+        "bench",
+        "efficacy",
+        str(CORPUS),
+        "--task",
+        "regex",
+        "--task",
+        "api-misuse",
+        "--ray",
+        "local",
+        "--workers",
+        "2",
+        "--json",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert [(item["id"], item["status"]) for item in out["items"]] == [
