@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/efficacy_scale.py [--workers 4] [--latency 0.5] [--sandbox local]
                                              [--rounds 1] [--corpus bench/efficacy/corpus]
-                                             [--ray]
+                                             [--repeat 1] [--ray]
 
 Both sides run every task of the corpus (the shipped one has 8) through the real harness: the
 task's repository built from its snapshot, fix-issue with the task's scripted answer, its tests
@@ -12,7 +12,8 @@ per tool round trip, and the run waits on the network meanwhile). Only `--worker
 
 Parallel efficiency = T(1) / (K * T(K)): 1.0 would be perfect scaling. What does not scale is
 the work each task does on the CPU (git, the test runs, the sandbox's start) when the machine
-has fewer cores than workers, and the tail: the last task to start runs alone. Goal: >= 0.85
+has fewer cores than workers, and the tail: the last task to start runs alone (its share shrinks
+as the corpus grows: `--repeat 2` runs every task twice). Goal: >= 0.85
 at K=4. With `--ray` (needs fixloop[ray]) a third side runs the same corpus on a local Ray
 cluster at the same width (started before the clock starts), against the local pool's T(K):
 goal within 15%. Printed, never asserted: timings belong here, not in tests.
@@ -33,7 +34,13 @@ sys.path.insert(0, str(REPO_ROOT))
 from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend  # noqa: E402
 from fixloop.agents.scripted import ScriptedBackend  # noqa: E402
 from fixloop.documents.pack import Pack, default_pack_root, load_pack  # noqa: E402
-from fixloop.extras.efficacy import BenchOptions, BenchResult, Task, run_bench  # noqa: E402
+from fixloop.extras.efficacy import (  # noqa: E402
+    BenchOptions,
+    BenchResult,
+    Task,
+    load_corpus,
+    run_bench,
+)
 from fixloop.extras.efficacy.executor import TaskPool  # noqa: E402
 
 CORPUS = REPO_ROOT / "bench" / "efficacy" / "corpus"
@@ -62,13 +69,21 @@ def one_run(
     latency: float,
     sandbox: str,
     pool: TaskPool | None = None,
+    repeat: int = 1,
 ) -> tuple[float, float]:
     """The run's wall time, and the sum of its tasks' own wall times."""
 
     def agent(task: Task) -> Backend:
         return Thinking(ScriptedBackend.from_file(task.answer), latency)
 
-    options = BenchOptions(corpus=corpus, sandbox=sandbox, workers=workers, agent=agent, pool=pool)
+    options = BenchOptions(
+        corpus=corpus,
+        sandbox=sandbox,
+        workers=workers,
+        agent=agent,
+        pool=pool,
+        tasks=tuple(task.id for task in load_corpus(corpus).tasks) * repeat,
+    )
     started = time.perf_counter()
     result: BenchResult = run_bench(options, pack)
     elapsed = time.perf_counter() - started
@@ -93,6 +108,7 @@ def ray_side(pack: Pack, args: argparse.Namespace, k: int) -> float:
                 latency=args.latency,
                 sandbox=args.sandbox,
                 pool=RayPool("local", k),
+                repeat=args.repeat,
             )[0]
             for _ in range(args.rounds)
         ]
@@ -108,6 +124,7 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per model turn")
     parser.add_argument("--sandbox", default="local")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1, help="every task this many times")
     parser.add_argument("--ray", action="store_true", help="also on a local Ray cluster")
     args = parser.parse_args()
     for name in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
@@ -121,14 +138,19 @@ def main() -> int:
     for _ in range(args.rounds):
         for workers in (1, k):  # side by side, alternating
             wall, tasks = one_run(
-                pack, args.corpus, workers=workers, latency=args.latency, sandbox=args.sandbox
+                pack,
+                args.corpus,
+                workers=workers,
+                latency=args.latency,
+                sandbox=args.sandbox,
+                repeat=args.repeat,
             )
             times[workers].append(wall)
             busy[workers].append(tasks)
     serial, parallel = statistics.median(times[1]), statistics.median(times[k])
     efficiency = serial / (k * parallel)
     print(
-        f"corpus {args.corpus.name}: every task, {args.latency:g} s per model turn, "
+        f"corpus {args.corpus.name}: every task x{args.repeat}, {args.latency:g} s per model turn, "
         f"sandbox {args.sandbox}, {os.cpu_count()} cores"
     )
     print(f"T(1) = {serial:.2f} s   T({k}) = {parallel:.2f} s   speed-up {serial / parallel:.2f}x")
