@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,13 @@ def register(subparsers: Any) -> None:
     show.add_argument("run_id", metavar="RUN_ID", help="a run id (`fixloop runs list`), or latest")
     show.add_argument("--repo", type=Path, default=Path(), help="repository (default .)")
     show.add_argument("--json", action="store_true", help="machine-readable output")
+    show.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write the run's report as one self-contained HTML page (items, diffs, "
+        "evidence, screenshots, cost and time per item)",
+    )
     show.set_defaults(handler=run_runs_show)
 
 
@@ -153,7 +161,13 @@ def run_runs_prune(args: argparse.Namespace) -> int:
 
 def run_runs_show(args: argparse.Namespace) -> int:
     repo = existing_directory(args.repo)
-    view = run_view(resolve_run(state_dir_of(repo), args.run_id))
+    run_dir = resolve_run(state_dir_of(repo), args.run_id)
+    view = run_view(run_dir)
+    if args.html is not None:
+        from fixloop.extras.report.html import write_html  # the page's template: only here
+
+        written = write_html(view, run_dir, args.html)
+        print(f"report: {written}", file=sys.stderr)
     if args.json:
         data = view.to_json()
         items = data.pop("items")

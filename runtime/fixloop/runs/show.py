@@ -54,9 +54,11 @@ class Spend:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    elapsed_s: float = 0.0  # the calls' own wall time
 
     def add(self, event: dict[str, Any]) -> None:
         self.calls += 1
+        self.elapsed_s += float(event.get("elapsed_s") or 0.0)
         self.attempts += event.get("role") == "fixer"
         self.turns += int(event.get("turns") or 0)
         self.input_tokens += int(event.get("input_tokens") or 0)
