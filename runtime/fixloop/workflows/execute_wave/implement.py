@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from contextlib import ExitStack
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +88,7 @@ class Implementer:
         flow.item(work.id, TaskStatus.RUNNING, "running", title=work.task.name)
         try:
             self.implement()
+            work.executor_finished_at = finished_now()
         except SkipItem as skip:
             work.fail(f"{skip.reason}: {skip.detail}" if skip.detail else skip.reason)
         except FixloopError as exc:  # a step or the browser failed for this task only
@@ -182,4 +184,8 @@ class Implementer:
         work.shots.append(target)
 
 
-__all__ = ["TASK_WORKFLOW", "Implementer", "read_impl_result", "result_path"]
+def finished_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+__all__ = ["TASK_WORKFLOW", "Implementer", "finished_now", "read_impl_result", "result_path"]

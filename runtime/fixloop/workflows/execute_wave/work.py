@@ -89,6 +89,7 @@ class TaskWork:
     shots: list[Path] = field(default_factory=list)
     attempts: int = 0
     fixed: bool = False
+    executor_finished_at: str = ""  # when its executor returned (tasks.json executorFinishedAt)
 
     @property
     def id(self) -> str:

@@ -219,7 +219,12 @@ class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
         if work.merged:
             merged = f"merged ({', '.join(work.files)})"
             self.records.set(
-                work.id, TaskStatus.MERGED, merged, files=work.files, filesModified=work.files
+                work.id,
+                TaskStatus.MERGED,
+                merged,
+                files=work.files,
+                filesModified=work.files,
+                executorFinishedAt=work.executor_finished_at or None,
             )
         elif work.failed:
             self.fail(work)
