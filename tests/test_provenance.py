@@ -17,6 +17,7 @@ TABLE_HEADING = "## Every promise of the five designs"
 DESIGNS = ("Seed 000", "Seed 001", "Seed 002", "Seed 003", "Seed 004")
 MARKS = ("Y", "P", "N")
 TEST_REFERENCE = re.compile(r"`(tests/[\w/]+\.py)::(test_\w+)`")
+DOC_LINK = re.compile(r"\]\(([\w.-]+\.md)(?:#([\w-]+))?\)")
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,15 @@ def rows_of(text: str) -> list[Row]:
     return rows
 
 
+def anchors(markdown: str) -> set[str]:
+    """The anchors a Markdown page's headings get, as GitHub makes them."""
+    return {
+        re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+        for line in markdown.splitlines()
+        if line.startswith("#")
+    }
+
+
 def problems(rows: list[Row], root: Path) -> list[str]:
     """Every row that breaks the table's rules, as `provenance.md:LINE: what`."""
     found: list[str] = []
@@ -71,6 +81,12 @@ def problems(rows: list[Row], root: Path) -> list[str]:
                 found.append(f"{where}: {path} does not exist")
             elif not re.search(rf"^\s*def {name}\(", sources[path], re.MULTILINE):
                 found.append(f"{where}: {path} has no test {name}")
+        for page, anchor in DOC_LINK.findall(row.evidence):
+            doc = root / "docs" / page
+            if not doc.is_file():
+                found.append(f"{where}: docs/{page} does not exist")
+            elif anchor and anchor not in anchors(doc.read_text(encoding="utf-8")):
+                found.append(f"{where}: docs/{page} has no heading #{anchor}")
     return found
 
 
@@ -84,6 +100,8 @@ def test_every_named_test_exists_and_every_row_is_marked() -> None:
 def test_a_broken_row_is_named_by_its_line(tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_x.py").write_text("def test_here() -> None:\n    pass\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text("# Page\n\n## The user's choice\n")
     table = "\n".join(
         (
             TABLE_HEADING,
@@ -96,6 +114,9 @@ def test_a_broken_row_is_named_by_its_line(tmp_path: Path) -> None:
             "| unproved | Y | a sentence |",
             "| missing | N | no |",
             "| maybe | ? | `tests/test_x.py::test_here` |",
+            "| linked | Y | `tests/test_x.py::test_here` ([page](page.md#the-users-choice)) |",
+            "| stale link | Y | `tests/test_x.py::test_here` ([page](page.md#gone)) |",
+            "| lost page | Y | `tests/test_x.py::test_here` ([other](other.md)) |",
         )
     )
     assert problems(rows_of(table), tmp_path) == [
@@ -104,4 +125,6 @@ def test_a_broken_row_is_named_by_its_line(tmp_path: Path) -> None:
         "provenance.md:8: a kept promise names the test that proves it",
         "provenance.md:9: a N row says what is missing and why",
         "provenance.md:10: the mark is '?', not one of Y, P, N",
+        "provenance.md:12: docs/page.md has no heading #gone",
+        "provenance.md:13: docs/other.md does not exist",
     ]
