@@ -68,10 +68,35 @@ def test_this_repositorys_declarations_are_built_as_pydantic_builds_them(
 # Values a hand might write where another was meant: each is either taken as it is by both,
 # coerced by pydantic (`'3'`, `1` for a flag, `'true'`), or refused.
 ODD: list[Any] = [
-    None, "", "3", "true", "x", 3, 0, -1, 1.5, True, False, [], ["x"], ["x", ""], [["a", "b"]],
-    [3], {}, {"step": "a"}, {"steps": ["a"]}, {"block": 0}, {"block": "2"}, {"wen": 1},
-    "document", "briefs", "success", "always", "claude", "fixloop",
-]  # fmt: skip
+    None,
+    "",
+    "3",
+    "true",
+    "x",
+    3,
+    0,
+    -1,
+    1.5,
+    True,
+    False,
+    [],
+    ["x"],
+    ["x", ""],
+    [["a", "b"]],
+    [3],
+    {},
+    {"step": "a"},
+    {"steps": ["a"]},
+    {"block": 0},
+    {"block": "2"},
+    {"wen": 1},
+    "document",
+    "briefs",
+    "success",
+    "always",
+    "claude",
+    "fixloop",
+]
 EXTRA_KEYS = ["scope", "finally_", "per_file_ignores", "wen", "in", "finally", "when"]
 
 
