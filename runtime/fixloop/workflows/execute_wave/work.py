@@ -90,6 +90,9 @@ class TaskWork:
     attempts: int = 0
     fixed: bool = False
     executor_finished_at: str = ""  # when its executor returned (tasks.json executorFinishedAt)
+    # (picture digest, files digest) of the last screenshot for the verifier: a page that looks
+    # the same while its files changed is a dev server that does not serve edits live.
+    last_look: tuple[str, str] | None = None
 
     @property
     def id(self) -> str:
