@@ -66,7 +66,7 @@ from fixloop.agents.backend import (
     StopReason,
     Usage,
 )
-from fixloop.agents.claude_preflight import check_claude_login
+from fixloop.agents.claude_preflight import check_claude_login, find_cli, login_hint
 from fixloop.agents.claude_sandbox import (
     bash_sandbox_available,
     sandbox_litter_removed,
@@ -85,7 +85,6 @@ STDERR_LINES = 20
 _WRAPPER_KEY = "output"
 
 
-AUTH_HINT = "--backend claude needs ANTHROPIC_API_KEY, or a Claude Code login (`claude /login`)"
 CUSTOM_HEADERS_ENV = "ANTHROPIC_CUSTOM_HEADERS"
 CALL_HEADER = "X-Fixloop-Call"
 
@@ -255,6 +254,10 @@ def _usage(result: ResultMessage | None, duration_s: float) -> Usage:
     )
 
 
+def _login() -> str:
+    return login_hint(find_cli(None), os.environ)
+
+
 def _granted(tools: tuple[str, ...]) -> frozenset[str]:
     entries = [parse_tool(entry) for entry in tools]
     return frozenset(e.name for e in entries if e is not None and e.pattern is None)
@@ -286,7 +289,7 @@ def _result_outcome(request: AgentRequest, call: _Call, usage: Usage) -> AgentOu
         needs_login = result.api_error_status == 401 or any(
             words in first.lower() for words in ("not logged in", "api key")
         )
-        hint = f" ({AUTH_HINT})" if needs_login else ""
+        hint = f" (set ANTHROPIC_API_KEY, or {_login()})" if needs_login else ""
         return _inconclusive(StopReason.BACKEND_ERROR, f"{what}: {first}{hint}", usage, call)
     if request.output_schema is None:
         answer = FinalText(result.result or call.last_text)
