@@ -4,13 +4,12 @@ product (where a design came from is history, kept on the history pages)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
-
 from tests.conftest import REPO_ROOT
 
 DOCS = REPO_ROOT / "docs"
 INDEX = DOCS / "README.md"
 HISTORY_HEADING = "## History and measurements"
+HISTORY_WORDS = re.compile(r"\bseeds?\b|(?<![-\w])issue #?\d+\b|\blead's decision\b", re.IGNORECASE)
 
 
 def _links(text: str) -> list[str]:
@@ -41,8 +40,6 @@ def test_user_pages_say_what_things_are_not_where_they_came_from() -> None:
     found = []
     for page in user_pages:
         for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
-            if re.search(
-                r"\bseeds?\b|(?<![-\w])issue #?\d+\b|\blead's decision\b", line, re.IGNORECASE
-            ):
+            if HISTORY_WORDS.search(line):
                 found.append(f"{page.relative_to(REPO_ROOT)}:{number}: {line.strip()}")
     assert found == [], "history belongs in docs/provenance.md:\n" + "\n".join(found)
