@@ -4,6 +4,7 @@ product (where a design came from is history, kept on the history pages)."""
 from __future__ import annotations
 
 import re
+
 from tests.conftest import REPO_ROOT
 
 DOCS = REPO_ROOT / "docs"
