@@ -86,6 +86,7 @@ _WRAPPER_KEY = "output"
 
 
 CUSTOM_HEADERS_ENV = "ANTHROPIC_CUSTOM_HEADERS"
+INPUT_TOKEN_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 CALL_HEADER = "X-Fixloop-Call"
 
 
@@ -118,6 +119,10 @@ class _Call:
     result: ResultMessage | None = None
     last_text: str = ""
     stderr: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_LINES))
+    # What the call has used so far, for live progress; the result's own figures are the record.
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
 
     async def pre_tool_use(
         self, hook_input: HookInput, tool_use_id: str | None, context: HookContext
@@ -159,13 +164,26 @@ class _Call:
             message=f"fixloop: {tool} with this input is not among the tools this role was given"
         )
 
-    def observe(self, message: object) -> None:
+    def observe(self, message: object, request: AgentRequest | None = None) -> None:
         if isinstance(message, ResultMessage):
             self.result = message
         elif isinstance(message, AssistantMessage):
             texts = [block.text for block in message.content if isinstance(block, TextBlock)]
             if texts:
                 self.last_text = "\n".join(texts)
+            if message.parent_tool_use_id is None:  # the call's own turn, not a subagent's
+                self.turns += 1
+            raw = message.usage or {}
+            self.input_tokens += sum(int(raw.get(key) or 0) for key in INPUT_TOKEN_KEYS)
+            self.output_tokens += int(raw.get("output_tokens") or 0)
+            if request is not None:  # the cost is known only at the end, from the result
+                request.progress(
+                    Usage(
+                        turns=self.turns,
+                        input_tokens=self.input_tokens,
+                        output_tokens=self.output_tokens,
+                    )
+                )
 
 
 @dataclass(frozen=True)
@@ -241,10 +259,7 @@ def _usage(result: ResultMessage | None, duration_s: float) -> Usage:
     if result is None:
         return Usage(duration_s=duration_s)
     raw = result.usage or {}
-    input_tokens = sum(
-        int(raw.get(key) or 0)
-        for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    )
+    input_tokens = sum(int(raw.get(key) or 0) for key in INPUT_TOKEN_KEYS)
     return Usage(
         turns=result.num_turns,
         input_tokens=input_tokens,
@@ -433,7 +448,7 @@ class ClaudeBackend:
         try:
             with deadline:
                 async for message in stream:
-                    call.observe(message)
+                    call.observe(message, request)
         finally:
             await aclose(stream)
 
