@@ -1,0 +1,111 @@
+"""Live progress through the real command line: a review-fix whose scripted fixer is slow (its
+shell command sleeps), watched as a CI log sees it (stderr a pipe: heartbeat lines) and as a
+person does (stderr a terminal: live lines redrawn in place), with `--json` on stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.helpers import cli
+from tests.helpers.gitrepo import UserRepo
+from tests.helpers.reviews import REVIEW_REL, finding, fixed, review_text, write_review
+
+from fixloop.cli.progress import DEFAULT_HEARTBEAT_S, HEARTBEAT_ENV, heartbeat_interval
+
+SLOW_S = 3.0
+
+
+def slow_script(tmp_path: Path) -> Path:
+    reply = fixed("src/app.py", "a - b", "a + b", "fixed: add adds")
+    reply["bash"] = [f"sleep {SLOW_S}"]  # a model that takes its time over a turn
+    reply["cost_usd"] = 0.0125
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"fixer/CR-01/iteration-1": reply}))
+    return script
+
+
+def one_finding(repo: Path) -> None:
+    write_review(repo, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+
+
+def test_a_heartbeat_names_the_call_in_flight_and_json_stays_one_document(
+    user_repo: UserRepo, tmp_path: Path
+) -> None:
+    one_finding(user_repo.path)
+    env = dict(os.environ) | {HEARTBEAT_ENV: "0.5"}
+    args = ("review-fix", REVIEW_REL, "--script", str(slow_script(tmp_path)), "--json")
+    done = cli.fixloop(*args, cwd=user_repo.path, env=env)
+    assert done.returncode == 0, done.stderr
+    envelope = json.loads(done.stdout)  # the whole of stdout is the envelope
+    assert envelope["ok"] is True
+    assert "..." not in done.stdout
+    beats = [line for line in done.stderr.splitlines() if line.startswith("... ")]
+    # Sleeping 3 s with a beat every 0.5 s of silence: several beats, each naming the item (k/N),
+    # the role, the elapsed time, turns, tokens and cost of the call in flight.
+    assert len(beats) >= 3, done.stderr
+    assert all(b.startswith("... review-fix [1/1] CR-01: ") for b in beats), beats
+    calls = [b for b in beats if ": fixer " in b]
+    assert calls, beats
+    assert "1 turn(s), 0 tokens, $0.0000 (run $0.0000)" in calls[-1]
+    assert done.stderr.index("CR-01: add subtracts ...") < done.stderr.index(beats[0])
+    assert done.stderr.index(beats[-1]) < done.stderr.index("review-fix [1/1] CR-01: fixed")
+
+
+def test_no_heartbeat_when_it_is_turned_off(user_repo: UserRepo, tmp_path: Path) -> None:
+    one_finding(user_repo.path)
+    env = dict(os.environ) | {HEARTBEAT_ENV: "0"}
+    args = ("review-fix", REVIEW_REL, "--script", str(slow_script(tmp_path)))
+    done = cli.fixloop(*args, cwd=user_repo.path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "review-fix [1/1] CR-01: fixed" in done.stderr
+    assert [line for line in done.stderr.splitlines() if line.startswith("... ")] == []
+
+
+def test_in_a_terminal_a_live_line_is_redrawn_and_taken_away(
+    user_repo: UserRepo, tmp_path: Path
+) -> None:
+    one_finding(user_repo.path)
+    main, terminal = pty.openpty()
+    argv = [sys.executable, "-m", "fixloop", "review-fix", REVIEW_REL]
+    argv += ["--script", str(slow_script(tmp_path)), "--json"]
+    child = subprocess.Popen(
+        argv, cwd=user_repo.path, stdout=subprocess.PIPE, stderr=terminal, stdin=subprocess.DEVNULL
+    )
+    os.close(terminal)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the terminal's other side closed: the child is done with it
+            break
+        if not chunk:
+            break
+        seen += chunk
+    stdout, _ = child.communicate(timeout=120)
+    os.close(main)
+    assert child.returncode == 0, seen.decode(errors="replace")
+    assert json.loads(stdout)["ok"] is True  # a terminal on stderr changes nothing on stdout
+    screen = seen.decode()
+    live = [line for line in screen.replace("\x1b[1A\x1b[2K", "\n").splitlines() if "~ " in line]
+    assert any("~ review-fix [1/1] CR-01: fixer " in line for line in live), screen
+    elapsed = {line.split("fixer ", 1)[1].split(",")[0] for line in live if ": fixer " in line}
+    assert len(elapsed) >= 2, live  # redrawn as the seconds go by, in place
+    assert screen.count("\x1b[1A\x1b[2K") >= 3
+    # The last live line is cleared before the final lines: the summary is not written over it.
+    tail = screen.rsplit("\x1b[1A\x1b[2K", 1)[1]
+    assert "~ " not in tail
+    assert "review-fix [1/1] CR-01: fixed" in screen
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("", DEFAULT_HEARTBEAT_S), ("0.25", 0.25), ("0", 0.0), ("soon", DEFAULT_HEARTBEAT_S)],
+)
+def test_the_heartbeat_interval_comes_from_the_environment(value: str, expected: float) -> None:
+    assert heartbeat_interval({HEARTBEAT_ENV: value}) == expected
