@@ -4,6 +4,7 @@ person does (stderr a terminal: live lines redrawn in place), with `--json` on s
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pty
@@ -109,3 +110,28 @@ def test_in_a_terminal_a_live_line_is_redrawn_and_taken_away(
 )
 def test_the_heartbeat_interval_comes_from_the_environment(value: str, expected: float) -> None:
     assert heartbeat_interval({HEARTBEAT_ENV: value}) == expected
+
+
+def test_a_call_is_named_by_its_task_after_the_task_moved_on() -> None:
+    """execute-wave's tasks change status while their calls run (implemented, merged, scored):
+    the call's line still names its task, and the run's cost adds up the calls that ended."""
+    from fixloop.cli.progress import TaskProgress
+    from fixloop.events import Event, EventKind, EventStream
+
+    screen = io.StringIO()
+    printer = TaskProgress(screen, live=False, heartbeat_s=0)
+    stream = EventStream(printer)
+    stream.emit(Event(EventKind.ITEM, "running", item="1", title="mul", status="running"))
+    stream.emit(Event(EventKind.ITEM, "implemented", item="1", title="mul", status="merged"))
+    data = {"key": "executor/2/implement", "role": "executor", "cost_usd": 0.5}
+    stream.emit(Event(EventKind.AGENT, data=data))
+    progress = {"key": "reviewer/1/verify", "role": "reviewer", "turns": 2, "elapsed_s": 65.0}
+    progress |= {"input_tokens": 1500, "output_tokens": 200, "cost_usd": 0.25}
+    stream.emit(Event(EventKind.AGENT_PROGRESS, data=progress))
+    assert printer.in_flight() == [
+        "task 1: reviewer 1m05s, 2 turn(s), 1.7k tokens, $0.2500 (run $0.7500)"
+    ]
+    stream.emit(Event(EventKind.AGENT, data={"key": "reviewer/1/verify", "cost_usd": 0.25}))
+    assert printer.in_flight() == []
+    printer.close()
+    assert screen.getvalue().splitlines() == ["task 1 mul: running", "task 1 mul: implemented"]

@@ -74,6 +74,7 @@ class ProgressPrinter:
         self.live = _is_terminal(self.stream) if live is None else live
         self.heartbeat_s = heartbeat_interval() if heartbeat_s is None else heartbeat_s
         self._items: dict[str, tuple[str, float]] = {}  # item id -> (label, started)
+        self._labels: dict[str, str] = {}  # every item seen: a call names the item it is for
         self._calls: dict[str, _Call] = {}  # call key -> what it used so far
         self._spent = 0.0  # the cost of the calls that ended
         self._lock = threading.RLock()
@@ -128,7 +129,7 @@ class ProgressPrinter:
         for key, call in self._calls.items():
             parts = key.split("/")
             owner = parts[1] if len(parts) > 1 else ""
-            label = self._items[owner][0] if owner in self._items else key
+            label = self._labels.get(owner, key)
             shown.add(owner)
             data = call.data
             tokens = int(data.get("input_tokens") or 0) + int(data.get("output_tokens") or 0)
@@ -164,6 +165,7 @@ class ProgressPrinter:
 
     def _track(self, event: Event) -> None:
         if event.kind is EventKind.ITEM and event.item:
+            self._labels[event.item] = self.label(event)
             if event.status == "running":
                 self._items[event.item] = (self.label(event), time.monotonic())
             else:
