@@ -189,12 +189,12 @@ def test_agents_list_shows_each_roles_inputs_and_output() -> None:
         assert output.strip() == f"output: {agent.spec.fixloop.output}"
 
 
-def test_demo_help_names_the_four_workflows_it_runs() -> None:
+def test_demo_help_names_every_workflow_it_runs() -> None:
     from fixloop.extras.demo import run
 
     source = Path(run.__file__).read_text(encoding="utf-8")
     staged = set(re.findall(r'display\.stage\("([a-z-]+):', source))
-    assert staged == {"review-fix", "fix-findings", "fix-engine", "execute-wave"}
+    assert {"review-fix", "fix-findings", "fix-engine", "execute-wave"} <= staged
     result = fixloop("demo", "--help")
     assert result.returncode == 0
     text = " ".join(result.stdout.split())

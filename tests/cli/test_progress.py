@@ -17,7 +17,13 @@ from tests.helpers import cli
 from tests.helpers.gitrepo import UserRepo
 from tests.helpers.reviews import REVIEW_REL, finding, fixed, review_text, write_review
 
-from fixloop.cli.progress import DEFAULT_HEARTBEAT_S, HEARTBEAT_ENV, heartbeat_interval
+from fixloop.cli.progress import (
+    DEFAULT_HEARTBEAT_S,
+    HEARTBEAT_ENV,
+    ProgressPrinter,
+    heartbeat_interval,
+)
+from fixloop.events import Event, EventKind
 
 SLOW_S = 3.0
 
@@ -135,3 +141,18 @@ def test_a_call_is_named_by_its_task_after_the_task_moved_on() -> None:
     assert printer.in_flight() == []
     printer.close()
     assert screen.getvalue().splitlines() == ["task 1 mul: running", "task 1 mul: implemented"]
+
+
+def agent(key: str, reason: str, detail: str) -> Event:
+    data = {"key": key, "outcome": "inconclusive", "reason": reason, "detail": detail}
+    return Event(EventKind.AGENT, "fixer inconclusive", data=data)
+
+
+def test_why_the_model_could_not_answer_is_said_once() -> None:
+    stream = io.StringIO()
+    printer = ProgressPrinter(stream)
+    refused = "openai: 401 from https://api.example.test/v1: the key in OPENAI_API_KEY was refused"
+    for number in (1, 2, 3):
+        printer(agent(f"fixer/CR-0{number}/iteration-1", "backend_error", refused))
+    printer(agent("fixer/CR-04/iteration-1", "malformed_output", "output does not match"))
+    assert stream.getvalue() == f"WARN: fixer/CR-01/iteration-1: {refused}\n"

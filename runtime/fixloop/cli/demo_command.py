@@ -1,4 +1,4 @@
-"""`fixloop demo [--dir PATH] [--backend claude]`: four workflows on fresh examples.
+"""`fixloop demo [--dir PATH] [--backend claude]`: review-fix and fix-findings on a fresh example.
 
 Exit codes: 0 the demo ran and its repository shows what it promised (one commit per fixed finding,
 REVIEW-FIX.md's counts matching, the example's tests improved); 1 it ran but a promise failed;
@@ -26,16 +26,13 @@ Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "demo",
-        help="review-fix, fix-findings, fix-engine and execute-wave on small examples "
-        "(scripted model)",
+        help="run every workflow on small buggy examples (scripted model, offline)",
         description=(
-            "Build a fresh example repository (a buggy Python package, its tests, a code "
-            "review) and run four workflows on it with a scripted model, no network, no key: "
-            "review-fix (one verified commit per REVIEW.md finding), fix-findings (staged fixes "
-            "of a findings JSON), fix-engine (a mini-PRD's acceptance criteria, each built and "
-            "verified), and execute-wave (two waves of tasks on a second example). Ends with "
-            "what was fixed, skipped and escalated, the commits, the tests before and after, and "
-            "where the reports and the scripts the model played are."
+            "Build fresh example repositories (a buggy Python package with its tests, a code "
+            "review and a mini-PRD; a plan of tasks; an issue), then run review-fix, "
+            "fix-findings, fix-engine, execute-wave and fix-issue on them with a scripted model: "
+            "no network, no key. Ends with what was fixed, the commits, the graded patch, and "
+            "the tests before/after."
         ),
     )
     parser.add_argument(
