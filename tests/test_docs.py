@@ -18,7 +18,10 @@ from fixloop.documents.source import load_document
 DOCS = REPO_ROOT / "docs"
 INDEX = DOCS / "README.md"
 HISTORY_HEADING = "## History and measurements"
-HISTORY_WORDS = re.compile(r"\bseeds?\b|(?<![-\w])issue #?\d+\b|\blead's decision\b", re.IGNORECASE)
+HISTORY_WORDS = re.compile(
+    r"\bseeds?\b|(?<![-\w])issue #?\d+\b|\blead's decision\b|\bthe original('s| loop)",
+    re.IGNORECASE,
+)
 
 
 def _links(text: str) -> list[str]:
