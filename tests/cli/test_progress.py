@@ -156,3 +156,14 @@ def test_why_the_model_could_not_answer_is_said_once() -> None:
         printer(agent(f"fixer/CR-0{number}/iteration-1", "backend_error", refused))
     printer(agent("fixer/CR-04/iteration-1", "malformed_output", "output does not match"))
     assert stream.getvalue() == f"WARN: fixer/CR-01/iteration-1: {refused}\n"
+
+
+def test_an_inner_runs_item_keeps_the_benchs_k_of_n_name() -> None:
+    printer = ProgressPrinter(io.StringIO(), live=False, heartbeat_s=0)
+    bench = {"index": 2, "total": 8}
+    printer(Event(EventKind.ITEM, workflow="efficacy", item="regex", status="running", data=bench))
+    printer(Event(EventKind.ITEM, workflow="fix-issue", item="regex", status="running"))
+    key = {"key": "issue-fixer/regex/attempt-1", "role": "issue-fixer", "turns": 3}
+    printer(Event(EventKind.AGENT_PROGRESS, data=key))
+    (line,) = printer.in_flight()
+    assert line.startswith("efficacy [2/8] regex: issue-fixer 0s, 3 turn(s)"), line

@@ -173,7 +173,9 @@ class ProgressPrinter:
 
     def _track(self, event: Event) -> None:
         if event.kind is EventKind.ITEM and event.item:
-            self._labels[event.item] = self.label(event)
+            if event.data.get("total") or event.item not in self._labels:
+                # An inner run's events (bench efficacy's fix-issue) keep the outer k/N name.
+                self._labels[event.item] = self.label(event)
             if event.status == "running":
                 self._items[event.item] = (self.label(event), time.monotonic())
             else:
