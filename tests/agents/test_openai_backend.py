@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from fixloop.agents.backend import AgentRequest, OutcomeStatus, StopReason
+from fixloop.agents.backend import AgentRequest, OutcomeStatus, StopReason, Usage
 from fixloop.agents.budget import BudgetedBackend, RunBudget
 from fixloop.agents.openai_backend import SUBMIT, OpenAIBackend
 from fixloop.agents.openai_config import OpenAITarget
@@ -276,3 +276,19 @@ def test_a_recursive_schema_keeps_its_refs() -> None:
         "$ref": "#/$defs/Node",
     }
     assert without_refs(tree) is tree
+
+
+def test_each_turn_is_told_to_the_live_display_with_its_tokens_and_cost(repo: Path) -> None:
+    edit = {"file_path": "app.py", "old_string": "1", "new_string": "2"}
+    turns = [call("Read", {"file_path": "app.py"}), call("Edit", edit), call(SUBMIT, REPORT)]
+    seen: list[Usage] = []
+    with ChatServer(turns) as server:
+        chosen = backend(server, price_input=1.0, price_output=2.0)
+        outcome = chosen.dispatch(request(repo, on_progress=seen.append))
+    assert outcome.ok, outcome.detail
+    assert [(u.turns, u.input_tokens, u.output_tokens) for u in seen] == [
+        (1, 100, 20),
+        (2, 200, 40),
+        (3, 300, 60),
+    ]
+    assert seen[-1].cost_usd == outcome.usage.cost_usd > seen[0].cost_usd > 0

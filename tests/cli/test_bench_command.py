@@ -44,7 +44,10 @@ def test_two_tasks_with_the_scripted_answers(tmp_path: Path) -> None:
     assert out["result"]["totals"]["resolved_rate"] == 1.0
     assert out["result"]["markdown"] == table.read_text()
     assert "| regex | regex | resolved |" in table.read_text()
-    assert "efficacy regex: resolved" in done.stderr  # progress per task
+    # Progress per task, k of N: a long bench says how far it is.
+    assert "efficacy [1/2] regex: resolved" in done.stderr
+    assert "efficacy [2/2] api-misuse: resolved" in done.stderr
+    assert done.stderr.index("[1/2] regex") < done.stderr.index("[2/2] api-misuse")
 
 
 def test_a_corpus_changed_since_it_was_frozen_is_refused(tmp_path: Path) -> None:

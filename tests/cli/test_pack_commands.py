@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -145,3 +146,57 @@ def test_validate_the_shipped_pack() -> None:
     result = fixloop("validate")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith(": ok")
+
+
+def test_render_names_every_missing_input_at_once() -> None:
+    result = fixloop("render", "fixer")
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "--var:1:1: input: required inputs are missing: "
+        "'finding' (object), 'files' (list), 'worktree' (string)"
+    )
+    one_left = fixloop("render", "fixer", "--var", "files=[]", "--var", "worktree=/w")
+    assert "input 'finding': required object input is missing" in one_left.stderr
+
+
+@pytest.mark.parametrize("spelling", ["finding", "FINDING", "Finding"])
+def test_schema_names_in_any_case(spelling: str) -> None:
+    result = fixloop("schema", spelling)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["title"] == "Finding"
+
+
+def test_schema_names_with_dashes_or_underscores() -> None:
+    for spelling in ("fixer-result", "fixer_result", "fixerresult"):
+        result = fixloop("schema", spelling)
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["title"] == "FixerResult"
+
+
+def test_agents_list_shows_each_roles_inputs_and_output() -> None:
+    from fixloop.documents.pack import default_pack_root, load_pack
+
+    pack, _ = load_pack(default_pack_root())
+    result = fixloop("agents", "list")
+    assert result.returncode == 0, result.stderr
+    blocks = result.stdout.split("\n")
+    for agent in pack.agents.values():
+        (start,) = [i for i, line in enumerate(blocks) if line.startswith(f"{agent.name} ")]
+        head, inputs, output = blocks[start : start + 3]
+        assert f"model: {agent.spec.model}" in head
+        for name, spec in agent.spec.fixloop.inputs.items():
+            assert f"{name} ({spec.type}" in inputs, (agent.name, name)
+        assert output.strip() == f"output: {agent.spec.fixloop.output}"
+
+
+def test_demo_help_names_every_workflow_it_runs() -> None:
+    from fixloop.extras.demo import run
+
+    source = Path(run.__file__).read_text(encoding="utf-8")
+    staged = set(re.findall(r'display\.stage\("([a-z-]+):', source))
+    assert {"review-fix", "fix-findings", "fix-engine", "execute-wave"} <= staged
+    result = fixloop("demo", "--help")
+    assert result.returncode == 0
+    text = " ".join(result.stdout.split())
+    for workflow in staged:
+        assert workflow in text, workflow

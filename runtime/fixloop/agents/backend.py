@@ -9,7 +9,7 @@ model answer, so they cannot mistake a missing result for a pass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -70,6 +70,13 @@ class AgentRequest:
     # The run's sandbox (`fixloop.sandboxes.launcher`): where the scripted model's shell
     # commands run. None: no run chose one (they run directly, as before).
     sandbox: RunSandbox | None = field(default=None, compare=False, repr=False)
+    # Told the usage so far while the call runs (each turn, each tool call), for live progress;
+    # a backend that cannot say leaves it uncalled. Set by the dispatcher.
+    on_progress: Callable[[Usage], None] | None = field(default=None, compare=False, repr=False)
+
+    def progress(self, usage: Usage) -> None:
+        if self.on_progress is not None:
+            self.on_progress(usage)
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ a worktree's git folder, has them put back, a warning, and an inconclusive outco
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend, StopReason
+from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend, StopReason, Usage
 from fixloop.agents.budget import BudgetedBackend, RunBudget
 from fixloop.agents.toolbox import Toolbox
 from fixloop.diagnostics import FixloopError
@@ -122,6 +122,8 @@ class Dispatcher:
         if self.sandbox is not None:
             request = replace(request, sandbox=self.sandbox)
         started = time.monotonic()
+        request = replace(request, on_progress=self._progress_of(request, started))
+        request.progress(Usage())  # the call begins: a live display shows it from now on
         guarded = GitFiles.of(cwd)
         outcome = self.backend.dispatch(request)
         changed = guarded.put_back() if guarded is not None else []
@@ -142,6 +144,22 @@ class Dispatcher:
                 )
             )
         return outcome
+
+    def _progress_of(self, request: AgentRequest, started: float) -> Callable[[Usage], None]:
+        def progress(usage: Usage) -> None:
+            data = {
+                "key": request.key,
+                "role": request.role,
+                "model": request.model,
+                "turns": usage.turns,
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cost_usd": usage.cost_usd,
+                "elapsed_s": round(time.monotonic() - started, 3),
+            }
+            self.events.emit(Event(EventKind.AGENT_PROGRESS, request.key, data=data))
+
+        return progress
 
 
 def agent_event(request: AgentRequest, outcome: AgentOutcome, elapsed_s: float) -> Event:

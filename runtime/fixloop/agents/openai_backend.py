@@ -317,6 +317,7 @@ class OpenAIBackend:
         if response.usage is not None:
             call.input_tokens += response.usage.prompt_tokens or 0
             call.output_tokens += response.usage.completion_tokens or 0
+        request.progress(call.usage())  # a live display shows the turn, its tokens and cost
         if not response.choices:
             return call.stop(StopReason.CRASH, "the server answered with no choices")
         message = response.choices[0].message

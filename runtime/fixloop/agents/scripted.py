@@ -230,6 +230,7 @@ class ScriptedBackend:
         if reply.tools and request.toolbox is None:
             detail = f"{request.key or request.role}: the script calls tools, but none were lent"
             return AgentOutcome.inconclusive(StopReason.CRASH, detail, usage)
+        request.progress(Usage(turns=1))
         _play_tools(reply, request)
         for edit in reply.edits:
             problem = _apply(edit, request, denied)
@@ -255,10 +256,11 @@ class ScriptedBackend:
 def _play_tools(reply: ScriptedReply, request: AgentRequest) -> None:
     """Call the lent tools as the script says, reading versions from their answers."""
     versions: dict[str, str] = {}
-    for call in reply.tools:
+    for done, call in enumerate(reply.tools, 1):
         assert request.toolbox is not None
         answer = request.toolbox.call(call.name, with_version(call.input, versions))
         latest_versions([answer.text], versions)
+        request.progress(Usage(turns=1 + done))  # each tool call is a turn
 
 
 def _shell(command: str, request: AgentRequest) -> bool:

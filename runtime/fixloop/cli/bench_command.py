@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
             print(folder)
         return 0
     pack = load_valid_pack(args.pack)
+    progress = ProgressPrinter()
     options = BenchOptions(
         corpus=args.corpus,
         backend=args.backend,
@@ -92,10 +93,11 @@ def run(args: argparse.Namespace) -> int:
         patches=args.patches,
         tasks=tuple(args.task),
         out=args.out,
-        events=EventStream(ProgressPrinter()),
+        events=EventStream(progress),
         models=models_from_args(args, pack, args.corpus).chosen,
     )
-    result = run_bench(options, pack)
+    with progress:  # its live lines are gone before the table prints
+        result = run_bench(options, pack)
     table = markdown(result)
     if args.markdown:
         args.markdown.write_text(table, encoding="utf-8")

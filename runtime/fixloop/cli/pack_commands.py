@@ -11,7 +11,12 @@ from typing import Any
 from fixloop.cli.arguments import Subparsers, add_format_option, add_pack_options, parse_pairs
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.config import Profile, find_config
-from fixloop.documents.discovery import bundled_pack_root, is_pack_root, pack_root_or_fail
+from fixloop.documents.discovery import (
+    NOT_A_PACK,
+    bundled_pack_root,
+    is_pack_root,
+    pack_root_or_fail,
+)
 from fixloop.documents.inputs import InputError, coerce_inputs
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.documents.render import render_template
@@ -84,8 +89,7 @@ def run_validate(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise FixloopError(Diagnostic(str(root), 1, 1, "usage", "no such pack directory"))
     if not is_pack_root(root):  # an empty or wrong folder is not a pack that passes
-        message = "not a pack: no .claude-plugin/plugin.json, agents/, commands/ or skills/ here"
-        raise FixloopError(Diagnostic(display_path(root), 1, 1, "usage", message))
+        raise FixloopError(Diagnostic(display_path(root), 1, 1, "usage", NOT_A_PACK))
     config = find_config(root)
     profile = Profile(args.profile) if args.profile else None
     pack, found = validate_pack(root, known_outputs=registry.is_known, profile=profile)
@@ -116,9 +120,17 @@ def run_agents_list(args: argparse.Namespace) -> int:
     agents = sorted(pack.agents.values(), key=lambda a: a.name)
     if args.format != "json":
         width = max((len(a.name) for a in agents), default=4)
+        indent = " " * (width + 2)
         for agent in agents:
             tools = ", ".join(agent.spec.tools) or "(all)"
-            print(f"{agent.name:<{width}}  {agent.spec.model:<7}  {tools}")
+            inputs = agent.spec.fixloop.inputs
+            declared = ", ".join(
+                f"{name} ({spec.type}{'' if spec.required else ', optional'})"
+                for name, spec in inputs.items()
+            )
+            print(f"{agent.name:<{width}}  model: {agent.spec.model}  tools: {tools}")
+            print(f"{indent}inputs: {declared or '(none)'}")
+            print(f"{indent}output: {agent.spec.fixloop.output or '(free text)'}")
         return 0
     rows = [
         {
@@ -173,7 +185,8 @@ def run_schema(args: argparse.Namespace) -> int:
     if args.name is None:
         print("\n".join(registry.SCHEMAS))
         return 0
-    if not registry.is_known(args.name):
+    name = registry.spelled(args.name)  # `finding`, `fixer-result`: what a person types
+    if name is None:
         raise FixloopError(
             Diagnostic(
                 "schema",
@@ -183,5 +196,5 @@ def run_schema(args: argparse.Namespace) -> int:
                 f"no schema named {args.name!r} (known: {', '.join(registry.SCHEMAS)})",
             )
         )
-    print(json.dumps(registry.json_schema(args.name), indent=2))
+    print(json.dumps(registry.json_schema(name), indent=2))
     return 0

@@ -123,17 +123,19 @@ def run(name: str, entry: Entry, args: argparse.Namespace) -> int:
         values.update(sandbox=args.sandbox, image=args.image)
     elif entry.sandboxed:
         sandbox = sandbox_from_args(args)  # before any change: a bad choice is exit 2
+    progress = PRINTERS[entry.progress]()
     context = Context(
         pack,
         backend_from_args(args, name),
-        EventStream(PRINTERS[entry.progress]()),
+        EventStream(progress),
         budget=budget,
         sandbox=sandbox,
         models=models.chosen,
     )
     if entry.asks:
         context.prompter = TerminalPrompter()
-    result = run_workflow(name, wired(context), **values)  # the extras' browser and sweepers
+    with progress:  # its live lines are gone before the summary prints
+        result = run_workflow(name, wired(context), **values)  # the extras' browser and sweepers
     totals = _totals(values.get("repo", Path()), result.run_id) if entry.totals else None
     if args.json:
         data = {**result.json_result(), **({"totals": totals} if entry.totals else {})}

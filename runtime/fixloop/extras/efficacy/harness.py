@@ -70,7 +70,10 @@ class BenchOptions:
     models: Mapping[str, str] = field(default_factory=dict)  # role → model (`--model`, profile)
 
 
-def _say(events: EventStream, task: Task, status: str, message: str) -> None:
+def _say(
+    events: EventStream, task: Task, status: str, message: str, position: tuple[int, int]
+) -> None:
+    index, total = position  # k of N, so a long bench says how far it is
     events.emit(
         Event(
             EventKind.ITEM,
@@ -79,6 +82,7 @@ def _say(events: EventStream, task: Task, status: str, message: str) -> None:
             item=task.id,
             title=task.spec.title,
             status=status,
+            data={"index": index, "total": total} if total else {},
         )
     )
 
@@ -223,11 +227,16 @@ def _score_patch(
 
 
 def run_task(
-    options: BenchOptions, pack: Pack, task: Task, backend: Callable[[Task], Backend]
+    options: BenchOptions,
+    pack: Pack,
+    task: Task,
+    backend: Callable[[Task], Backend],
+    position: tuple[int, int] = (0, 0),
 ) -> TaskOutcome:
-    """One task in a temporary folder of its own, timed; an error is this task's, not the run's."""
+    """One task in a temporary folder of its own, timed; an error is this task's, not the run's.
+    `position` is (k, N): the task's place in the bench, for its progress lines."""
     started = time.monotonic()
-    _say(options.events, task, "running", task.spec.kind)
+    _say(options.events, task, "running", task.spec.kind, position)
     kept: Kept = []
     with tempfile.TemporaryDirectory(prefix=f"fixloop-efficacy-{task.id}-") as folder:
         try:
@@ -245,7 +254,7 @@ def run_task(
             )
         outcome.wall_s = time.monotonic() - started
         keep(options.out, outcome, kept)  # before the task's folder goes
-    _say(options.events, task, outcome.status, f"{outcome.status}: {outcome.reason}")
+    _say(options.events, task, outcome.status, f"{outcome.status}: {outcome.reason}", position)
     return outcome
 
 
@@ -281,7 +290,7 @@ def run_bench(options: BenchOptions, pack: Pack) -> BenchResult:
         sandbox=options.sandbox,
     )
     started = time.monotonic()
-    for task in tasks:
+    for index, task in enumerate(tasks, 1):
         spent = options.budget.exhausted() if options.budget else None
         if spent is not None:
             result.outcomes.append(
@@ -294,7 +303,7 @@ def run_bench(options: BenchOptions, pack: Pack) -> BenchResult:
                 )
             )
             continue
-        result.outcomes.append(run_task(options, pack, task, backend))
+        result.outcomes.append(run_task(options, pack, task, backend, (index, len(tasks))))
     result.wall_s = time.monotonic() - started
     # The sandbox that really ran the commands, as the first task that ran one reported it.
     result.sandbox = next((o.sandbox for o in result.outcomes if o.sandbox), options.sandbox)
