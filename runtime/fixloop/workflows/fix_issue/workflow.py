@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from fixloop.agents.backend import StopReason
+from fixloop.agents.backend import AgentOutcome, StopReason
+from fixloop.agents.budget import BudgetedBackend, BudgetKind, RunBudget
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.gitrepo import changed_paths
 from fixloop.runs.git_session import GitSession
@@ -50,6 +51,11 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
     def __init__(self, context: Context, options: FixIssueOptions) -> None:
         super().__init__(context, options)
         self.started = time.monotonic()
+        self.calls_before = 0
+        # The run's token budget, inside the caller's (cost, wall time): one per run, so a
+        # bench of many issues gives each its own.
+        self.tokens = RunBudget(max_tokens=options.max_tokens or None)
+        self.dispatcher.backend = BudgetedBackend(self.dispatcher.backend, self.tokens)
 
     # -- the parts of the kernel's run -----------------------------------------------------
 
@@ -60,6 +66,7 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
     def new_result(self, plan: FixIssuePlan) -> FixIssueResult:
         result = FixIssueResult(str(self.options.issue), issue_id_of(self.options))
         result.tests = [test.shown for test in plan.tests]
+        result.max_tokens = self.options.max_tokens
         return result
 
     def sandbox_for(self, plan: FixIssuePlan) -> SandboxChoice:
@@ -131,7 +138,12 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
     ) -> None:
         """Attempts, until one succeeds, the fixer finds nothing to do, or the budget is spent."""
         for number in range(1, self.options.max_attempts + 1):
-            record = self.fix_attempt(plan, tools, number, list(state.attempts))
+            outcome = self.fix_attempt(plan, tools, number, list(state.attempts))
+            if outcome.reason is StopReason.RUN_BUDGET:
+                # Refused before it started: the fixer ran nothing, so neither do the tests.
+                self.budget_refused(plan, outcome)
+                return
+            record = self.attempt_record(number, outcome, tools)
             self.check_attempt(record, suite)
             state.attempts.append(record)
             self.result.attempts = list(state.attempts)
@@ -140,7 +152,7 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             tests = "passed" if all_passed(self.result.tests_after) else "failing"
             said = record.fixer_status or record.reason
             self.item(plan.issue_id, verdict, f"attempt {number}: fixer {said}; tests {tests}")
-            if record.succeeded or record.reason.startswith(StopReason.RUN_BUDGET):
+            if record.succeeded:
                 return
             if record.fixer_status == "no_task" and not tools.touched:
                 return
@@ -162,13 +174,27 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             problem = f"{missing[0]!r}: its program is not found in the sandbox"
             raise FixloopError(Diagnostic("--test", 1, 1, "test-command", problem))
 
+    def budget_refused(self, plan: FixIssuePlan, outcome: AgentOutcome) -> None:
+        """Say which run budget refused the next attempt; it is no attempt."""
+        stop = self.tokens.stopped_by or (
+            self.context.budget.stopped_by if self.context.budget else None
+        )
+        kind = stop.kind if stop is not None else None
+        self.result.stop_reason = str(
+            StopReason.TOKEN_BUDGET if kind is BudgetKind.TOKENS else StopReason.RUN_BUDGET
+        )
+        self.result.stop_detail = stop.describe() if stop is not None else outcome.detail
+        self.state.stop_reason = self.result.stop_reason
+        self.save_state()
+        self.item(plan.issue_id, IssueItemStatus.FAILED, self.result.stop_detail)
+
     @implements("fix-attempt")
     def fix_attempt(
         self, plan: FixIssuePlan, tools: IssueTools, number: int, earlier: list[AttemptRecord]
-    ) -> AttemptRecord:
+    ) -> AgentOutcome:
         self.item(plan.issue_id, IssueItemStatus.RUNNING, title=f"attempt {number}")
-        calls = tools.calls
-        outcome = self.call(
+        self.calls_before = tools.calls
+        return self.call(
             ROLE,
             fixer_inputs(plan, number, earlier),
             task_text(plan, number, self.options.max_attempts),
@@ -176,12 +202,18 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             key=call_key(plan, number),
             toolbox=tools,
         )
+
+    def attempt_record(
+        self, number: int, outcome: AgentOutcome, tools: IssueTools
+    ) -> AttemptRecord:
         record = AttemptRecord(
             number=number,
             outcome=str(outcome.status),
             turns=outcome.usage.turns,
             cost_usd=outcome.usage.cost_usd,
-            tool_calls=tools.calls - calls,
+            input_tokens=outcome.usage.input_tokens,
+            output_tokens=outcome.usage.output_tokens,
+            tool_calls=tools.calls - self.calls_before,
         )
         if outcome.ok and isinstance(outcome.output, ImplResult):
             record.fixer_status = outcome.output.status
