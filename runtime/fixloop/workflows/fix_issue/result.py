@@ -7,8 +7,8 @@
 - `rejected`: such an attempt, but the patch did not apply or failed acceptance there;
 - `unresolved`: no attempt got that far (the fixer gave up, its answer was inconclusive, the
   tests still failed, nothing changed, or a run budget was spent: `stop_reason` says which,
-  `token_budget` for the tokens). A call the budget refused is no attempt: it ran nothing. A patch that was exported
-  anyway is still checked, and its acceptance reported, for whoever reads the result.
+  `token_budget` for the tokens; a call the budget refused is no attempt: it ran nothing). A
+  patch that was exported anyway is still checked, and its acceptance reported.
 """
 
 from __future__ import annotations

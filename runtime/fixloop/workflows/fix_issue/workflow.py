@@ -11,7 +11,7 @@ leaves the user's branch where it was.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from fixloop.sandboxes.protocol import SandboxChoice
 from fixloop.schemas.results import ImplResult
 from fixloop.workflows.fix_issue.acceptance import REPORTS, Acceptance, PatchCheck, verify_patch
 from fixloop.workflows.fix_issue.brief import ROLE, call_key, fixer_inputs, task_text
+from fixloop.workflows.fix_issue.diff_tool import DIFF_NAME, DiffTool
 from fixloop.workflows.fix_issue.grading import TestSelection
 from fixloop.workflows.fix_issue.plan import (
     FixIssueOptions,
@@ -92,6 +93,7 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
                 tools = IssueTools(
                     git.worktree, suite, self.emit, plan.issue_id, secret_files=plan.secret_files
                 )
+                tools.parts = [self.diff_tool(git, tools)]
                 self.tests_before(suite, state)
                 self.fix_until_the_tests_pass(plan, tools, suite, state)
             self.export_patch(git, tools)
@@ -113,6 +115,12 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
 
     def run_details(self) -> dict[str, str]:
         return {"status": str(self.result.status), "result": self.result.result_path}
+
+    def diff_tool(self, git: GitSession, tools: IssueTools) -> DiffTool:
+        def export(target: Path, paths: Iterable[str]) -> int:
+            return git.export_patch(target, paths=sorted(paths))
+
+        return DiffTool(tools, git.base, self.active_run.dir / DIFF_NAME, export)
 
     @property
     def timeout_s(self) -> float:
