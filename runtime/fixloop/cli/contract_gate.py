@@ -12,46 +12,23 @@ state folder (`.git/fixloop/contract-checks/<digest>`): the check's cost is paid
 of the pack. Only a pass is remembered: a refusal writes nothing, so a refused run leaves the
 repository exactly as it was.
 
-What the digest covers: every file of the pack the checker or a step can read (Markdown,
-contract sidecars, settings, manifests, the step library's scripts), by path and content.
+What the digest covers: `fixloop.documents.digest`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from fixloop import checker
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.config import find_config
+from fixloop.documents.digest import pack_digest
 from fixloop.documents.discovery import bundled_pack_root
 
 CACHE_FOLDER = "contract-checks"
 FLAG = "--no-contract-check"
-_READ = frozenset({".md", ".yaml", ".yml", ".json", ".toml", ".sh", ".bash", ".py"})
-_SKIP = frozenset({".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"})
-
-
-def pack_digest(root: Path) -> str:
-    """sha256 over the pack's documents: each one's path and bytes, in path order."""
-    digest = hashlib.sha256()
-    for path in _documents(root):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
-
-
-def _documents(root: Path) -> Iterator[Path]:
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP)
-        for name in sorted(files):
-            path = Path(folder) / name
-            if path.suffix in _READ and path.is_file():
-                yield path
 
 
 def is_bundled(root: Path) -> bool:

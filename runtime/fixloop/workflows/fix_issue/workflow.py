@@ -24,7 +24,14 @@ from fixloop.runs.state import digest
 from fixloop.sandboxes import Sandbox
 from fixloop.sandboxes.protocol import SandboxChoice
 from fixloop.schemas.results import ImplResult
-from fixloop.workflows.fix_issue.acceptance import REPORTS, Acceptance, PatchCheck, verify_patch
+from fixloop.workflows.fix_issue.acceptance import (
+    REPORTS,
+    TEST_RUNS,
+    VERIFY_SUFFIX,
+    Acceptance,
+    PatchCheck,
+    verify_patch,
+)
 from fixloop.workflows.fix_issue.brief import ROLE, call_key, fixer_inputs, task_text
 from fixloop.workflows.fix_issue.diff_tool import DIFF_NAME, DiffTool
 from fixloop.workflows.fix_issue.grading import TestSelection
@@ -34,6 +41,7 @@ from fixloop.workflows.fix_issue.plan import (
     issue_id_of,
     plan_fix_issue,
 )
+from fixloop.workflows.fix_issue.record import write_artifacts, write_snapshot
 from fixloop.workflows.fix_issue.result import FixIssueResult, IssueItemStatus, write_result
 from fixloop.workflows.fix_issue.state import AttemptRecord, FixIssueState
 from fixloop.workflows.fix_issue.suite import RunStatus, Suite, all_passed
@@ -78,17 +86,33 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             input_path=plan.issue_shown, input_digest=digest(plan.issue_bytes), base=plan.base
         )
 
+    def run(self) -> FixIssueResult:
+        """The kernel's run; then, once the run is over (also when it failed), the SHA-256 of
+        every file it left (`record.py`)."""
+        try:
+            return super().run()
+        finally:
+            if self._run is not None:
+                verify = self._run.dir.with_name(f"{self._run.id}{VERIFY_SUFFIX}")
+                write_artifacts(self._run.dir, [verify])
+
     def work(self, plan: FixIssuePlan) -> None:
         result, state, run = self.result, self.state, self.active_run
         result.result_path = str(run.dir / RESULT_NAME)
         result.trace_path = str(run.events_path)
+        write_snapshot(run.dir, self.options, self.pack, self.context.backend, ROLE)
         with self.git_session() as git:
             result.base = state.base = git.base
             reports = run.dir / REPORTS
             reports.mkdir(exist_ok=True)
             with self.sandbox(git.worktree, run.id, reports) as sandbox:
                 suite = Suite(
-                    plan.tests, sandbox, git.worktree, timeout_s=self.timeout_s, reports=reports
+                    plan.tests,
+                    sandbox,
+                    git.worktree,
+                    timeout_s=self.timeout_s,
+                    reports=reports,
+                    records=run.dir / TEST_RUNS,
                 )
                 tools = IssueTools(
                     git.worktree, suite, self.emit, plan.issue_id, secret_files=plan.secret_files
