@@ -14,7 +14,7 @@ from typing import Any
 from tests.helpers.gitrepo import git
 
 from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend
-from fixloop.agents.toolbox import ToolReply, ToolSpec
+from fixloop.agents.toolbox import Toolbox, ToolReply, ToolSpec
 from fixloop.sandboxes import Sandbox, SandboxChoice, SandboxResult, open_sandbox
 
 STATS = '''"""Small statistics."""
@@ -179,9 +179,9 @@ class Listening:
         self.answers: list[tuple[str, dict[str, Any]]] = []
 
     def dispatch(self, request: AgentRequest) -> AgentOutcome:
-        lent = request.toolbox
-        if lent is None:
+        if request.toolbox is None:
             return self.inner.dispatch(request)
+        lent: Toolbox = request.toolbox
         heard = self.answers
 
         class Heard:

@@ -42,7 +42,12 @@ from fixloop.workflows.fix_issue.plan import (
     plan_fix_issue,
 )
 from fixloop.workflows.fix_issue.record import write_artifacts, write_snapshot
-from fixloop.workflows.fix_issue.result import FixIssueResult, IssueItemStatus, write_result
+from fixloop.workflows.fix_issue.result import (
+    FixIssueResult,
+    IssueItemStatus,
+    IssueStatus,
+    write_result,
+)
 from fixloop.workflows.fix_issue.state import AttemptRecord, FixIssueState
 from fixloop.workflows.fix_issue.suite import RunStatus, Suite, all_passed
 from fixloop.workflows.fix_issue.tools import IssueTools
@@ -103,6 +108,9 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
         write_snapshot(run.dir, self.options, self.pack, self.context.backend, ROLE)
         with self.git_session() as git:
             result.base = state.base = git.base
+            # Kept unless it is resolved: also when something below raises.
+            git.keep = self.options.keep_worktree
+            result.kept_worktree = str(git.worktree) if git.keep else ""
             reports = run.dir / REPORTS
             reports.mkdir(exist_ok=True)
             with self.sandbox(git.worktree, run.id, reports) as sandbox:
@@ -124,6 +132,13 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             if result.patch_files:
                 result.acceptance = self.verify_patch(plan, Path(result.patch_path))
             result.status, result.reason = decide(result)
+            git.keep = git.keep and result.status is not IssueStatus.RESOLVED
+            result.kept_worktree = result.kept_worktree if git.keep else ""
+            if git.keep:
+                self.warn(
+                    f"the worktree of this unresolved run is kept: {git.worktree} (fix.patch "
+                    "and result.json are in the run folder; fixloop recover removes it)"
+                )
             result.wall_s = time.monotonic() - self.started
             self.write_result()
             state.done = True
@@ -138,7 +153,8 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             write_result(Path(result.result_path), result)
 
     def run_details(self) -> dict[str, str]:
-        return {"status": str(self.result.status), "result": self.result.result_path}
+        kept = {"kept_worktree": self.result.kept_worktree} if self.result.kept_worktree else {}
+        return {"status": str(self.result.status), "result": self.result.result_path, **kept}
 
     def diff_tool(self, git: GitSession, tools: IssueTools) -> DiffTool:
         def export(target: Path, paths: Iterable[str]) -> int:
