@@ -1,11 +1,12 @@
 """Run budgets: hard caps on what a whole run may spend, shared by every backend.
 
 A per-call cap (turns, `max_cost_usd`, `max_tokens`) bounds one agent call; a `RunBudget` bounds
-the run: total cost, input and output tokens, and wall time. Once one is spent no new call STARTS — users' worst stories are caps that
-only stopped the current call while the loop kept launching new ones. A call already running is
-not killed by the run budget, but its own cost and token caps are lowered to what the run has
-left, so a backend that counts them (openai) cannot overshoot by more than one model turn; one
-that cannot cap tokens within a call (claude) overshoots by at most that call.
+the run: total cost, input and output tokens, and wall time. Once one is spent no new call
+STARTS — users' worst stories are caps that only stopped the current call while the loop kept
+launching new ones. A call already running is not killed by the run budget, but its own cost
+and token caps are lowered to what the run has left, so a backend that counts them (openai)
+cannot overshoot by more than one model turn; one that cannot cap tokens within a call (claude)
+overshoots by at most that call.
 
 `BudgetedBackend` wraps any `Backend` (claude, scripted) with a shared `RunBudget`, so workflows
 get the same behaviour whichever model they drive.

@@ -67,6 +67,7 @@ class FixIssueResult(Result):
     stop_detail: str = ""  # in words: `run token budget spent: 150210 of 150000 tokens`
     max_tokens: int = 0  # the run's token budget (0: none)
     kept_worktree: str = ""  # --keep-worktree: where the unresolved run's worktree stays
+    environment: str = ""  # under docker: the image the fixer's tests ran in last
 
     def incomplete(self) -> bool:
         """Exit 0 only for a resolved issue."""
@@ -96,6 +97,7 @@ class FixIssueResult(Result):
             "reason": self.reason,
             "base": self.base,
             "sandbox": self.sandbox,
+            "environment": self.environment,
             "tests": {
                 "commands": self.tests,
                 "before": [run.to_json() for run in self.tests_before],

@@ -157,6 +157,12 @@ class Suite:
     def revision(self) -> str:
         return workspace_revision(self.worktree)
 
+    def use(self, sandbox: Sandbox) -> None:
+        """Run the commands in `sandbox` from now on (an image the fixer built): a result from
+        the old one says nothing about the new, so none is reused."""
+        self.sandbox = sandbox
+        self._results.clear()
+
     def run(self, indexes: Sequence[int] | None = None) -> list[CommandRun]:
         """Run the commands (all, or those at `indexes`) now, at the current revision."""
         chosen = range(len(self.commands)) if indexes is None else indexes

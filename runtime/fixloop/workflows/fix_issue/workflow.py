@@ -34,6 +34,7 @@ from fixloop.workflows.fix_issue.acceptance import (
 )
 from fixloop.workflows.fix_issue.brief import ROLE, call_key, fixer_inputs, task_text
 from fixloop.workflows.fix_issue.diff_tool import DIFF_NAME, DiffTool
+from fixloop.workflows.fix_issue.environment import EnvironmentTool
 from fixloop.workflows.fix_issue.grading import TestSelection
 from fixloop.workflows.fix_issue.plan import (
     FixIssueOptions,
@@ -126,8 +127,11 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
                     git.worktree, suite, self.emit, plan.issue_id, secret_files=plan.secret_files
                 )
                 tools.parts = [self.diff_tool(git, tools)]
-                self.tests_before(suite, state)
-                self.fix_until_the_tests_pass(plan, tools, suite, state)
+                with self.environment(suite, sandbox, reports) as environment:
+                    if environment is not None:
+                        tools.parts = [*tools.parts, environment]
+                    self.tests_before(suite, state)
+                    self.fix_until_the_tests_pass(plan, tools, suite, state)
             self.export_patch(git, tools)
             if result.patch_files:
                 result.acceptance = self.verify_patch(plan, Path(result.patch_path))
@@ -161,6 +165,24 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             return git.export_patch(target, paths=sorted(paths))
 
         return DiffTool(tools, git.base, self.active_run.dir / DIFF_NAME, export)
+
+    @contextmanager
+    def environment(
+        self, suite: Suite, sandbox: Sandbox, reports: Path
+    ) -> Iterator[EnvironmentTool | None]:
+        """Under docker, `build_environment` (the fixer's own image for its tests); its images
+        are removed on the way out."""
+        if sandbox.choice.kind != "docker":
+            yield None
+            return
+        run = self.active_run
+        image = sandbox.choice.image or ""
+        tool = EnvironmentTool(suite, self.options.open_sandbox, run.id, run.dir, reports, image)
+        try:
+            yield tool
+        finally:
+            self.result.environment = tool.image
+            tool.close()
 
     @property
     def timeout_s(self) -> float:
