@@ -63,7 +63,8 @@ class EnvironmentTool:
     run_dir: Path
     reports: Path
     image: str  # what the tests run in now: the user's --image, then the last image built
-    built: list[str] = field(default_factory=list)
+    built: list[str] = field(default_factory=list)  # the images that were built
+    builds: int = 0  # builds tried (a failed one too: its Dockerfile and log are kept)
     _stack: ExitStack = field(default_factory=ExitStack)
 
     def specs(self) -> Sequence[ToolSpec]:
@@ -80,7 +81,8 @@ class EnvironmentTool:
             client.close()
         if problem is not None:
             return refused("not_local", problem, image=self.image)
-        number = len(self.built) + 1
+        self.builds += 1
+        number = self.builds
         tag = f"{IMAGE_REPOSITORY}:{self.run_id.lower()}-{number}"
         built = build_image(args.dockerfile, run_id=self.run_id, tag=tag)
         self._keep(number, args.dockerfile, built.log)
