@@ -111,3 +111,13 @@ def test_a_pack_that_passed_is_checked_once_per_change(
     protocol.write_text(no_ff(protocol.read_text(encoding="utf-8")), encoding="utf-8")
     assert fix_issue(tmp_path, repo, "--pack", str(pack)) == 2
     assert len(checks) == 2
+
+
+def test_the_bench_checks_a_pack_of_one_s_own_too(
+    tmp_path: Path, checks: list[list[Path]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    pack = copy_pack(tmp_path / "pack", no_ff)
+    code = main(["bench", "efficacy", str(tmp_path / "corpus"), "--pack", str(pack)])
+    assert code == 2 and len(checks) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert "workflows/git-protocol.md:" in line and "breaks this contract" in line
