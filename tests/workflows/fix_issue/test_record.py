@@ -10,10 +10,14 @@ from pathlib import Path
 from tests.helpers.fix_issue import UNITTEST, fixing_script, make_issue_repo, recorder, write_issue
 
 from fixloop import __version__
+from fixloop.agents.budget import BudgetedBackend, RunBudget
+from fixloop.agents.openai_backend import OpenAIBackend
+from fixloop.agents.openai_config import OpenAITarget
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.digest import pack_digest
 from fixloop.documents.pack import Pack
 from fixloop.workflows.fix_issue import FixIssueOptions, IssueStatus, run_fix_issue
+from fixloop.workflows.fix_issue.record import model_of
 from fixloop.workflows.kernel.workflow import Context
 
 
@@ -61,3 +65,26 @@ def test_a_run_records_what_ran_and_what_it_left(tmp_path: Path, pack: Pack) -> 
     for relative, entry in manifest.items():
         data = (run_dir.parent / relative).read_bytes()  # written last: nothing changed since
         assert entry == {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
+def test_the_snapshot_names_an_openai_compatible_server_s_model_never_its_key() -> None:
+    target = OpenAITarget(
+        provider="deepseek",
+        base_url="https://api.deepseek.com/v1",
+        model="deepseek-chat",
+        key_variable="DEEPSEEK_API_KEY",
+        models={"opus": "deepseek-reasoner"},
+    )
+    secret = "sk-" + "x" * 40
+    wrapped = BudgetedBackend(
+        OpenAIBackend(target, environ={"DEEPSEEK_API_KEY": secret}), RunBudget()
+    )
+    played = model_of(wrapped, "opus")
+    assert played == {
+        "backend": "openai",
+        "role_model": "opus",
+        "provider": "deepseek",
+        "base_url": "https://api.deepseek.com/v1",
+        "model": "deepseek-reasoner",
+    }
+    assert secret not in json.dumps(played)
