@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.documents.claude_code import valid_model
 from fixloop.documents.config import OpenAISettings
 from fixloop.masking import is_secret_name
 
@@ -103,8 +104,12 @@ class OpenAITarget:
     price_output: float | None = None
 
     def model_for(self, alias: str) -> str:
-        """The model that plays a role whose document says `model: alias`."""
-        return self.models.get(alias, self.model)
+        """The model that plays a role whose model is `alias`: a Claude alias its document,
+        a profile or the settings name (mapped by `models`, else the backend's model), or a
+        server model name `--model ROLE=NAME` chose."""
+        if alias in self.models:
+            return self.models[alias]
+        return self.model if not alias or valid_model(alias) else alias
 
     @property
     def priced(self) -> bool:

@@ -22,6 +22,7 @@ from fixloop.agents.budget import RunBudget
 from fixloop.agents.openai_config import PRESETS, OpenAIFlags, OpenAITarget
 from fixloop.agents.registry import load_backend
 from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.documents.models import every_role_model
 
 DEFAULT_BACKEND = "claude"
 
@@ -47,7 +48,6 @@ def add_backend_arguments(parser: argparse.ArgumentParser, *, default: str | Non
         help=f"a preset: {', '.join(PRESETS)} (default: openai, or [openai] provider in "
         "fixloop.toml)",
     )
-    openai.add_argument("--model", metavar="NAME", help="the model (default: the preset's)")
     openai.add_argument(
         "--base-url",
         metavar="URL",
@@ -109,10 +109,11 @@ def backend_from_args(args: argparse.Namespace, command: str) -> Backend:
 
 
 def openai_flags(args: argparse.Namespace) -> OpenAIFlags:
-    """What `--provider`, `--model`, `--base-url` and `--api-key-env` said."""
+    """What `--provider`, `--model NAME` (every role's model, the one `--model` without a
+    role), `--base-url` and `--api-key-env` said."""
     return OpenAIFlags(
         provider=getattr(args, "provider", None),
-        model=getattr(args, "model", None),
+        model=every_role_model(getattr(args, "model", None) or ()),
         base_url=getattr(args, "base_url", None),
         api_key_env=getattr(args, "api_key_env", None),
     )

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from fixloop import gitrepo
 from fixloop.cli.arguments import existing_directory
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.claude_permissions import (
@@ -106,6 +107,11 @@ def run_init(args: Any) -> int:
         tofile=shown,
     )
     sys.stdout.write("".join(diff))
+    exclude = _exclude_file(root) if args.local else None
+    if exclude is not None:
+        # Personal settings are never committed; an untracked file would also make the
+        # workflows that need a clean tree (fix-issue) refuse the repository.
+        print(f"{display_path(exclude)}: + /{LOCAL_SETTINGS}")
     if args.dry_run:
         print(f"(dry run: {shown} not written)")
         return 0
@@ -115,8 +121,31 @@ def run_init(args: Any) -> int:
     partial = target.with_name(target.name + ".fixloop-tmp")
     partial.write_text(after, encoding="utf-8")
     partial.replace(target)
+    if exclude is not None:
+        exclude.parent.mkdir(exist_ok=True)
+        held = exclude.read_bytes() if exclude.exists() else b""
+        with exclude.open("a", encoding="utf-8") as handle:
+            handle.write(
+                ("\n" if held and not held.endswith(b"\n") else "") + f"/{LOCAL_SETTINGS}\n"
+            )
     print(f"{shown}: added {len(added)} rule(s): {', '.join(added)}")
     return 0
+
+
+def _exclude_file(root: Path) -> Path | None:
+    """The repository's `info/exclude` when it does not hide the local settings yet (None
+    outside a repository, or when it already does)."""
+    try:
+        exclude = gitrepo.state_dir_of(root).parent / "info" / "exclude"
+    except FixloopError:
+        return None
+    try:
+        lines = exclude.read_text(encoding="utf-8").splitlines() if exclude.exists() else []
+    except (OSError, UnicodeDecodeError):
+        return None
+    if f"/{LOCAL_SETTINGS}" in lines or exclude.parent.is_symlink():
+        return None
+    return exclude
 
 
 def _confirmed(shown: str) -> bool:

@@ -1,4 +1,4 @@
-"""Project settings (`fixloop check`, `validate`, `fix-issue`): `fixloop.toml`, `[tool.fixloop]`.
+"""Project settings (`fixloop check`, `validate`, the workflows): `fixloop.toml`, `[tool.fixloop]`.
 
     [tool.fixloop]                   # in pyproject.toml; in fixloop.toml the same keys, no table
     pack = "plugins/ours"            # the pack to use when no path is given
@@ -7,6 +7,9 @@
     ignore = ["rm-rf-empty-var"]     # never report these
     secret-files = [".env*"]         # files agents' file tools refuse (default: secret_files.py)
     extend-secret-files = ["conf/prod.yml"]  # more of them, on top of that list
+    model-profile = "budget"         # the roles' models: quality, balanced or budget (models.py)
+    [tool.fixloop.models]            # in fixloop.toml: [models]; one role's model, over the profile
+    verifier = "opus"
     [tool.fixloop.openai]            # `--backend openai` (docs/backends.md); fixloop.toml: [openai]
     provider = "deepseek"            # openai, deepseek, gemini, qwen or custom
     model = "deepseek-chat"
@@ -34,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.files import present, read_text, resolved
 from fixloop.documents.located_yaml import KeyPath
+from fixloop.documents.plain_models import construct
 from fixloop.documents.spec_errors import did_you_mean, spec_diagnostics
 from fixloop.secret_files import SecretFiles
 
@@ -95,8 +99,8 @@ class OpenAISettings(BaseModel):
 
 
 class Settings(BaseModel):
-    # Built on first use: a document without contracts (and a project without settings) never
-    # pays for pydantic's validators, a good part of `fixloop check`'s start.
+    # Built on first use, and only for settings that are not plainly valid (see plain_models.py):
+    # pydantic's validators are a good part of `fixloop check`'s start.
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     pack: str | None = None
@@ -106,12 +110,20 @@ class Settings(BaseModel):
     per_file_ignores: dict[str, list[str]] = Field(default_factory=dict, alias="per-file-ignores")
     secret_files: list[str] | None = Field(default=None, alias="secret-files")
     extend_secret_files: list[str] = Field(default_factory=list, alias="extend-secret-files")
+    model_profile: str | None = Field(default=None, alias="model-profile")
+    models: dict[str, str] = Field(default_factory=dict)
     openai: OpenAISettings | None = None
+
+
+def _no_settings() -> Settings:
+    made = construct(Settings, {})  # `Settings()` would build its validator
+    assert made is not None
+    return made
 
 
 @dataclass(frozen=True)
 class Config:
-    settings: Settings = field(default_factory=Settings)
+    settings: Settings = field(default_factory=_no_settings)
     path: Path | None = None  # the file the settings come from
     cli: frozenset[str] = frozenset()  # ids given on the command line
 
@@ -231,7 +243,7 @@ def _load(path: Path, table: bool) -> Config:
     for key in prefix:
         data = data.get(key, {}) if isinstance(data, dict) else {}
     try:
-        return Config(Settings.model_validate(data), path)
+        return Config(construct(Settings, data) or Settings.model_validate(data), path)
     except ValidationError as exc:
         raise FixloopError(
             spec_diagnostics(

@@ -9,6 +9,7 @@ saved with `save_diff`), never from parsing printed text: the events are typed. 
 - a step belongs to the item being worked on when it ran (between the item's `running` event and
   the event that finished it); the others belong to the run (setup, cleanup, the report);
 - a scope request is a note event carrying `scope_request` (the files asked for);
+- the models used are those the role calls' events name, per role;
 - the diff an item committed or staged is the file its finished item event names (`diff`).
 
 Totals are the sums over every role call of the run and its wall time (start to end, or to its
@@ -96,6 +97,8 @@ class RunView:
     steps: list[StepView] = field(default_factory=list)  # not part of any item
     usage: Spend = field(default_factory=Spend)  # every call of the run
     warnings: list[str] = field(default_factory=list)
+    # role → the model(s) its calls ran on ("default": the backend's, no model named)
+    models: dict[str, str] = field(default_factory=dict)
 
     def totals(self) -> str:
         return f"total: {self.usage.describe()}, {self.wall_s:.1f}s"
@@ -196,6 +199,7 @@ def _take(
         (items[current].steps if current in items else view.steps).append(step)
     elif kind == "agent":
         view.usage.add(event)
+        _add_model(view.models, event)
         owner = _owner(str(event.get("key") or ""))
         if owner is not None:
             item = items.setdefault(owner, ItemView(owner))
@@ -236,8 +240,17 @@ def describe(view: RunView) -> list[str]:
         lines.append("run steps:")
         lines += _steps(view.steps, "")
     lines += [f"warning: {warning}" for warning in view.warnings]
+    if view.models:
+        lines.append("models: " + ", ".join(f"{r}={m}" for r, m in sorted(view.models.items())))
     lines.append(view.totals())
     return lines
+
+
+def _add_model(models: dict[str, str], event: dict[str, Any]) -> None:
+    role, model = str(event.get("role") or "?"), str(event.get("model") or "default")
+    held = models.get(role, "").split("/") if role in models else []
+    if model not in held:
+        models[role] = "/".join([*held, model])
 
 
 def _steps(steps: list[StepView], indent: str) -> list[str]:

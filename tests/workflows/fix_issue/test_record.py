@@ -27,7 +27,8 @@ def test_a_run_records_what_ran_and_what_it_left(tmp_path: Path, pack: Pack) -> 
     options = FixIssueOptions(
         issue=write_issue(tmp_path), repo=repo, tests=[UNITTEST], open_sandbox=opener
     )
-    result = run_fix_issue(options, Context(pack, ScriptedBackend(fixing_script())))
+    context = Context(pack, ScriptedBackend(fixing_script()), models={"issue-fixer": "haiku"})
+    result = run_fix_issue(options, context)
     assert result.status is IssueStatus.RESOLVED, result.reason
     run_dir = Path(result.result_path).parent
     verify_dir = run_dir.with_name(run_dir.name + "-verify")
@@ -38,7 +39,8 @@ def test_a_run_records_what_ran_and_what_it_left(tmp_path: Path, pack: Pack) -> 
     assert snapshot["options"]["max_tokens"] == 150_000
     assert snapshot["options"]["sandbox"] == "auto"
     assert snapshot["pack"] == {"root": str(pack.root), "digest": pack_digest(pack.root)}
-    assert snapshot["fixer"] == {"backend": "scripted", "role_model": "opus"}
+    # The run's choice (--model, --model-profile) over the role document's `model: opus`.
+    assert snapshot["fixer"] == {"backend": "scripted", "role_model": "haiku"}
 
     # One record per command run, in the run's worktree and in the acceptance run's.
     for folder, sandbox in ((run_dir, opener.opened[0]), (verify_dir, opener.opened[1])):

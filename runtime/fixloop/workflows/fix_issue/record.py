@@ -65,8 +65,17 @@ def model_of(backend: Backend, role_model: str) -> dict[str, Any]:
 
 
 def write_snapshot(
-    run_dir: Path, options: FixIssueOptions, pack: Pack, backend: Backend, role: str
+    run_dir: Path,
+    options: FixIssueOptions,
+    pack: Pack,
+    backend: Backend,
+    *,
+    role: str,
+    models: Mapping[str, str],
 ) -> None:
+    """`models`: the run's choice of model per role (`--model`, `--model-profile`), over the
+    role document's `model:`."""
+    spec = pack.agent(role).spec
     given = {
         f.name: _plain(getattr(options, f.name))
         for f in fields(options)
@@ -80,7 +89,7 @@ def write_snapshot(
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "options": given,
             "pack": {"root": str(pack.root), "digest": pack_digest(pack.root)},
-            "fixer": model_of(backend, pack.agent(role).spec.model),
+            "fixer": model_of(backend, models.get(spec.name) or spec.model),
         },
     )
 

@@ -74,6 +74,9 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
 
     # -- the parts of the kernel's run -----------------------------------------------------
 
+    def claimed_input(self) -> Path:
+        return self.options.issue  # the issue: one run fixes it at a time
+
     def plan(self) -> FixIssuePlan:
         self.started = time.monotonic()
         return self.read_issue()
@@ -106,7 +109,14 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
         result, state, run = self.result, self.state, self.active_run
         result.result_path = str(run.dir / RESULT_NAME)
         result.trace_path = str(run.events_path)
-        write_snapshot(run.dir, self.options, self.pack, self.context.backend, ROLE)
+        write_snapshot(
+            run.dir,
+            self.options,
+            self.pack,
+            self.context.backend,
+            role=ROLE,
+            models=self.context.models,
+        )
         with self.git_session() as git:
             result.base = state.base = git.base
             # Kept unless it is resolved: also when something below raises.
