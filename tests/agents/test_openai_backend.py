@@ -162,6 +162,16 @@ def test_the_token_budget_stops_the_loop(repo: Path) -> None:
     assert len(server.requests) == 3
 
 
+def test_what_the_run_s_token_budget_has_left_caps_the_call(repo: Path) -> None:
+    reading = [call("Read", {"file_path": "app.py"}, prompt_tokens=1000)] * 5
+    with ChatServer(reading) as server:
+        capped = request(repo, max_tokens=1500)  # as `RunBudget` lowers it
+        outcome = backend(server, call_token_budget=10**6).dispatch(capped)
+    assert outcome.reason is StopReason.TOKEN_BUDGET
+    assert outcome.detail == "the call used 2040 tokens of its budget of 1500"
+    assert len(server.requests) == 2
+
+
 def test_a_cost_cap_without_prices_is_refused_before_any_request(repo: Path) -> None:
     with ChatServer([call(SUBMIT, REPORT)]) as server:
         outcome = backend(server).dispatch(request(repo, max_cost_usd=1.0))

@@ -59,6 +59,9 @@ class AgentRequest:
     writable: tuple[str, ...] | None = None
     max_turns: int | None = None
     max_cost_usd: float | None = None
+    # Input and output tokens the call may use, all turns together (a run's token budget lowers
+    # it to what the run has left); None: the backend's own cap.
+    max_tokens: int | None = None
     timeout_s: float | None = None
     # Identifies this call in a script or trace, e.g. "fixer/CR-01/round-1".
     key: str = ""

@@ -19,6 +19,7 @@ key (`AgentRequest.key`, by convention `role/finding-id/phase`, e.g. `fixer/3/ro
         - sed -i 's/a/b/' src/other.py
       output: {files_changed: [src/auth.py], summary: "fixed: ...", concerns: null}
       cost_usd: 0.01                            # optional, charged to a run budget
+      input_tokens: 900                         # optional, too (and output_tokens)
     verifier/3/round-1:
       output: '{"schema_version": "v1", ...}'   # a string is decoded as JSON, like a real answer
     verifier/3/round-2:
@@ -119,6 +120,8 @@ class ScriptedReply(_Strict):
     fail: Literal["crash", "timeout", "malformed"] | None = None
     raw: str | None = None  # the text a `malformed` reply returns
     cost_usd: Annotated[float, Field(ge=0.0)] = 0.0
+    input_tokens: Annotated[int, Field(ge=0)] = 0
+    output_tokens: Annotated[int, Field(ge=0)] = 0
 
     @model_validator(mode="after")
     def _output_or_failure(self) -> ScriptedReply:
@@ -225,7 +228,12 @@ class ScriptedBackend:
                 StopReason.MISSING, f"{request.key or request.role}: no scripted reply"
             )
         reply = queue.pop(0)
-        usage = Usage(turns=1 + len(reply.tools), cost_usd=reply.cost_usd)
+        usage = Usage(
+            turns=1 + len(reply.tools),
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
+            cost_usd=reply.cost_usd,
+        )
         denied: list[DeniedWrite] = []
         if reply.tools and request.toolbox is None:
             detail = f"{request.key or request.role}: the script calls tools, but none were lent"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TypeAlias
 
 from fixloop.cli.backend_option import add_backend_arguments, budget_from_args, openai_flags
+from fixloop.cli.contract_gate import gate
 from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.model_option import add_model_arguments, models_from_args
 from fixloop.cli.pack_commands import load_valid_pack
@@ -68,6 +69,11 @@ def register(subparsers: Subparsers) -> None:
         help="record the corpus's current digest in corpus.yaml after a deliberate change",
     )
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
+    parser.add_argument(
+        "--no-contract-check",
+        action="store_true",
+        help="run a --pack of your own even when `fixloop check` finds it breaks a contract",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=run)
 
@@ -81,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
             print(folder)
         return 0
     pack = load_valid_pack(args.pack)
+    if args.pack is not None and not args.no_contract_check:
+        gate(args.pack, None)  # a bench's tasks are repositories of their own: checked each time
     progress = ProgressPrinter()
     options = BenchOptions(
         corpus=args.corpus,

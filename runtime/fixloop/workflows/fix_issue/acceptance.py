@@ -45,6 +45,7 @@ from fixloop.workflows.fix_issue.plan import SandboxOpener
 from fixloop.workflows.fix_issue.suite import CommandRun, PresetTest, Suite
 
 VERIFY_SUFFIX = "-verify"
+TEST_RUNS = "test-runs"  # a record of every command run (`suite.py`)
 REPORTS = "reports"
 
 
@@ -161,7 +162,14 @@ def _sandbox(check: PatchCheck, worktree: Path, run: Run, reports: Path) -> Iter
         check.sandbox, worktree=worktree, image=check.image, run_id=run.id, writable=(reports,)
     )
     with opened as sandbox:
-        yield Suite(check.commands, sandbox, worktree, timeout_s=check.timeout_s, reports=reports)
+        yield Suite(
+            check.commands,
+            sandbox,
+            worktree,
+            timeout_s=check.timeout_s,
+            reports=reports,
+            records=run.dir / TEST_RUNS,
+        )
 
 
 def _at_base(check: PatchCheck, worktree: Path, suite: Suite) -> list[CommandRun]:
