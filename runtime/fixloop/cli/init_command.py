@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.cli.arguments import existing_directory
+from fixloop.cli.envelope import emit
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.claude_permissions import (
     ALLOW_RULES,
@@ -74,6 +75,11 @@ def register(subparsers: Any) -> None:
     )
     init.add_argument("--yes", action="store_true", help="write without asking (after showing)")
     init.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
+    init.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as JSON (never asks: without --yes nothing is written)",
+    )
     init.set_defaults(handler=run_init)
 
 
@@ -94,6 +100,8 @@ def run_init(args: Any) -> int:
         text = message if line.startswith("line ") else str(exc)
         raise FixloopError(Diagnostic(shown, number, 1, "settings", text)) from None
     if not added:
+        if args.json:
+            return emit("init", 0, result={"file": shown, "written": False, "diff": ""})
         print(f"{shown}: every rule fixloop's commands need is already there")
         return 0
     old = (before or "").splitlines(keepends=True)
@@ -105,18 +113,31 @@ def run_init(args: Any) -> int:
         fromfile=shown if before is not None else "/dev/null",
         tofile=shown,
     )
-    sys.stdout.write("".join(diff))
+    shown_diff = "".join(diff)
+    if args.json:  # no question: stdout is the envelope's, and --yes is the answer
+        write = args.yes and not args.dry_run
+        if write:
+            _write(target, after)
+        code = 0 if write or args.dry_run else 1
+        rows = [{"id": rule, "status": "added" if write else "missing"} for rule in added]
+        details = {"file": shown, "written": write, "diff": shown_diff}
+        return emit("init", code, items=rows, result=details)
+    sys.stdout.write(shown_diff)
     if args.dry_run:
         print(f"(dry run: {shown} not written)")
         return 0
     if not args.yes and not _confirmed(shown):
         return 1
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".fixloop-tmp")
-    partial.write_text(after, encoding="utf-8")
-    partial.replace(target)
+    _write(target, after)
     print(f"{shown}: added {len(added)} rule(s): {', '.join(added)}")
     return 0
+
+
+def _write(target: Path, text: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".fixloop-tmp")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(target)
 
 
 def _confirmed(shown: str) -> bool:

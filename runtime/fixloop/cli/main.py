@@ -121,6 +121,11 @@ def _main(arguments: list[str]) -> int:
     except FixloopError as exc:
         for diagnostic in exc.diagnostics:
             print(diagnostic.format(), file=sys.stderr)
+        from fixloop.cli import envelope
+
+        if envelope.wants_json(args):  # a script reading stdout gets the one shape, failed
+            items = envelope.diagnostic_items(exc.diagnostics)
+            envelope.emit(envelope.command_of(args), exc.exit_code, items=items)
         return exc.exit_code
     except KeyboardInterrupt:
         print("fixloop: interrupted", file=sys.stderr)
