@@ -13,8 +13,8 @@ import json
 import subprocess
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.helpers import cli
