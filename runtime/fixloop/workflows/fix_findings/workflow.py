@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from fixloop import gitrepo
-from fixloop.agents.backend import AgentOutcome
+from fixloop.agents.backend import AgentOutcome, BackendFailed
 from fixloop.diagnostics import FixloopError, display_path
 from fixloop.runs.exclusive import exclusive_run
 from fixloop.runs.preflight import check_index_lock
@@ -148,6 +148,10 @@ class FixFindings(Workflow[FixFindingsOptions, FixFindingsState, FixFindingsResu
                         str(finding.id), bucket, title=finding.title, data={**where, "diff": diff}
                     )
             self.report()
+        except BackendFailed:
+            if record is not None:  # a fix nobody verified goes back out of the user's tree
+                take_back_unverified(self, record, staged=True)
+            raise
         except StepFailed as exc:
             if record is not None:
                 take_back_unverified(self, record)
