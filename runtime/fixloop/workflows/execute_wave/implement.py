@@ -92,7 +92,9 @@ class Implementer:
             work.fail(f"{skip.reason}: {skip.detail}" if skip.detail else skip.reason)
         except BackendFailed:
             work.fail("not done: the backend failed")
-            flow.item(work.id, TaskStatus.FAILED, "failed: the backend failed", title=work.task.name)
+            flow.item(
+                work.id, TaskStatus.FAILED, "failed: the backend failed", title=work.task.name
+            )
             raise  # the run stops: every other task would meet the same failure
         except FixloopError as exc:  # a step or the browser failed for this task only
             work.fail(str(exc).splitlines()[0])

@@ -95,7 +95,12 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             self.write_result()
             state.done = True
             self.save_state()
-        self.item(plan.issue_id, result.status.item_status, result.reason)
+        # The patch (in the run's folder) is the item's diff: `runs show` shows it beside it.
+        data = {
+            "attempts": len(result.attempts),
+            **({"diff": PATCH_NAME} if result.patch_files else {}),
+        }
+        self.item(plan.issue_id, result.status.item_status, result.reason, data=data)
 
     def on_failure(self, exc: BaseException) -> None:
         result = self.result
