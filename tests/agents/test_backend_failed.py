@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -180,7 +181,7 @@ def test_a_failing_backend_stops_fix_findings_with_the_users_tree_untouched(
 OUTAGE = {"fail": "backend", "raw": "the model call failed: API Error: 529 Overloaded"}
 
 
-def _scripted(tmp_path: Path, script: dict[str, object]) -> str:
+def _scripted(tmp_path: Path, script: Mapping[str, object]) -> str:
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script))
     return str(path)

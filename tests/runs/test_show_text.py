@@ -41,8 +41,7 @@ def normalised(text: str, repo: Path, tmp: Path) -> str:
     for commit in git(repo, "log", "--all", "--format=%H").split():
         text = text.replace(commit, "<commit>").replace(commit[:7], "<commit>")
     text = text.replace(str(tmp), "<tmp>")
-    text = RUN_ID.sub("<run>", TIME.sub("<time>", SECONDS.sub("<s>", text)))
-    return text
+    return RUN_ID.sub("<run>", TIME.sub("<time>", SECONDS.sub("<s>", text)))
 
 
 def review_fix_run(repo: Path) -> None:
