@@ -55,7 +55,12 @@ from fixloop.workflows.fix_findings.fixer_call import (
     take_back_unverified,
     undo_interrupted_call,
 )
-from fixloop.workflows.fix_findings.intake import first_calls, load_state, needs_pre_gate
+from fixloop.workflows.fix_findings.intake import (
+    finished_earlier,
+    first_calls,
+    load_state,
+    needs_pre_gate,
+)
 from fixloop.workflows.fix_findings.options import FixFindingsOptions, PrestagedPolicy
 from fixloop.workflows.fix_findings.prestaged import settle_prestaged
 from fixloop.workflows.fix_findings.result import FixFindingsResult
@@ -103,6 +108,9 @@ class FixFindings(Workflow[FixFindingsOptions, FixFindingsState, FixFindingsResu
 
     def repository(self, state: FixFindingsState) -> Path:
         return Path(state.repo)
+
+    def nothing_to_do(self, state: FixFindingsState) -> str | None:
+        return finished_earlier(state)
 
     def first_calls(self, state: FixFindingsState) -> list[str]:
         return [] if state.resumed_from else first_calls(state)

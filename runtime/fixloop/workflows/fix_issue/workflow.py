@@ -10,6 +10,7 @@ leaves the user's branch where it was.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,9 +18,9 @@ from pathlib import Path
 
 from fixloop.agents.backend import StopReason
 from fixloop.diagnostics import Diagnostic, FixloopError
-from fixloop.gitrepo import changed_paths
+from fixloop.gitrepo import changed_paths, state_dir_of
 from fixloop.runs.git_session import GitSession
-from fixloop.runs.state import digest
+from fixloop.runs.state import digest, finished_runs
 from fixloop.sandboxes import Sandbox
 from fixloop.sandboxes.protocol import SandboxChoice
 from fixloop.schemas.results import ImplResult
@@ -67,8 +68,41 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
 
     def new_state(self, plan: FixIssuePlan) -> FixIssueState:
         return FixIssueState(
-            input_path=plan.issue_shown, input_digest=digest(plan.issue_bytes), base=plan.base
+            input_path=plan.issue_shown,
+            input_digest=digest(plan.issue_bytes),
+            base=plan.base,
+            checks=self.checks(plan),
         )
+
+    def checks(self, plan: FixIssuePlan) -> str:
+        """What decides "resolved" besides the issue and the commit: the tests and selections."""
+        options = self.options
+        asked = [
+            [t.shown for t in plan.tests],
+            list(options.fail_to_pass),
+            list(options.pass_to_pass),
+        ]
+        return digest(json.dumps(asked).encode())
+
+    def nothing_to_do(self, plan: FixIssuePlan) -> str | None:
+        """The very issue was resolved on this very commit, with the same tests, by a finished run
+        whose patch is still there: running again would pay for the same patch. A benchmark
+        task (hidden tests) always runs."""
+        if self.options.hidden is not None or self.options.require_fail_to_pass:
+            return None
+        state_dir, issue = state_dir_of(plan.repo), digest(plan.issue_bytes)
+        for run_id, earlier, info in finished_runs(state_dir, FixIssueState, issue):
+            patch = state_dir / "runs" / run_id / PATCH_NAME
+            details = info.get("details") or {}
+            same = earlier.base == plan.base and earlier.checks == self.checks(plan)
+            if same and details.get("status") == "resolved" and patch.is_file():
+                self.result.patch_path = str(patch)
+                return (
+                    f"{plan.issue_shown} was resolved by run {run_id} on {plan.base[:12]} with "
+                    f"these tests (patch: {patch}): nothing to do; change the issue, the tests "
+                    "or the commit to fix it again"
+                )
+        return None
 
     def work(self, plan: FixIssuePlan) -> None:
         result, state, run = self.result, self.state, self.active_run
