@@ -18,7 +18,7 @@ from pathlib import Path
 
 from fixloop.agents.backend import StopReason
 from fixloop.diagnostics import Diagnostic, FixloopError
-from fixloop.gitrepo import changed_paths, state_dir_of
+from fixloop.gitrepo import changed_paths, patch_paths, state_dir_of
 from fixloop.runs.git_session import GitSession
 from fixloop.runs.state import digest, finished_runs
 from fixloop.sandboxes import Sandbox
@@ -97,6 +97,7 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             same = earlier.base == plan.base and earlier.checks == self.checks(plan)
             if same and details.get("status") == "resolved" and patch.is_file():
                 self.result.patch_path = str(patch)
+                self.result.patch_files = len(patch_paths(plan.repo, patch))
                 return (
                     f"{plan.issue_shown} was resolved by run {run_id} on {plan.base[:12]} with "
                     f"these tests (patch: {patch}): nothing to do; change the issue, the tests "
