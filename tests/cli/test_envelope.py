@@ -155,3 +155,15 @@ def test_json_is_the_one_envelope(command: str, repo: UserRepo) -> None:
         assert envelope["items"][0]["message"] in done.stderr
     else:
         assert done.returncode in (0, 1), done.stderr
+
+
+@pytest.mark.parametrize("command", sorted(set(CASES)))
+def test_a_command_line_argparse_refuses_is_the_envelope_too(command: str, tmp_path: Path) -> None:
+    done = cli.fixloop(*command.split(), "--no-such-flag", "--json", cwd=tmp_path)
+
+    envelope = json.loads(done.stdout)
+    assert (done.returncode, tuple(envelope), envelope["command"]) == (2, KEYS, command)
+    (problem,) = envelope["items"]
+    assert (problem["rule"], problem["status"]) == ("usage", "error")
+    assert problem["message"] in done.stderr  # argparse's own usage lines stay on stderr
+    assert "usage: fixloop" in done.stderr
