@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fixloop import hostgit
-from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 
 if TYPE_CHECKING:
     import git
@@ -64,8 +64,14 @@ def _common_dir(path: Path) -> Path:
 
 
 def head(tree: Path) -> str:
-    """The commit checked out in `tree` (a worktree or the repository)."""
-    return str(git_repo(tree).head.commit.hexsha)
+    """The commit checked out in `tree` (a worktree or the repository); on a branch with no
+    commit yet, FixloopError (exit 2) in the protocol preflight's words."""
+    handle = git_repo(tree)
+    try:
+        return str(handle.head.commit.hexsha)
+    except ValueError:  # gitpython's word for a HEAD that names no commit
+        problem = f"branch {handle.head.ref.name} has no commits yet"
+        raise FixloopError(Diagnostic(display_path(tree), 1, 1, "repository", problem)) from None
 
 
 def git_repo(tree: Path) -> git.Repo:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,21 @@ def test_a_script_file_that_is_not_yaml_is_one_located_error(tmp_path: Path) -> 
     with pytest.raises(FixloopError) as caught:
         ScriptedBackend.from_file(script)
     assert ": script: invalid YAML" in caught.value.diagnostics[0].format()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_script_that_is_a_fifo_or_a_device_is_refused_unread(tmp_path: Path, kind: str) -> None:
+    # A plain open of the FIFO waits for a writer for ever; /dev/zero fills memory.
+    script = tmp_path / "script.yaml"
+    if kind == "fifo":
+        os.mkfifo(script)
+    else:
+        script.symlink_to("/dev/zero")
+    with pytest.raises(FixloopError) as caught:
+        ScriptedBackend.from_file(script)
+    what = "a FIFO" if kind == "fifo" else "a character device"
+    assert (
+        caught.value.diagnostics[0]
+        .format()
+        .endswith(f": script: {what}, not a regular file; not read")
+    )

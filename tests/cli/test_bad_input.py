@@ -227,3 +227,60 @@ def test_a_script_that_answers_none_of_the_runs_calls_is_refused_up_front(
         "fixer/WR-01/iteration-1 (the calls this run starts with)"
     )
     _untouched(user_repo, tip)
+
+
+@pytest.mark.needs("bwrap")
+def test_a_read_only_repository_is_one_line_exit_2(user_repo: UserRepo, tmp_path: Path) -> None:
+    # Read-only for fixloop (root writes through file modes, so a read-only mount it is).
+    write_review(user_repo.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+    tip = user_repo.head()
+    script = _script(tmp_path, {"fixer/CR-01/iteration-1": {"fail": "crash"}})
+    repo = str(user_repo.path)
+    read_only = ["bwrap", "--bind", "/", "/", "--ro-bind", repo, repo, "--dev", "/dev"]
+    command = [sys.executable, "-m", "fixloop", "review-fix", REVIEW_REL, "--script", script]
+    done = subprocess.run(
+        [*read_only, "--proc", "/proc", *command],
+        cwd=user_repo.path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert _one_line(done) == (
+        f"{user_repo.path / '.git' / 'fixloop' / 'runs'}:1:1: state: "
+        "cannot create a run folder: Read-only file system"
+    )
+    _untouched(user_repo, tip)
+
+
+DETACHED_INPUTS = {
+    "fix-engine": (
+        "sections/calc/mini-prd.md",
+        "# Calc\n\n## Acceptance Criteria\n\n- AC-1: adds\n",
+    ),
+    "execute-wave": ("tasks.json", json.dumps([{"id": 1, "name": "a"}])),
+    "fix-issue": ("ISSUE.md", "add() subtracts\n"),
+}
+
+
+@pytest.mark.parametrize("workflow", DETACHED_INPUTS)
+def test_a_detached_head_is_exit_2_in_every_workflow(tmp_path: Path, workflow: str) -> None:
+    # The kernel's one preflight says it for all, before a run folder exists (was exit 1).
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "--quiet", "-b", "main")
+    (repo / "app.py").write_text("x = 1\n")
+    git(repo, "add", "app.py")
+    git(repo, "commit", "--quiet", "-m", "one")
+    git(repo, "checkout", "--quiet", "--detach")
+    name, text = DETACHED_INPUTS[workflow]
+    given = (repo if workflow == "fix-engine" else tmp_path) / name
+    given.parent.mkdir(parents=True, exist_ok=True)
+    given.write_text(text)
+    extra = ["--test", "python3 -m unittest"] if workflow == "fix-issue" else []
+    script = _script(tmp_path, {})
+    done = fixloop(workflow, str(given), "--repo", str(repo), "--script", script, *extra, cwd=repo)
+    assert done.returncode == 2, done.stderr
+    assert _one_line(done).startswith(".:1:1: repository: HEAD is detached; check out a branch")
+    assert not (repo / ".git" / "fixloop" / "runs").exists()

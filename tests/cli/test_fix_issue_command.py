@@ -144,6 +144,26 @@ def test_bad_input_is_one_line_exit_two_and_nothing_changes(
     )
 
 
+def test_an_unborn_branch_is_one_line_exit_two(repo: Path, tmp_path: Path) -> None:
+    write_issue(tmp_path)
+    git(repo, "checkout", "--quiet", "--orphan", "fresh")
+    script = script_file(tmp_path, fixing_script())
+    done = fixloop(
+        "fix-issue",
+        "ISSUE.md",
+        "--repo",
+        str(repo),
+        "--test",
+        UNITTEST,
+        "--script",
+        script,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == ["repo:1:1: repository: branch fresh has no commits yet"]
+    assert not (repo / ".git" / "fixloop").exists(), "no run was started"
+
+
 @pytest.mark.parametrize("kind", ["unstaged", "staged", "untracked"])
 def test_a_repository_with_uncommitted_changes_is_refused_and_left_alone(
     repo: Path, tmp_path: Path, kind: str

@@ -82,3 +82,34 @@ def test_events_from_parallel_threads_stay_whole_lines(user_repo: UserRepo) -> N
     run.finish("finished")
     lines = run.events_path.read_text().splitlines()
     assert sorted(json.loads(line).get("n", -1) for line in lines) == [-1, -1, *range(200)]
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe{}", b"[1, 2]", b"[" * 10_000])
+def test_a_run_json_fixloop_did_not_write_is_an_unreadable_run_everywhere(
+    user_repo: UserRepo, capsys: pytest.CaptureFixture[str], content: bytes
+) -> None:
+    # Not UTF-8, not an object, nested past any run.json: recover, prune and list go on.
+    from fixloop.cli.main import main
+
+    run = Run.start(user_repo.path, "demo")
+    run.finish("finished")
+    (run.dir / "run.json").write_bytes(content)
+    assert read_run(run.dir)["state"] == "unreadable"
+    repo = str(user_repo.path)
+    for command in (["recover"], ["runs", "prune", "--keep", "0"], ["runs", "list"]):
+        capsys.readouterr()
+        assert main([*command, "--repo", repo]) == 0, command
+        assert "internal error" not in capsys.readouterr().err
+    assert run.dir.is_dir(), "an unreadable run is not pruned: nobody knows what it holds"
+
+
+def test_a_state_folder_that_is_a_file_is_one_line_naming_it(user_repo: UserRepo) -> None:
+    (user_repo.path / ".git" / "fixloop").write_text("not mine\n")
+    with pytest.raises(FixloopError) as caught:
+        Run.start(user_repo.path, "demo")
+    [problem] = caught.value.diagnostics
+    assert problem.format() == (
+        f"{user_repo.path / '.git' / 'fixloop'}:1:1: state: "
+        "not a folder; fixloop keeps its runs in it: move it away"
+    )
+    assert (user_repo.path / ".git" / "fixloop").read_text() == "not mine\n"

@@ -122,3 +122,30 @@ def test_an_unknown_run_is_one_line_exit_2(
     assert main(["runs", "show", "nope", "--repo", str(user_repo.path)]) == 2
     assert capsys.readouterr().err.strip() == "nope:1:1: usage: no such run in this repository"
     assert main(["runs", "show", "../etc", "--repo", str(user_repo.path)]) == 2
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"event": "step", "ran": [1]}',
+        '{"event": "step", "exit_code": "x"}',
+        '{"event": "agent", "key": "fixer/CR-01/iteration-1", "turns": "many"}',
+        '{"event": "note", "item": "CR-01", "scope_request": 5}',
+    ],
+)
+def test_a_corrupt_event_is_one_line_naming_its_line(
+    user_repo: UserRepo, capsys: pytest.CaptureFixture[str], line: str
+) -> None:
+    write_review(
+        user_repo.path, review_text(review_finding("CR-01", "add subtracts", "src/app.py"))
+    )
+    result, _ = run(user_repo.path, {"fixer/CR-01/iteration-1": APP_FIX})
+    trace = user_repo.path / ".git" / "fixloop" / "runs" / result.run_id / "events.jsonl"
+    lines = trace.read_text().splitlines()
+    trace.write_text("\n".join([*lines[:2], line, *lines[2:]]) + "\n")
+    for options in (["--json"], []):
+        capsys.readouterr()
+        argv = ["runs", "show", result.run_id, "--repo", str(user_repo.path), *options]
+        assert main(argv) == 2
+        [said] = capsys.readouterr().err.splitlines()
+        assert said.startswith(f"{trace}:3:1: events: not an event as fixloop writes it (")

@@ -72,6 +72,7 @@ from fixloop.agents.backend import (
 )
 from fixloop.agents.toolbox import latest_versions, with_version
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.documents.files import read_text
 from fixloop.documents.located_yaml import load_located
 from fixloop.documents.spec_errors import spec_diagnostics
 from fixloop.sandboxes.launcher import working_tree_of
@@ -162,11 +163,12 @@ def parse_script(data: object, origin: str = "<script>") -> dict[str, list[Scrip
 def read_script(path: Path) -> tuple[object, str]:
     """The raw data of a YAML or JSON script file (YAML is a superset of JSON), and its name.
 
-    Read by the one bounded YAML loader: a script is a user's file like any document.
+    Read as every file a user gives (a regular file only, bounded: a FIFO would block for ever,
+    /dev/zero never end), then by the one bounded YAML loader.
     """
     shown = display_path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.reason if isinstance(exc, UnicodeDecodeError) else exc.strerror or str(exc)
         raise FixloopError(Diagnostic(shown, 1, 1, "script", reason)) from None

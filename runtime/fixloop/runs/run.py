@@ -31,6 +31,7 @@ from typing import Any, TextIO
 
 from fixloop import locks
 from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.documents.files import load_json, read_text
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.gitrepo import state_dir_of
 from fixloop.masking import dumps_masked
@@ -101,7 +102,7 @@ class Run:
                 Diagnostic("run-id", 1, 1, "usage", f"{run_id!r} does not match {RUN_ID_PATTERN}")
             )
         run = cls(run_id, workflow, repo, state_dir_of(repo), events or EventStream())
-        run.dir.mkdir(parents=True, exist_ok=False)
+        make_run_folder(run.dir)
         run._lock = locks.open_held(run.dir / "lock")
         if run._lock is None:  # the folder is new: only a process racing for the same id
             raise FixloopError(Diagnostic("run-id", 1, 1, "usage", f"run {run_id} is taken"))
@@ -176,11 +177,30 @@ class Run:
         self.close()
 
 
+def make_run_folder(run_dir: Path) -> None:
+    """Create a run's folder. A state folder that is a file, or a repository fixloop may not
+    write to (read-only, a full disk), is one line naming the place, before anything changed."""
+    try:
+        run_dir.mkdir(parents=True, exist_ok=False)
+        return
+    except FileExistsError as exc:
+        if run_dir.is_dir():  # the same run id twice: a bug, not the user's doing
+            raise
+        reason = exc.strerror or str(exc)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    for folder in (run_dir.parent.parent, run_dir.parent):  # fixloop/, then fixloop/runs/
+        if os.path.lexists(folder) and not folder.is_dir():
+            problem = "not a folder; fixloop keeps its runs in it: move it away"
+            raise FixloopError(Diagnostic(str(folder), 1, 1, "state", problem))
+    problem = f"cannot create a run folder: {reason}"
+    raise FixloopError(Diagnostic(str(run_dir.parent), 1, 1, "state", problem))
+
+
 def read_run(run_dir: Path) -> dict[str, Any]:
     """`run.json` plus `live`; a `running` run that is not live is reported as `crashed`."""
-    try:
-        info: dict[str, Any] = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    info = _run_json(run_dir / "run.json")
+    if info is None:
         info = {"id": run_dir.name, "workflow": None, "state": "unreadable"}
     info["live"] = is_live(run_dir)
     if info.get("state") == "running" and not info["live"]:
@@ -200,12 +220,21 @@ def list_runs(state_dir: Path) -> list[dict[str, Any]]:
 def mark_recovered(run_dir: Path, details: dict[str, Any]) -> None:
     """Note in a dead run's `run.json` (when it has one) that recovery cleaned up after it."""
     path = run_dir / "run.json"
-    try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    info = _run_json(path)
+    if info is None:
         return
     if info.get("state") == "running":
         info["state"] = "crashed"
     info["recovered_at"] = now_iso()
     info["recovery"] = details
     _write_json_atomically(path, info)
+
+
+def _run_json(path: Path) -> dict[str, Any] | None:
+    """A run's `run.json`, or None when it is not one fixloop wrote (not there, not a regular
+    file, not UTF-8, not JSON, not an object): such a run is `unreadable`, never an error."""
+    try:
+        info = load_json(read_text(path))
+    except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return None
+    return info if isinstance(info, dict) else None

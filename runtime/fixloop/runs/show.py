@@ -197,23 +197,29 @@ def resolve_run(state_dir: Path, run_id: str) -> Path:
 
 def read_events(run_dir: Path) -> list[dict[str, Any]]:
     """The run's events; a line cut short by a kill is skipped (the ones before it are whole)."""
+    return [event for _, event in _numbered_events(run_dir)]
+
+
+def _numbered_events(run_dir: Path) -> list[tuple[int, dict[str, Any]]]:
     path = run_dir / "events.jsonl"
-    events: list[dict[str, Any]] = []
+    events: list[tuple[int, dict[str, Any]]] = []
     if not path.is_file():
         return events
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for number, line in enumerate(text.splitlines(), start=1):
         try:
             event = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(event, dict):
-            events.append(event)
+            events.append((number, event))
     return events
 
 
 def run_view(run_dir: Path) -> RunView:
     info = read_run(run_dir)
-    events = read_events(run_dir)
+    numbered = _numbered_events(run_dir)
+    events = [event for _, event in numbered]
     view = RunView(
         id=str(info.get("id", run_dir.name)),
         workflow=str(info.get("workflow") or "?"),
@@ -228,35 +234,16 @@ def run_view(run_dir: Path) -> RunView:
     said_attempts: dict[str, int] = {}
     tried: dict[str, set[str]] = {}
     current: str | None = None
-    for event in events:
-        kind = event.get("event")
-        item_id = str(event.get("item") or "")
-        if kind == "item" and item_id:
-            item = items.setdefault(item_id, ItemView(item_id))
-            item.title = str(event.get("title") or item.title)
-            status = str(event.get("status"))
-            item.status, item.message = status, str(event.get("message") or "")
-            item.commit = str(event.get("commit") or item.commit)
-            if event.get("diff"):
-                item.diff = _read_diff(run_dir, str(event["diff"]))
-            if isinstance(event.get("attempts"), int):
-                said_attempts[item_id] = int(event["attempts"])
-            current = item_id if status == "running" else None
-        elif kind == "step":
-            step = _step(event)
-            (items[current].steps if current in items else view.steps).append(step)
-        elif kind == "agent":
-            _add_call(view, items, tried, event)
-        elif kind == "tool" and item_id:
-            items.setdefault(item_id, ItemView(item_id)).tools.append(_tool(event))
-        elif kind == "note" and item_id:
-            item = items.setdefault(item_id, ItemView(item_id))
-            item.scope_requests += [str(p) for p in event.get("scope_request") or []]
-            item.notes.append(str(event.get("message") or ""))
-        elif kind == "note":
-            view.notes.append(str(event.get("message") or ""))
-        elif kind == "warning":
-            view.warnings.append(str(event.get("message") or ""))
+    for number, event in numbered:
+        try:
+            current = _take(
+                view, items, current, run_dir, event, said_attempts=said_attempts, tried=tried
+            )
+        except (TypeError, ValueError, AttributeError) as exc:
+            # A line fixloop did not write (edited, or another tool's): say where, not crash.
+            where = str(run_dir / "events.jsonl")
+            problem = f"not an event as fixloop writes it ({exc})"
+            raise FixloopError(Diagnostic(where, number, 1, "events", problem)) from None
     for item_id, item in items.items():
         if item.status == "running" and view.state != "running":  # the run ended under it
             item.status = STOPPED
@@ -266,6 +253,49 @@ def run_view(run_dir: Path) -> RunView:
     view.usage.attempts = sum(item.usage.attempts for item in items.values())
     view.items = list(items.values())
     return view
+
+
+def _take(
+    view: RunView,
+    items: dict[str, ItemView],
+    current: str | None,
+    run_dir: Path,
+    event: dict[str, Any],
+    *,
+    said_attempts: dict[str, int],
+    tried: dict[str, set[str]],
+) -> str | None:
+    """Add one event to the view; the item now running (or None) after it. `said_attempts`:
+    the attempts items' own events name; `tried`: the attempt keys of their implementing calls."""
+    kind = event.get("event")
+    item_id = str(event.get("item") or "")
+    if kind == "item" and item_id:
+        item = items.setdefault(item_id, ItemView(item_id))
+        item.title = str(event.get("title") or item.title)
+        status = str(event.get("status"))
+        item.status, item.message = status, str(event.get("message") or "")
+        item.commit = str(event.get("commit") or item.commit)
+        if event.get("diff"):
+            item.diff = _read_diff(run_dir, str(event["diff"]))
+        if isinstance(event.get("attempts"), int):
+            said_attempts[item_id] = int(event["attempts"])
+        current = item_id if status == "running" else None
+    elif kind == "step":
+        step = _step(event)
+        (items[current].steps if current in items else view.steps).append(step)
+    elif kind == "agent":
+        _add_call(view, items, tried, event)
+    elif kind == "tool" and item_id:
+        items.setdefault(item_id, ItemView(item_id)).tools.append(_tool(event))
+    elif kind == "note" and item_id:
+        item = items.setdefault(item_id, ItemView(item_id))
+        item.scope_requests += [str(p) for p in event.get("scope_request") or []]
+        item.notes.append(str(event.get("message") or ""))
+    elif kind == "note":
+        view.notes.append(str(event.get("message") or ""))
+    elif kind == "warning":
+        view.warnings.append(str(event.get("message") or ""))
+    return current
 
 
 def run_totals(state_dir: Path, run_id: str) -> dict[str, Any]:

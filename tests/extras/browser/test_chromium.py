@@ -85,6 +85,7 @@ def test_a_page_that_never_finishes_is_killed_at_the_timeout(
         ("ftp://example.invalid/x", "not an http, https or file URL"),
         ("--screenshot=/etc/passwd", "not an http, https or file URL"),
         ("file:///no/such/page.html", "does not exist"),
+        ("http://127.0.0.1:9/\nHost: x", "a URL cannot hold control characters"),
     ],
 )
 def test_unreachable_or_unsupported_urls_are_input_errors(

@@ -77,3 +77,6 @@ def test_resume_with_nothing_to_resume_is_one_line(wave: Wave) -> None:
         wave.run({}, resume="latest")
     assert "no stopped run of this plan to resume" in str(caught.value)
     assert caught.value.exit_code == 2
+    runs = wave.repo.path / ".git" / "fixloop" / "runs"
+    assert not runs.exists() or list(runs.iterdir()) == [], "nothing to resume starts no run"
+    assert wave.repo.branches() == ["main"] and wave.repo.worktrees() == [str(wave.repo.path)]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +146,45 @@ def test_invalid_json_names_its_line(user_repo: UserRepo, tmp_path: Path) -> Non
     with pytest.raises(FixloopError) as caught:
         load_plan(path, user_repo.path)
     assert caught.value.diagnostics[0].line == 3
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+def _device(path: Path) -> Path:
+    path.symlink_to("/dev/zero")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (_fifo, "a FIFO, not a regular file; not read"),
+        (_device, "a character device, not a regular file; not read"),
+    ],
+)
+def test_a_fifo_or_a_device_is_refused_unread(
+    user_repo: UserRepo, tmp_path: Path, make: Callable[[Path], Path], problem: str
+) -> None:
+    # A plain open of the FIFO would wait for a writer for ever; /dev/zero would never end.
+    path = make(tmp_path / "tasks.json")
+    with pytest.raises(FixloopError) as caught:
+        load_plan(path, user_repo.path)
+    assert caught.value.diagnostics[0].format().endswith(f"tasks: tasks.json: {problem}")
+
+
+def test_deep_nesting_is_one_located_line_not_an_internal_error(
+    user_repo: UserRepo, tmp_path: Path
+) -> None:
+    path = tmp_path / "tasks.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(FixloopError) as caught:
+        load_plan(path, user_repo.path)
+    problem = caught.value.diagnostics[0]
+    assert (problem.line, problem.col) == (1, 65)
+    assert "invalid JSON: nested deeper than 64 levels" in problem.format()
 
 
 def test_waves_come_from_dependencies_and_design_from_a_reference(

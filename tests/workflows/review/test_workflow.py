@@ -178,6 +178,24 @@ def test_an_inconclusive_reviewer_writes_nothing(
     assert list((phased.path / PHASE_DIR).iterdir()) == []
 
 
+@pytest.mark.parametrize("form", ["findings-json", "review-md"])
+@pytest.mark.parametrize("file", ["../../etc/passwd", "/etc/passwd", "src/../../x.py"])
+def test_a_finding_naming_a_file_outside_the_repository_is_refused(
+    phased: UserRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], form: str, file: str
+) -> None:
+    # The reviewer is a model: a file it names is checked by the repository's safe-path rule
+    # before a fixer would be pointed at it.
+    answer = {**FOUND, "findings": [_finding(1, "P0", "src/app.py", 2), _finding(2, "P0", file)]}
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"reviewer/review/findings": {"output": answer}}))
+    argv = ["review", "02", "--repo", str(phased.path), "--script", str(script), "--format", form]
+    assert main(argv) == 1
+    said = capsys.readouterr().err.strip().splitlines()
+    [line] = [line for line in said if not line.startswith("-- ")]  # progress lines aside
+    assert line.startswith(f"review:1:1: review: the reviewer's finding 2 names {file!r}: ")
+    assert list((phased.path / PHASE_DIR).iterdir()) == []
+
+
 def test_the_command_line_prints_the_envelope(
     phased: UserRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -102,6 +102,9 @@ def find_chromium(explicit: str | None = None) -> str:
 
 def check_reachable(url: str, timeout_s: float) -> None:
     """One request to `url`: it must answer (HTTP status below 400), or name an existing file."""
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in url):
+        # A newline in a URL would split the request line; name the URL as one line.
+        raise _error(repr(url), "a URL cannot hold control characters (a newline, a tab)")
     parts = urlsplit(url)
     if parts.scheme == "file":
         if not Path(parts.path).exists():

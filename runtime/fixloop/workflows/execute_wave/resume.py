@@ -17,6 +17,7 @@ a warning: tasks.json may call tasks done whose commits are only on that run's b
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fixloop import gitrepo
@@ -31,10 +32,9 @@ if TYPE_CHECKING:
 _FINAL = {"committed": "done", "rolled-back": "failed", "failed": "failed", "skipped": "skipped"}
 
 
-def _resumed_already(flow: WaveRun) -> set[str]:
+def _resumed_already(state_dir: Path) -> set[str]:
     """Ids of runs some other run of execute-wave has resumed."""
     found: set[str] = set()
-    state_dir = flow.active_run.state_dir
     for info in list_runs(state_dir):
         run_dir = state_dir / "runs" / str(info.get("id", ""))
         if info.get("workflow") != "execute-wave" or not (run_dir / STATE_FILE).is_file():
@@ -55,16 +55,36 @@ def _on_branch(flow: WaveRun, commit: str) -> bool:
         return False
 
 
+def stopped_of_plan(
+    state_dir: Path, digest: str, this_run: str = ""
+) -> list[tuple[str, ExecuteWaveState]]:
+    """The stopped runs of the plan with `digest` that no run has resumed yet, oldest first."""
+    done = _resumed_already(state_dir)
+    return [
+        (run_id, state)
+        for run_id, state in stopped_runs(state_dir, ExecuteWaveState, digest)
+        if run_id != this_run and run_id not in done
+    ]
+
+
+def chosen_run(
+    stopped: list[tuple[str, ExecuteWaveState]], wanted: str
+) -> tuple[str, ExecuteWaveState]:
+    """The run `--resume wanted` names among `stopped`; FixloopError (exit 2) when none.
+
+    Asked before the run starts too (`ExecuteWave.plan`), so nothing to resume leaves no run
+    folder behind."""
+    chosen = stopped[-1:] if wanted == LATEST else [p for p in stopped if p[0] == wanted]
+    if not chosen:
+        names = ", ".join(run_id for run_id, _ in stopped) or "none"
+        problem = f"no stopped run of this plan to resume as {wanted!r} (stopped runs: {names})"
+        raise FixloopError(Diagnostic("--resume", 1, 1, "resume", problem))
+    return chosen[0]
+
+
 def resume_or_warn(flow: WaveRun) -> None:
     run = flow.active_run
-    done = _resumed_already(flow)
-    stopped = [
-        (run_id, state)
-        for run_id, state in stopped_runs(
-            run.state_dir, ExecuteWaveState, flow.wave_plan.tasks.digest
-        )
-        if run_id != run.id and run_id not in done
-    ]
+    stopped = stopped_of_plan(run.state_dir, flow.wave_plan.tasks.digest, run.id)
     wanted = flow.options.resume
     if wanted is None:
         for run_id, state in stopped:
@@ -74,12 +94,7 @@ def resume_or_warn(flow: WaveRun) -> None:
                     "yet; --resume continues it"
                 )
         return
-    chosen = stopped[-1:] if wanted == LATEST else [p for p in stopped if p[0] == wanted]
-    if not chosen:
-        names = ", ".join(run_id for run_id, _ in stopped) or "none"
-        problem = f"no stopped run of this plan to resume as {wanted!r} (stopped runs: {names})"
-        raise FixloopError(Diagnostic("--resume", 1, 1, "resume", problem))
-    run_id, earlier = chosen[0]
+    run_id, earlier = chosen_run(stopped, wanted)
     if earlier.waves_commit and not _on_branch(flow, earlier.waves_commit):
         flow.step("resume-run", flow.wave_plan.repo, WAVES_COMMIT=earlier.waves_commit)
     carry_over(flow, run_id, earlier)
@@ -107,4 +122,4 @@ def carry_over(flow: WaveRun, run_id: str, earlier: ExecuteWaveState) -> None:
     flow.note(f"resuming run {run_id}: waves finished there: {waves}")
 
 
-__all__ = ["carry_over", "resume_or_warn"]
+__all__ = ["carry_over", "chosen_run", "resume_or_warn", "stopped_of_plan"]

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.documents.files import UnreadableFile, load_json, read_text
 from fixloop.steps.paths import path_problem
 
 STATUSES = ("pending", "in_progress", "done", "failed", "skipped")
@@ -154,13 +155,15 @@ def load_plan(path: Path, repo: Path) -> TaskPlan:
     shown = display_path(path)
     refuse = _Refuse(shown)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
+    except UnreadableFile as exc:
+        raise refuse("tasks.json", "", str(exc)) from None
     except OSError as exc:
         raise refuse("tasks.json", "", f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise refuse("tasks.json", "", "not UTF-8 text") from None
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except json.JSONDecodeError as exc:
         problem = f"invalid JSON: {exc.msg}"
         raise FixloopError(Diagnostic(shown, exc.lineno, exc.colno, "tasks", problem)) from None

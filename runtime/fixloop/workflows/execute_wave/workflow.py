@@ -76,6 +76,9 @@ class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
     def plan(self) -> WavePlan:
         plan = self.wave_plan = self.load_tasks()
         self.tasks_file = TaskFile(plan.tasks.path)
+        if self.options.resume is not None:  # nothing to resume is bad input: no run starts
+            stopped = resume.stopped_of_plan(gitrepo.state_dir_of(plan.repo), plan.tasks.digest)
+            resume.chosen_run(stopped, self.options.resume)
         return plan
 
     def new_result(self, plan: WavePlan) -> ExecuteWaveResult:

@@ -232,6 +232,7 @@ def plan_fix_issue(options: FixIssueOptions) -> FixIssuePlan:
     if options.max_attempts < 1:
         raise _refuse("--max-attempts", "usage", "at least one attempt is needed")
     repo = toplevel(options.repo)
+    base = head(repo)  # first: an unborn branch has nothing to compare the tree with
     _check_clean(repo, issue)
     choice = _sandbox_to_be_had(options, repo)
     check_found = choice.kind != "docker"
@@ -243,7 +244,7 @@ def plan_fix_issue(options: FixIssueOptions) -> FixIssuePlan:
         issue_bytes=data,
         issue_id=issue_id_of(options),
         repo=repo,
-        base=head(repo),
+        base=base,
         tests=tests,
         guessed_tests=guessed,
         sandbox=choice,

@@ -17,6 +17,7 @@ from typing import Any
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.schemas.findings import Finding, ReviewOutput
+from fixloop.steps.paths import unsafe_reason
 from fixloop.steps.result import required_count
 from fixloop.workflows.kernel.result import Result
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
@@ -131,6 +132,13 @@ class Review(Workflow[ReviewOptions, ReviewPlan, ReviewResult]):
         if not outcome.ok or not isinstance(outcome.output, ReviewOutput):
             problem = f"the reviewer's answer is inconclusive ({outcome.reason}): {outcome.detail}"
             raise FixloopError(Diagnostic("review", 1, 1, "review", problem), exit_code=1)
+        for finding in outcome.output.findings:
+            # A fixer is pointed at the file a finding names: the model's path must pass the
+            # repository's safe-path rule (not absolute, no `..` out, no link out) first.
+            reason = unsafe_reason(plan.repo, finding.file) if finding.file else None
+            if reason is not None:
+                problem = f"the reviewer's finding {finding.id} names {finding.file!r}: {reason}"
+                raise FixloopError(Diagnostic("review", 1, 1, "review", problem), exit_code=1)
         if outcome.denied:
             tried = ", ".join(d.path for d in outcome.denied)
             self.warn(f"the reviewer tried to write {tried}; refused (it writes nothing)")
