@@ -162,9 +162,15 @@ def test_a_failing_backend_stops_fix_findings_with_the_users_tree_untouched(
 
     with MessagesServer(turns) as server:
         done = run_fixloop(
-            "fix-findings", str(findings), "--repo", str(repo), "--on-prestaged", "proceed",
-            server=server, cwd=repo,
-        )  # fmt: skip
+            "fix-findings",
+            str(findings),
+            "--repo",
+            str(repo),
+            "--on-prestaged",
+            "proceed",
+            server=server,
+            cwd=repo,
+        )
 
     assert done.returncode == 1, done.stderr
     line = next(line for line in done.stderr.splitlines() if ": backend: " in line)
@@ -221,9 +227,16 @@ def test_an_outage_stops_execute_wave_with_no_wave_committed(
     before = the_state(user_repo.path)
 
     done = cli.fixloop(
-        "execute-wave", str(tasks), "--repo", str(user_repo.path),
-        "--script", _scripted(tmp_path, script), "--parallel", "2", cwd=tmp_path,
-    )  # fmt: skip
+        "execute-wave",
+        str(tasks),
+        "--repo",
+        str(user_repo.path),
+        "--script",
+        _scripted(tmp_path, script),
+        "--parallel",
+        "2",
+        cwd=tmp_path,
+    )
 
     _stopped_by_the_outage(done, "executor/2/implement")
     assert the_state(user_repo.path) == before, "no wave commit, no worktree left"
@@ -236,9 +249,18 @@ def test_an_outage_stops_fix_issue_with_no_patch(tmp_path: Path) -> None:
     script = _scripted(tmp_path, {"issue-fixer/ISSUE/attempt-1": OUTAGE})
 
     done = cli.fixloop(
-        "fix-issue", str(issue), "--repo", str(repo), "--test", "python3 -m unittest",
-        "--script", script, "--sandbox", "local", cwd=tmp_path,
-    )  # fmt: skip
+        "fix-issue",
+        str(issue),
+        "--repo",
+        str(repo),
+        "--test",
+        "python3 -m unittest",
+        "--script",
+        script,
+        "--sandbox",
+        "local",
+        cwd=tmp_path,
+    )
 
     _stopped_by_the_outage(done, "issue-fixer/ISSUE/attempt-1")
     assert the_state(repo) == before
