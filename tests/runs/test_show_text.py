@@ -18,6 +18,9 @@ from tests.helpers.fix_issue import fixing_script, make_issue_repo, write_issue
 from tests.helpers.gitrepo import UserRepo, git
 from tests.helpers.reviews import APP_FIX, review_text, run, write_review
 from tests.helpers.reviews import finding as review_finding
+from tests.workflows.fix_engine.scenario import make_section_repo
+from tests.workflows.fix_engine.scenario import run as run_fix_engine
+from tests.workflows.fix_engine.test_workflow import passing
 
 from fixloop.agents.backend import BackendFailed
 from fixloop.cli.main import main
@@ -126,3 +129,19 @@ def test_fix_issue_shows_its_tool_calls_and_patch_and_latest_is_the_users_run(
     header, mine, verification = listing.splitlines()
     assert header.split() == ["run", "workflow", "state", "outcome", "started", "ended", "note"]
     assert "  1 resolved  " in mine and verification.endswith("part of <run>")
+
+
+def test_attempts_agree_with_what_each_item_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_section_repo(tmp_path / "repo")
+    fix_engine, _ = run_fix_engine(repo.path, passing())
+    assert fix_engine.exit_code == 0
+
+    text = shown(capsys, repo.path, tmp_path, "show", "latest")
+
+    row = next(line for line in text.splitlines() if line.startswith("AC-1  "))
+    assert row.split()[1:3] == ["done", "2"] and row.endswith("done after 2 attempt(s)")
+    assert "  2 attempt(s); 4 agent call(s)" in text, "one count, the same everywhere"
+    assert "0 attempt(s)" not in text
+    assert "  note: AC-1 attempt 1: not passed (confirmed)" in text, "the verdicts under their item"
