@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.abc
 import sys
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def test_a_backend_of_your_own_by_module_and_class(
 @pytest.mark.parametrize(
     ("spec", "problem"),
     [
-        ("gpt", "unknown backend 'gpt': use scripted, claude, or module:Class"),
+        ("gpt", "unknown backend 'gpt': use scripted, claude, openai, or module:Class"),
         ("no_such_module_here:X", "cannot import no_such_module_here"),
         ("fixloop.agents.registry:Missing", "has no class Missing"),
         ("scripted", "--backend scripted needs --script FILE"),
@@ -59,3 +60,25 @@ def test_a_backend_that_cannot_be_had_is_one_line(spec: str, problem: str) -> No
     (diagnostic,) = caught.value.diagnostics
     assert caught.value.exit_code == 2
     assert problem in diagnostic.message and diagnostic.path == "review-fix"
+
+
+def test_the_openai_backend_without_its_package_is_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class NoOpenAI(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: object, target: object = None) -> None:
+            if name == "openai" or name.startswith("openai."):
+                raise ModuleNotFoundError(f"No module named {name!r}")
+
+    for name in [n for n in sys.modules if n.split(".")[0] == "openai"]:
+        monkeypatch.delitem(sys.modules, name)
+    for name in ("fixloop.agents.openai_backend", "fixloop.agents.openai_errors"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setattr(sys, "meta_path", [NoOpenAI(), *sys.meta_path])
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdefghijkl")
+    with pytest.raises(FixloopError) as caught:
+        load_backend("openai", where="review-fix")
+    assert str(caught.value) == (
+        "review-fix:1:1: usage: --backend openai needs the openai package: "
+        "pip install 'fixloop[openai]'"
+    )

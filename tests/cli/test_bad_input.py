@@ -284,3 +284,30 @@ def test_a_detached_head_is_exit_2_in_every_workflow(tmp_path: Path, workflow: s
     assert done.returncode == 2, done.stderr
     assert _one_line(done).startswith(".:1:1: repository: HEAD is detached; check out a branch")
     assert not (repo / ".git" / "fixloop" / "runs").exists()
+
+
+@pytest.mark.needs("bwrap")
+def test_a_full_disk_is_one_line_exit_1_and_the_branch_stays(
+    user_repo: UserRepo, tmp_path: Path
+) -> None:
+    # The state folder on a file system of 16 KiB: the run's trace fills it part way.
+    write_review(user_repo.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+    tip = user_repo.head()
+    script = _script(tmp_path, {"fixer/CR-01/iteration-1": {"fail": "crash"}})
+    state = str(user_repo.path / ".git" / "fixloop")
+    tiny = ["bwrap", "--bind", "/", "/", "--dev", "/dev", "--size", "16384", "--tmpfs", state]
+    command = [sys.executable, "-m", "fixloop", "review-fix", REVIEW_REL, "--script", script]
+    done = subprocess.run(
+        [*tiny, "--proc", "/proc", *command],
+        cwd=user_repo.path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    problems = [line for line in done.stderr.splitlines() if ": disk: " in line]
+    assert [line.endswith(":1:1: disk: No space left on device") for line in problems] == [True]
+    assert done.stderr.strip().splitlines()[-1] == problems[0], done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    assert user_repo.head() == tip

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
+import yaml
 from tests.conftest import REPO_ROOT
 from tests.helpers import cli
+
+from fixloop.extras.testing.chat_replay import ChatReplay
+from fixloop.extras.testing.chat_server import SCRIPTED_KEY, ChatServer
 
 CORPUS = REPO_ROOT / "bench" / "efficacy" / "corpus"
 
@@ -64,3 +69,30 @@ def test_a_corpus_changed_since_it_was_frozen_is_refused(tmp_path: Path) -> None
     )
     assert again.returncode == 0, again.stderr
     assert "| regex | regex | unresolved |" in again.stdout  # no regex.patch there
+
+
+def test_a_task_with_the_openai_backend_on_loopback(tmp_path: Path) -> None:
+    """The same answer played as Chat Completions tool calls: `--backend openai --base-url`."""
+    answer = yaml.safe_load((CORPUS / "tasks/regex/answer.yaml").read_text())
+    replay = ChatReplay(answer)
+    with ChatServer(replay) as server:
+        done = cli.fixloop(
+            "bench",
+            "efficacy",
+            str(CORPUS),
+            "--task",
+            "regex",
+            "--backend",
+            "openai",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "scripted-model",
+            "--json",
+            cwd=tmp_path,
+            env={**os.environ, "OPENAI_API_KEY": SCRIPTED_KEY},
+        )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["counts"] == {"resolved": 1} and replay.unplayed() == []
+    assert {r.model for r in server.requests} == {"scripted-model"}

@@ -89,6 +89,7 @@ CASES: dict[str, Case] = {
     "step run": _in_repo("step", "run", "git-protocol", "preflight"),
     "step list": _at_root("step", "list", "git-protocol"),
     "recover": _in_repo("recover"),
+    "models": _in_repo("models"),
     "runs list": _in_repo("runs", "list"),
     "runs prune": _in_repo("runs", "prune", "--dry-run"),
     "runs show": _in_repo("runs", "show", "latest"),

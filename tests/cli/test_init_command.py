@@ -98,6 +98,28 @@ def test_local_writes_the_settings_only_this_user_has(tmp_path: Path) -> None:
     assert not (tmp_path / ".claude" / "settings.json").exists()
 
 
+def test_local_settings_are_hidden_from_git_once_shown(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    exclude = tmp_path / ".git" / "info" / "exclude"
+    exclude.write_text("# mine", encoding="utf-8")  # no newline at its end
+
+    shown = fixloop("--local", "--dry-run", cwd=tmp_path)
+    done = fixloop("--local", "--yes", cwd=tmp_path)
+    again = fixloop("--local", "--yes", cwd=tmp_path)
+
+    assert ".git/info/exclude: + /.claude/settings.local.json\n" in shown.stdout
+    assert exclude.read_text(encoding="utf-8") == "# mine\n/.claude/settings.local.json\n"
+    assert ".git/info/exclude" in done.stdout and again.returncode == 0
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert status.stdout == ""
+
+
 @pytest.mark.parametrize(("answer", "written"), [("y\n", True), ("n\n", False), ("\n", False)])
 def test_at_a_terminal_it_asks_after_showing(tmp_path: Path, answer: str, written: bool) -> None:
     controller, terminal = os.openpty()

@@ -11,20 +11,24 @@ checks, its Agent tool, `fixloop step run`, git.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from tests.conftest import REPO_ROOT
+from tests.helpers.claude_code import (
+    Installed,
+    bash,
+    installed,
+    played,
+    result_text,
+    run_claude,
+    step,
+)
 from tests.helpers.gitrepo import UserRepo
 from tests.helpers.reviews import REPORT_REL, REVIEW_REL, finding, review_text, write_review
 
-from fixloop.extras.testing.claude_cli import bundled_cli, child_env, plugin_command
 from fixloop.extras.testing.messages_server import (
     MessagesServer,
     RecordedRequest,
@@ -34,6 +38,14 @@ from fixloop.extras.testing.messages_server import (
 )
 
 pytestmark = [pytest.mark.cli, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def claude(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """One marketplace install for the module: each test's project gets its rules, its own
+    conversation; nothing a command does touches the installed plugin."""
+    return installed(tmp_path_factory.mktemp("claude"))
+
 
 RUN_ID = "rf-in-claude-code"
 FIXER = "You fix exactly ONE finding"
@@ -60,33 +72,6 @@ status: all_fixed
 """
 
 
-def install_plugin(tmp_path: Path) -> Path:
-    """A HOME with fixloop installed from a marketplace, as a user would."""
-    home = tmp_path / "home"
-    home.mkdir()
-    market = tmp_path / "market"
-    shutil.copytree(
-        REPO_ROOT,
-        market,
-        ignore=shutil.ignore_patterns(
-            ".git", ".venv", "tests", "bench", "__pycache__", "*.egg-info"
-        ),
-    )
-    for argv in (["marketplace", "add", str(market)], ["install", "fixloop@fixloop"]):
-        done = plugin_command(*argv, env={"HOME": str(home)})
-        assert done.returncode == 0, done.stdout + done.stderr
-    return home
-
-
-def bash(command: str) -> Turn:
-    return tool_use("Bash", {"command": command, "description": "a step of the workflow"})
-
-
-def step(workflow: str, name: str, *args: str, repo: str = ".") -> Turn:
-    words = ["fixloop", "step", "run", workflow, name, "--repo", repo, *args, "--json"]
-    return bash(" ".join(words))
-
-
 def orchestrator(repo: Path, worktree: Path) -> Callable[[RecordedRequest], list[Turn]]:
     """The orchestrator's moves, in the order commands/review-fix.md and its workflow give."""
 
@@ -94,9 +79,13 @@ def orchestrator(repo: Path, worktree: Path) -> Callable[[RecordedRequest], list
         expanded = next(t for t in request.user_texts() if t.startswith("# /fixloop:review-fix"))
         workflow = expanded.split("Read `", 1)[1].split("`", 1)[0]
         wt = str(worktree)
+        # The command reads the project's model choice before it dispatches (`fixloop models`).
+        results = [result_text(r) for r in request.tool_results()]
+        model = json.loads(results[2])["roles"]["fixer"]["model"] if len(results) > 2 else ""
         return [
             tool_use("Read", {"file_path": workflow}),
             tool_use("Read", {"file_path": str(repo / REVIEW_REL)}),
+            bash("fixloop models --repo . --json"),
             step("review-fix", "check-review-status", f"--input REVIEW_PATH={REVIEW_REL}"),
             step("git-protocol", "preflight"),
             step("git-protocol", "setup-worktree", f"--input RUN_ID={RUN_ID}"),
@@ -113,6 +102,7 @@ def orchestrator(repo: Path, worktree: Path) -> Callable[[RecordedRequest], list
                         }
                     ),
                     "run_in_background": False,
+                    "model": model,
                 },
             ),
             # What really changed, against what the fixer says (the workflow's step 2).
@@ -169,27 +159,13 @@ class Script:
         return turns[min(answered, len(turns) - 1)]
 
 
-def run_claude(prompt: str, *, cwd: Path, env: dict[str, str]) -> list[dict[str, Any]]:
-    argv = [str(bundled_cli()), "-p", "--output-format", "stream-json", "--verbose", "--", prompt]
-    done = subprocess.run(
-        argv, cwd=cwd, env=child_env(env), capture_output=True, text=True, timeout=600, check=False
-    )
-    events = []
-    for line in done.stdout.splitlines():
-        try:
-            events.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    assert done.returncode == 0, done.stderr[-3000:]
-    return events
-
-
 def test_review_fix_completes_in_the_default_permission_mode_with_the_documented_rules(
-    tmp_path: Path, user_repo: UserRepo
+    claude: Installed, user_repo: UserRepo
 ) -> None:
     repo = user_repo.path
     write_review(repo, review_text(finding("CR-01", "add subtracts", "src/app.py:2")))
-    session = _session(tmp_path, repo)
+    (repo.parent / "fixloop.toml").write_text('model-profile = "budget"\n')  # fixer: sonnet
+    session = claude.session(repo)
     before, base = user_repo.user_work(), user_repo.head()
     worktree = repo / ".fixloop" / "worktrees" / RUN_ID
     script = Script(repo, worktree)
@@ -204,17 +180,21 @@ def test_review_fix_completes_in_the_default_permission_mode_with_the_documented
     result = next(e for e in reversed(events) if e.get("type") == "result")
     main = [r for r in server.conversation if FIXER not in r.system]
     outcomes = main[-1].tool_results()
-    errors = [_text(r) for r in outcomes if r.get("is_error")]
+    errors = [result_text(r) for r in outcomes if r.get("is_error")]
     assert errors == [], errors
     assert result.get("permission_denials") == [], result.get("permission_denials")
-    assert script.played == {"orchestrator": 14, "fixer": 3}
+    assert script.played == {"orchestrator": 15, "fixer": 3}
     assert server.unscripted == 0
+    # The project's profile reached the subagent: the fixer ran on the budget profile's model.
+    fixers = [r for r in server.conversation if FIXER in r.system]
+    assert fixers and all("sonnet" in r.model for r in fixers), [r.model for r in fixers]
     # The subagent ran in the foreground: its answer came back as the Agent call's result.
-    agent_result = json.dumps(outcomes[5])
+    agent_result = json.dumps(outcomes[6])
     assert "fixed: add adds" in agent_result, agent_result
-    assert json.loads(_text(outcomes[6]))["result"]["outputs"]["CHANGED"] == " M src/app.py"
+    assert json.loads(result_text(outcomes[7]))["result"]["outputs"]["CHANGED"] == " M src/app.py"
     # Every step ran and passed (each `--json` envelope says so).
-    envelopes = [json.loads(_text(r)) for r in outcomes if _text(r).startswith("{")]
+    printed = [json.loads(result_text(r)) for r in outcomes if result_text(r).startswith("{")]
+    envelopes = [e for e in printed if "items" in e]
     assert [e["items"][0]["id"] for e in envelopes] == [
         "review-fix#check-review-status",
         "git-protocol#preflight",
@@ -241,54 +221,11 @@ def test_review_fix_completes_in_the_default_permission_mode_with_the_documented
     assert user_repo.user_work() == before
 
 
-def _text(result: dict[str, Any]) -> str:
-    content = result.get("content")
-    if isinstance(content, str):
-        return content
-    return "".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict))
-
-
-def _session(tmp_path: Path, repo: Path) -> dict[str, str]:
-    """A HOME with the plugin installed and the repository given the documented rules."""
-    home = install_plugin(tmp_path)
-    init = subprocess.run(
-        [
-            *(sys.executable, "-m", "fixloop", "init", "--claude", "--local", "--yes"),
-            *("--plugin-root", str(tmp_path / "market")),
-        ],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert init.returncode == 0, init.stderr
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-    return {"HOME": str(home), "PATH": path}
-
-
-def _played(moves: list[Turn], prompt: str, repo: Path, env: dict[str, str]) -> list[str]:
-    """Run `prompt` with the orchestrator playing `moves`; the tool results' texts. Fails on any
-    refusal or error."""
-
-    def answer(request: RecordedRequest) -> Turn:
-        answered = sum(1 for message in request.messages if message.get("role") == "assistant")
-        return moves[min(answered, len(moves) - 1)]
-
-    with MessagesServer(answer) as server:
-        events = run_claude(prompt, cwd=repo, env={**server.env(), **env})
-    result = next(e for e in reversed(events) if e.get("type") == "result")
-    outcomes = server.conversation[-1].tool_results()
-    assert [_text(r) for r in outcomes if r.get("is_error")] == []
-    assert result.get("permission_denials") == [], result.get("permission_denials")
-    assert len(outcomes) == len(moves) - 1 and server.unscripted == 0
-    return [_text(r) for r in outcomes]
-
-
 def test_recover_and_status_complete_with_the_documented_rules(
-    tmp_path: Path, user_repo: UserRepo
+    claude: Installed, user_repo: UserRepo
 ) -> None:
     repo = user_repo.path
-    env = _session(tmp_path, repo)
+    env = claude.session(repo)
     before = user_repo.user_work()
     dead = "dead-run-1"
     setup = subprocess.run(
@@ -303,13 +240,13 @@ def test_recover_and_status_complete_with_the_documented_rules(
     assert setup.returncode == 0, setup.stderr  # the step ended; its worktree and sentinel stay
     assert (repo / ".fixloop" / "worktrees" / dead).is_dir()
 
-    recovered = _played(
+    recovered = played(
         [bash("fixloop recover --repo ."), text("Recovered one run.")],
         "/fixloop:recover",
         repo,
         env,
-    )
-    status = _played(
+    ).outcomes
+    status = played(
         [
             bash("fixloop runs list --repo ."),
             bash("fixloop runs show latest --repo ."),
@@ -318,7 +255,7 @@ def test_recover_and_status_complete_with_the_documented_rules(
         "/fixloop:status",
         repo,
         env,
-    )
+    ).outcomes
 
     assert f"run {dead}: removed worktree {repo}/.fixloop/worktrees/{dead}" in recovered[0]
     assert user_repo.worktrees() == [str(repo)] and user_repo.branches() == ["main"]

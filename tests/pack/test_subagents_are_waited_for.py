@@ -27,11 +27,7 @@ def _dispatching() -> list[str]:
 
 def test_the_documents_that_dispatch_are_the_ones_expected() -> None:
     assert _dispatching() == [
-        "commands/execute-wave.md",
-        "commands/fix-engine.md",
-        "commands/fix-findings.md",
         "commands/review-fix.md",
-        "commands/review.md",
         "agents/fix-loop.md",
         "agents/wave-runner.md",
     ]

@@ -113,3 +113,20 @@ def test_a_state_folder_that_is_a_file_is_one_line_naming_it(user_repo: UserRepo
         "not a folder; fixloop keeps its runs in it: move it away"
     )
     assert (user_repo.path / ".git" / "fixloop").read_text() == "not mine\n"
+
+
+def test_an_exception_in_a_failing_closed_block_marks_the_run_failed_and_goes_on_up(
+    user_repo: UserRepo,
+) -> None:
+    seen: list[BaseException] = []
+    run = Run.start(user_repo.path, "demo")
+    with pytest.raises(KeyboardInterrupt), run.failing_closed(lambda: {"items": 3}, seen.append):
+        raise KeyboardInterrupt("first line\nsecond line")
+    info = read_run(run.dir)
+    assert (info["state"], info["details"]["error"], info["details"]["items"]) == (
+        "failed",
+        "first line",
+        3,
+    )
+    assert [type(exc) for exc in seen] == [KeyboardInterrupt]
+    assert not info["live"], "the lock went with the run"

@@ -330,6 +330,8 @@ def report(args: argparse.Namespace) -> dict[str, str]:
         )
         history += [{"check_id": item.id, **attempt} for attempt in attempts]
     done = [i.id for i in state.items if state.record(i.id)["status"] == "done"]
+    # Items a run that stopped at the first escalation never tried.
+    not_tried = [i.id for i in state.items if state.record(i.id)["status"] == "pending"]
     error_report = {
         "error_report": {
             "section_id": state.meta["section_id"],
@@ -338,6 +340,7 @@ def report(args: argparse.Namespace) -> dict[str, str]:
             "final_failures": final,
             "history": history,
             "done": done,
+            **({"not_tried": not_tried} if not_tried else {}),
         }
     }
     path = state.folder / "error_report.yaml"

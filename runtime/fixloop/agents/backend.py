@@ -21,6 +21,10 @@ from fixloop.agents.toolbox import Toolbox
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.sandboxes.launcher import RunSandbox
 
+# Every model request of a call carries its key (`fixer/CR-01/iteration-1`, percent-encoded):
+# for a gateway's logs, and for the scripted test servers, which answer by key.
+CALL_HEADER = "X-Fixloop-Call"
+
 
 class OutcomeStatus(StrEnum):
     OK = "ok"
@@ -37,6 +41,7 @@ class StopReason(StrEnum):
     TIMEOUT = "timeout"
     TURN_LIMIT = "turn_limit"
     CALL_BUDGET = "call_budget"
+    TOKEN_BUDGET = "token_budget"  # noqa: S105 - a reason, not a secret; the call's input and output tokens reached its cap
     RUN_BUDGET = "run_budget"
     BACKEND_ERROR = "backend_error"
     GIT_FILES = "changed_git_files"  # the turn wrote git's config, hooks or attributes

@@ -56,9 +56,10 @@ from claude_agent_sdk import (
     ToolPermissionContext,
     query,
 )
-from pydantic import BaseModel, RootModel, ValidationError
+from pydantic import BaseModel
 
 from fixloop.agents.backend import (
+    CALL_HEADER,
     AgentOutcome,
     AgentRequest,
     DeniedWrite,
@@ -74,20 +75,18 @@ from fixloop.agents.claude_sandbox import (
 )
 from fixloop.agents.claude_tools import tool_server
 from fixloop.agents.scope import WRITE_TOOLS, WriteScope
+from fixloop.agents.structured import FinalText, OutputFormat, parse_answer
 from fixloop.agents.toolbox import TOOL_SERVER
 from fixloop.documents.tools import parse_tool
-from fixloop.schemas.registry import json_schema, parse_output
 
 # Tool results (a whole file, a long test log) arrive as one JSON line; the SDK's 1 MiB default
 # turns a large one into a hard error.
 MAX_BUFFER_BYTES = 64 * 1024 * 1024
 STDERR_LINES = 20
-_WRAPPER_KEY = "output"
 
 
 AUTH_HINT = "--backend claude needs ANTHROPIC_API_KEY, or a Claude Code login (`claude /login`)"
 CUSTOM_HEADERS_ENV = "ANTHROPIC_CUSTOM_HEADERS"
-CALL_HEADER = "X-Fixloop-Call"
 
 
 def call_headers(request: AgentRequest, env: Mapping[str, str]) -> str:
@@ -100,10 +99,6 @@ def call_headers(request: AgentRequest, env: Mapping[str, str]) -> str:
     own = env.get(CUSTOM_HEADERS_ENV, os.environ.get(CUSTOM_HEADERS_ENV, "")).strip()
     tag = f"{CALL_HEADER}: {quote(request.key or request.role, safe='/')}"
     return f"{own}\n{tag}" if own else tag
-
-
-class FinalText(RootModel[str]):
-    """The output of a role that declares no schema: its final answer, as text."""
 
 
 @dataclass
@@ -169,36 +164,6 @@ class _Call:
                 self.last_text = "\n".join(texts)
 
 
-@dataclass(frozen=True)
-class OutputFormat:
-    """The JSON schema the CLI is asked for, and whether it was wrapped to make it an object."""
-
-    schema: dict[str, Any]
-    wrapped: bool
-
-    @classmethod
-    def for_schema(cls, name: str) -> OutputFormat:
-        schema = json_schema(name)
-        if schema.get("type") == "object" and "properties" in schema:
-            return cls(schema, wrapped=False)
-        # Tool inputs must be JSON objects; a union (the fixer's report-or-request) or any other
-        # root is carried as {"output": ...}, with its $defs kept at the root where refs point.
-        inner = dict(schema)
-        defs = inner.pop("$defs", None)
-        wrapper: dict[str, Any] = {
-            "type": "object",
-            "properties": {_WRAPPER_KEY: inner},
-            "required": [_WRAPPER_KEY],
-            "additionalProperties": False,
-        }
-        if defs:
-            wrapper["$defs"] = defs
-        return cls(wrapper, wrapped=True)
-
-    def option(self) -> dict[str, Any]:
-        return {"type": "json_schema", "schema": self.schema}
-
-
 def parse_structured(name: str, fmt: OutputFormat, result: ResultMessage) -> BaseModel:
     """The role's output from a result message; raises ValueError when nothing validates."""
     raw: object = result.structured_output
@@ -210,32 +175,7 @@ def parse_structured(name: str, fmt: OutputFormat, result: ResultMessage) -> Bas
         except json.JSONDecodeError:
             said = f": {answer.splitlines()[0][:120]!r}" if answer else ""
             raise LookupError(f"the role gave no structured output, only prose{said}") from None
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"output is not JSON: {exc.msg}") from None
-    candidates = [raw]
-    if isinstance(raw, dict) and set(raw) == {_WRAPPER_KEY}:
-        unwrapped = raw[_WRAPPER_KEY]
-        candidates = [unwrapped] if fmt.wrapped else [raw, unwrapped]
-    problems: list[str] = []
-    for candidate in candidates:
-        try:
-            return parse_output(name, candidate)
-        except (ValidationError, ValueError) as exc:
-            problems.append(_first_problem(exc))
-    raise ValueError(f"output does not match {name}: {problems[-1]}")
-
-
-def _first_problem(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        errors = exc.errors()
-        first = errors[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(root)"
-        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        return f"{where}: {first['msg']}{more}"
-    return str(exc)
+    return parse_answer(name, fmt, raw)
 
 
 def _usage(result: ResultMessage | None, duration_s: float) -> Usage:

@@ -48,8 +48,10 @@ def build_request(
     extra_tools: Sequence[str] = (),
     mcp_config: str | None = None,
     toolbox: Toolbox | None = None,
+    model: str | None = None,
 ) -> AgentRequest:
-    """The request for `role`; raises FixloopError (file:line) when the inputs do not fit it."""
+    """The request for `role` (on `model`, else its document's); raises FixloopError
+    (file:line) when the inputs do not fit it."""
     agent = pack.agent(role)
     spec = agent.spec
     try:
@@ -63,7 +65,7 @@ def build_request(
         system_prompt=render_template(agent.source, values),
         task=task,
         tools=(*spec.tools, *extra_tools),  # extra: an MCP server's, for this call only
-        model=spec.model,
+        model=model or spec.model,
         output_schema=spec.fixloop.output,
         cwd=cwd,
         writable=None if writable is None else tuple(writable),
@@ -86,6 +88,7 @@ class Dispatcher:
     budget: RunBudget | None = None
     timeout_s: float | None = None
     sandbox: RunSandbox | None = None  # set once the run chose it (`Workflow.start_run`)
+    models: Mapping[str, str] = field(default_factory=dict)  # role → model, over the documents'
 
     def __post_init__(self) -> None:
         if self.budget is not None and not isinstance(self.backend, BudgetedBackend):
@@ -116,6 +119,7 @@ class Dispatcher:
             extra_tools=extra_tools,
             mcp_config=mcp_config,
             toolbox=toolbox,
+            model=self.models.get(self.pack.agent(role).spec.name),
         )
         if self.sandbox is not None:
             request = replace(request, sandbox=self.sandbox)

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import TypeAlias
 
-from fixloop.cli.backend_option import add_backend_arguments, budget_from_args
+from fixloop.cli.backend_option import add_backend_arguments, budget_from_args, openai_flags
 from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         corpus=args.corpus,
         backend=args.backend,
         script=args.script,
+        openai=openai_flags(args),
         sandbox=args.sandbox,
         image=args.image,
         budget=budget_from_args(args),

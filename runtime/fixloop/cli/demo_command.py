@@ -27,11 +27,13 @@ Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "demo",
-        help="fix a small buggy example with review-fix and fix-findings (scripted model)",
+        help="run every workflow on small buggy examples (scripted model, offline)",
         description=(
-            "Build a fresh example repository (a buggy Python package, its tests, a code "
-            "review), then run review-fix and fix-findings on it with a scripted model: no "
-            "network, no key. Ends with what was fixed, the commits, and the tests before/after."
+            "Build fresh example repositories (a buggy Python package with its tests, a code "
+            "review and a mini-PRD; a plan of tasks; an issue), then run review-fix, "
+            "fix-findings, fix-engine, execute-wave and fix-issue on them with a scripted model: "
+            "no network, no key. Ends with what was fixed, the commits, the graded patch, and "
+            "the tests before/after."
         ),
     )
     parser.add_argument(
@@ -83,6 +85,7 @@ def _items(result: DemoResult) -> list[dict[str, Any]]:
         ("review-fix", result.review_fix),
         ("fix-engine", result.fix_engine),
         ("execute-wave", result.execute_wave),
+        ("fix-issue", result.fix_issue),
     ):
         if ran is not None:
             status = "fell-short" if ran.exit_code else "done"

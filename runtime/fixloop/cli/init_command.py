@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from fixloop import gitrepo
 from fixloop.cli.arguments import existing_directory
 from fixloop.cli.envelope import emit
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
@@ -114,30 +115,60 @@ def run_init(args: Any) -> int:
         tofile=shown,
     )
     shown_diff = "".join(diff)
+    exclude = _exclude_file(root) if args.local else None
     if args.json:  # no question: stdout is the envelope's, and --yes is the answer
         write = args.yes and not args.dry_run
         if write:
-            _write(target, after)
+            _write(target, after, exclude)
         code = 0 if write or args.dry_run else 1
         rows = [{"id": rule, "status": "added" if write else "missing"} for rule in added]
-        details = {"file": shown, "written": write, "diff": shown_diff}
+        shown_exclude = display_path(exclude) if exclude is not None else ""
+        details = {"file": shown, "written": write, "diff": shown_diff, "exclude": shown_exclude}
         return emit("init", code, items=rows, result=details)
     sys.stdout.write(shown_diff)
+    if exclude is not None:
+        # Personal settings are never committed; an untracked file would also make the
+        # workflows that need a clean tree (fix-issue) refuse the repository.
+        print(f"{display_path(exclude)}: + /{LOCAL_SETTINGS}")
     if args.dry_run:
         print(f"(dry run: {shown} not written)")
         return 0
     if not args.yes and not _confirmed(shown):
         return 1
-    _write(target, after)
+    _write(target, after, exclude)
     print(f"{shown}: added {len(added)} rule(s): {', '.join(added)}")
     return 0
 
 
-def _write(target: Path, text: str) -> None:
+def _write(target: Path, text: str, exclude: Path | None) -> None:
+    """The settings, whole (a temporary file, then a rename); then the exclude line."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".fixloop-tmp")
     partial.write_text(text, encoding="utf-8")
     partial.replace(target)
+    if exclude is not None:
+        exclude.parent.mkdir(exist_ok=True)
+        held = exclude.read_bytes() if exclude.exists() else b""
+        with exclude.open("a", encoding="utf-8") as handle:
+            handle.write(
+                ("\n" if held and not held.endswith(b"\n") else "") + f"/{LOCAL_SETTINGS}\n"
+            )
+
+
+def _exclude_file(root: Path) -> Path | None:
+    """The repository's `info/exclude` when it does not hide the local settings yet (None
+    outside a repository, or when it already does)."""
+    try:
+        exclude = gitrepo.state_dir_of(root).parent / "info" / "exclude"
+    except FixloopError:
+        return None
+    try:
+        lines = exclude.read_text(encoding="utf-8").splitlines() if exclude.exists() else []
+    except (OSError, UnicodeDecodeError):
+        return None
+    if f"/{LOCAL_SETTINGS}" in lines or exclude.parent.is_symlink():
+        return None
+    return exclude
 
 
 def _confirmed(shown: str) -> bool:

@@ -14,6 +14,7 @@ traceback for an unexpected one.
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import os
 import sys
@@ -48,6 +49,7 @@ COMMANDS: dict[str, str] = {
     "bench": "fixloop.cli.bench_command",
     "sandbox": "fixloop.cli.sandbox_command",
     "init": "fixloop.cli.init_command",
+    "models": "fixloop.cli.model_option",
 }
 WORKFLOW_COMMAND = "fixloop.cli.workflow_command"
 
@@ -124,6 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout, sys.stderr = streams
 
 
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
 def _main(arguments: list[str]) -> int:
     parser = build_parser(arguments)
     command = ""
@@ -163,6 +168,11 @@ def _main(arguments: list[str]) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 128 + 13  # what a shell reports for a writer ended by SIGPIPE
     except Exception as exc:
+        if isinstance(exc, OSError) and exc.errno in _FULL:
+            # A full disk is the machine's condition, not fixloop's fault: one located line.
+            where = os.fsdecode(exc.filename) if exc.filename else "fixloop"
+            print(f"{where}:1:1: disk: {exc.strerror}", file=sys.stderr)
+            return 1
         if os.environ.get("FIXLOOP_DEBUG"):
             import traceback
 

@@ -17,6 +17,7 @@ class ProgressPrinter:
     def __init__(self, stream: TextIO | None = None, *, verbose: bool = False) -> None:
         self.stream = stream or sys.stderr
         self.verbose = verbose
+        self.backend_errors: set[str] = set()
 
     def __call__(self, event: Event) -> None:
         line = self.line(event)
@@ -39,6 +40,13 @@ class ProgressPrinter:
         if self.verbose and event.kind is EventKind.STEP:
             ok = "ok" if event.data.get("ok") else f"FAILED (exit {event.data.get('exit_code')})"
             return f"   step {event.workflow}#{event.step}: {ok}"
+        if event.kind is EventKind.AGENT and event.data.get("reason") == "backend_error":
+            # Why the model could not answer (a refused key, a server down) is the one thing
+            # to read about a run of failed calls: said once, not once a call.
+            detail = str(event.data.get("detail", ""))
+            if detail not in self.backend_errors:
+                self.backend_errors.add(detail)
+                return f"WARN: {event.data.get('key')}: {detail}"
         if self.verbose and event.kind is EventKind.AGENT:
             cost = event.data.get("cost_usd", 0.0)
             return f"   agent {event.data.get('key')}: {event.data.get('outcome')} (${cost:.4f})"

@@ -2,7 +2,8 @@
 
 The workflow's options model (`workflows/kernel/options.py`) gives its arguments: positionals,
 flags, defaults, choices, help. Every workflow command adds the same shared ones: `--backend`,
-`--script` and the budget (`backend_option.py`), `--sandbox`/`--image` for a workflow that runs
+`--script` and the budget (`backend_option.py`), `--model-profile` and `--model`
+(`model_option.py`), `--sandbox`/`--image` for a workflow that runs
 verification commands (`sandbox_option.py`), `--pack` and `--json`. Then the command loads the
 pack, chooses the sandbox (before anything changes: a bad choice is exit 2), builds the Context
 (progress on stderr, a terminal prompter for a workflow that asks), runs the workflow through
@@ -27,6 +28,7 @@ from typing import Any
 from fixloop.cli.arguments import Subparsers
 from fixloop.cli.backend_option import add_backend_arguments, backend_from_args, budget_from_args
 from fixloop.cli.envelope import dumps, envelope
+from fixloop.cli.model_option import add_model_arguments, models_from_args
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import PRINTERS
 from fixloop.cli.sandbox_option import add_sandbox_arguments, sandbox_from_args
@@ -62,6 +64,7 @@ def add_command(subparsers: Subparsers, name: str, entry: Entry) -> argparse.Arg
     for argument in arguments(model):
         _add_argument(parser, argument)
     add_backend_arguments(parser)
+    add_model_arguments(parser)
     if entry.sandboxed:
         add_sandbox_arguments(parser)
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
@@ -111,6 +114,7 @@ def run(name: str, entry: Entry, args: argparse.Namespace) -> int:
     _, model = entry.load()
     fields = {field.name for field in dataclasses.fields(model)}
     values = {a.name: _frozen(getattr(args, a.name)) for a in arguments(model)}
+    models = models_from_args(args, pack, values.get("repo", Path()))  # a bad one: exit 2 now
     budget = budget_from_args(args)
     if "budget" in fields:
         values["budget"] = budget
@@ -125,6 +129,7 @@ def run(name: str, entry: Entry, args: argparse.Namespace) -> int:
         EventStream(PRINTERS[entry.progress]()),
         budget=budget,
         sandbox=sandbox,
+        models=models.chosen,
     )
     if entry.asks:
         context.prompter = TerminalPrompter()

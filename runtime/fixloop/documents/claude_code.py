@@ -126,12 +126,17 @@ def _tools(meta: dict[str, Any], key: str, findings: list[Finding], refused: boo
     return [entry for entry in entries if parse_tool(entry) is not None]
 
 
+def valid_model(text: str) -> bool:
+    """A `model:` value Claude Code takes: inherit, an alias it knows, or a claude-* id."""
+    return text.lower() == "inherit" or text in MODEL_ALIASES or bool(_MODEL_ID.match(text))
+
+
 def _model(meta: dict[str, Any], findings: list[Finding]) -> str | None:
     value = meta.get("model")
     if value is None:
         return None
     text = str(value).strip()
-    if text.lower() == "inherit" or text in MODEL_ALIASES or _MODEL_ID.match(text):
+    if valid_model(text):
         return "inherit" if text.lower() == "inherit" else text
     aliases = ", ".join(sorted(MODEL_ALIASES))
     message = f"unknown model {text!r}: use inherit, {aliases} or a claude-* id"

@@ -1,4 +1,4 @@
-"""Project settings (`fixloop check`, `validate`, `fix-issue`): `fixloop.toml`, `[tool.fixloop]`.
+"""Project settings (`fixloop check`, `validate`, the workflows): `fixloop.toml`, `[tool.fixloop]`.
 
     [tool.fixloop]                   # in pyproject.toml; in fixloop.toml the same keys, no table
     pack = "plugins/ours"            # the pack to use when no path is given
@@ -7,6 +7,12 @@
     ignore = ["rm-rf-empty-var"]     # never report these
     secret-files = [".env*"]         # files agents' file tools refuse (default: secret_files.py)
     extend-secret-files = ["conf/prod.yml"]  # more of them, on top of that list
+    model-profile = "budget"         # the roles' models: quality, balanced or budget (models.py)
+    [tool.fixloop.models]            # in fixloop.toml: [models]; one role's model, over the profile
+    verifier = "opus"
+    [tool.fixloop.openai]            # `--backend openai` (docs/backends.md); fixloop.toml: [openai]
+    provider = "deepseek"            # openai, deepseek, gemini, qwen or custom
+    model = "deepseek-chat"
     [tool.fixloop.per-file-ignores]  # in fixloop.toml: [per-file-ignores]
     "workflows/legacy-*.md" = ["undefined-variable"]
 
@@ -26,7 +32,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.files import present, read_text, resolved
@@ -52,6 +58,45 @@ class Profile(StrEnum):
     FIXLOOP = "fixloop"
 
 
+class OpenAISettings(BaseModel):
+    """What a project may choose for `--backend openai`. Where the key is sent (the base URL) and
+    which variable holds it are the user's alone (flags, environment): a cloned repository's
+    settings must not send the user's key to a server of its choosing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
+
+    provider: str | None = None
+    model: str | None = None
+    # A role's `model:` (opus, sonnet, haiku) → the model that plays it, e.g. a cheaper one for
+    # the reviewer and verifier (`sonnet`).
+    models: dict[str, str] = Field(default_factory=dict)
+    max_turns: int | None = Field(default=None, alias="max-turns", ge=1)
+    call_token_budget: int | None = Field(default=None, alias="call-token-budget", ge=1)
+    # USD per million tokens: what the run's cost budget counts with.
+    price_input: float | None = Field(default=None, alias="price-input", ge=0)
+    price_output: float | None = Field(default=None, alias="price-output", ge=0)
+    base_url: str | None = Field(default=None, alias="base-url")
+    api_key: str | None = Field(default=None, alias="api-key")
+    api_key_env: str | None = Field(default=None, alias="api-key-env")
+
+    @field_validator("api_key")
+    @classmethod
+    def _no_key(cls, value: str | None) -> str | None:
+        raise ValueError(
+            "a key in a settings file is committed with it; keep it in the environment "
+            "(OPENAI_API_KEY, or the variable --api-key-env names)"
+        )
+
+    @field_validator("base_url", "api_key_env")
+    @classmethod
+    def _no_destination(cls, value: str | None, info: ValidationInfo) -> str | None:
+        flag = "--base-url or OPENAI_BASE_URL" if info.field_name == "base_url" else "--api-key-env"
+        raise ValueError(
+            "where your key goes is not a project setting (a cloned repository could send it "
+            f"anywhere): give it with {flag}"
+        )
+
+
 class Settings(BaseModel):
     # Built on first use: a document without contracts (and a project without settings) never
     # pays for pydantic's validators, a good part of `fixloop check`'s start.
@@ -64,6 +109,9 @@ class Settings(BaseModel):
     per_file_ignores: dict[str, list[str]] = Field(default_factory=dict, alias="per-file-ignores")
     secret_files: list[str] | None = Field(default=None, alias="secret-files")
     extend_secret_files: list[str] = Field(default_factory=list, alias="extend-secret-files")
+    model_profile: str | None = Field(default=None, alias="model-profile")
+    models: dict[str, str] = Field(default_factory=dict)
+    openai: OpenAISettings | None = None
 
 
 @dataclass(frozen=True)
@@ -206,8 +254,14 @@ def _load(path: Path, table: bool) -> Config:
 def _key_lines(text: str, prefix: KeyPath) -> dict[KeyPath, int]:
     """Lines of the settings' keys, found in the text (tomllib keeps no positions)."""
     lines: dict[KeyPath, int] = {}
+    table: KeyPath = prefix
     for number, line in enumerate(text.splitlines(), start=1):
+        header = re.match(r"\s*\[([A-Za-z0-9_.-]+)\]\s*$", line)
+        if header:  # a key below `[openai]` is `openai.<key>` (`[tool.fixloop.openai]` too)
+            parts = tuple(header[1].split("."))
+            table = parts if parts[: len(prefix)] == prefix else (*prefix, *parts)
+            continue
         key = re.match(r'\s*"?([A-Za-z0-9_-]+)"?\s*=', line)
-        if key and (*prefix, key[1]) not in lines:
-            lines[(*prefix, key[1])] = number
+        if key and (*table, key[1]) not in lines:
+            lines[(*table, key[1])] = number
     return lines

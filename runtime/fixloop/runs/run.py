@@ -23,7 +23,7 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -159,6 +159,22 @@ class Run:
         self.emit(Event(EventKind.RUN_END, status=state, data=details))
         self.close()
 
+    @contextlib.contextmanager
+    def failing_closed(
+        self,
+        details: Callable[[], dict[str, Any]],
+        on_failure: Callable[[BaseException], object] = lambda exc: None,
+    ) -> Iterator[Run]:
+        """The one failure bookkeeping of every run: an exception in the block calls
+        `on_failure(exc)`, finishes the run `failed` (the exception's first line, `details()`)
+        and goes on up. Ending the run well is the caller's `finish`, with its own state."""
+        try:
+            yield self
+        except BaseException as exc:
+            on_failure(exc)
+            self.finish("failed", error=first_line(exc), **details())
+            raise
+
     def close(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
@@ -195,6 +211,12 @@ def make_run_folder(run_dir: Path) -> None:
             raise FixloopError(Diagnostic(str(folder), 1, 1, "state", problem))
     problem = f"cannot create a run folder: {reason}"
     raise FixloopError(Diagnostic(str(run_dir.parent), 1, 1, "state", problem))
+
+
+def first_line(exc: BaseException) -> str:
+    """What a run records of the exception that ended it."""
+    text = str(exc)
+    return text.splitlines()[0] if text.strip() else repr(exc)
 
 
 def read_run(run_dir: Path) -> dict[str, Any]:

@@ -14,6 +14,7 @@ saved with `save_diff`), never from parsing printed text: the events are typed. 
 - a step belongs to the item being worked on when it ran (between the item's `running` event and
   the event that finished it); the others belong to the run (setup, cleanup, the report);
 - a scope request is a note event carrying `scope_request` (the files asked for);
+- the models used are those the role calls' events name, per role;
 - the diff an item committed or staged is the file its finished item event names (`diff`):
   fix-issue's is its patch;
 - the run's outcome is its items' final statuses counted (`3 fixed, 2 skipped`), and the error
@@ -148,6 +149,8 @@ class RunView:
     failed_calls: list[CallView] = field(default_factory=list)  # calls of no item
     error: str = ""  # what stopped the run, when something did
     part_of: str = ""  # the run this one is part of (fix-issue's verification run)
+    # role → the model(s) its calls ran on ("default": the backend's, no model named)
+    models: dict[str, str] = field(default_factory=dict)
 
     @property
     def outcome(self) -> str:
@@ -304,6 +307,13 @@ def run_totals(state_dir: Path, run_id: str) -> dict[str, Any]:
     return {**asdict(view.usage), "wall_s": round(view.wall_s, 3), "line": view.totals()}
 
 
+def _add_model(models: dict[str, str], event: dict[str, Any]) -> None:
+    role, model = str(event.get("role") or "?"), str(event.get("model") or "default")
+    held = models.get(role, "").split("/") if role in models else []
+    if model not in held:
+        models[role] = "/".join([*held, model])
+
+
 def _step(event: dict[str, Any]) -> StepView:
     ran = [(str(r.get("at") or ""), str(r.get("command") or "")) for r in event.get("ran") or []]
     failure = "" if event.get("ok") else str(event.get("stderr_tail") or "").strip()
@@ -321,8 +331,10 @@ def _step(event: dict[str, Any]) -> StepView:
 def _add_call(
     view: RunView, items: dict[str, ItemView], tried: dict[str, set[str]], event: dict[str, Any]
 ) -> None:
-    """A role call: the run's spend, and its item's (with the attempt it was) when it has one."""
+    """A role call: the run's spend and models, and its item's (with the attempt it was) when it
+    has one."""
     view.usage.add(event)
+    _add_model(view.models, event)
     key = str(event.get("key") or "")
     failed = _failed_call(event)
     owner = _owner(key)

@@ -36,6 +36,8 @@ def describe(view: RunView, *, commands: bool = False) -> list[str]:
     if view.items:
         lines += ["", *_table(view.items)]
     lines.append(view.totals())
+    if view.models:
+        lines.append("models: " + ", ".join(f"{r}={m}" for r, m in sorted(view.models.items())))
     for item in view.items:
         lines += ["", *_item(item, commands=commands)]
     lines += _run_part(view, commands=commands)

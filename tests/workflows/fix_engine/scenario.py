@@ -136,12 +136,13 @@ def run(
     events: list[Event] | None = None,
     mini_prd: str = MINI_PRD,
     sandbox: SandboxChoice | None = None,
+    **more_options: Any,
 ) -> tuple[FixEngineResult, ScriptedBackend]:
     """One fix-engine run in `repo` with the scripted model playing `replies`."""
     backend = ScriptedBackend(replies)
     listener = EventStream(events.append) if events is not None else EventStream()
     context = Context(shipped_pack(), backend, listener, budget=budget, sandbox=sandbox)
-    options = FixEngineOptions(repo / mini_prd, repo, resume=resume, budget=budget)
+    options = FixEngineOptions(repo / mini_prd, repo, resume=resume, budget=budget, **more_options)
     return FixEngine(context, options).run(), backend
 
 

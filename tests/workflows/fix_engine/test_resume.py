@@ -160,18 +160,21 @@ def test_a_stopped_runs_commits_kept_on_a_branch_must_be_merged_before_resuming(
 
 
 def test_a_run_on_a_section_another_live_run_works_on_is_refused(section: UserRepo) -> None:
+    from fixloop.runs.exclusive import input_claim
     from fixloop.runs.run import Run
-    from fixloop.runs.state import save_state
-    from fixloop.workflows.fix_engine.section import FixEngineState
 
+    # Spelt another way (its folder, not the file): still the same section, the same claim.
     other = Run.start(section.path, "fix-engine", run_id="00000000T000000Z-1-aaaaaa")
-    try:
-        save_state(
-            other.dir, FixEngineState(input_path=MINI_PRD, input_digest="x", section_id="calc")
-        )
-        with pytest.raises(FixloopError, match="is working on section calc now") as busy:
-            run(section.path, passing())
-        assert busy.value.exit_code == 1
+    with other, input_claim("fix-engine", section.path, section.path / MINI_PRD) as claimed:
+        assert claimed
+        with pytest.raises(FixloopError, match="another fix-engine run") as busy:
+            run(section.path, passing(), mini_prd=str(Path(MINI_PRD).parent))
+        assert "00000000T000000Z-1-aaaaaa" in str(busy.value)
+        assert "is working on this input; run again when it is done" in str(busy.value)
+        assert busy.value.exit_code == 2
         assert not (state_dir(section.path) / "meta.yaml").exists(), "nothing was written"
-    finally:
-        other.close()
+        assert [p.name for p in (section.path / ".git" / "fixloop" / "runs").iterdir()] == [
+            other.id
+        ], "no run of its own started"
+    result, _ = run(section.path, passing())
+    assert result.status == "completed"

@@ -20,6 +20,7 @@ from tests.helpers.reviews import (
 )
 
 from fixloop.cli.main import main
+from fixloop.diagnostics import FixloopError
 from fixloop.runs.run import list_runs
 
 
@@ -92,7 +93,7 @@ def test_a_run_killed_after_its_report_commit_is_not_reported_twice(
     assert user_repo.worktrees() == [str(repo)] and user_repo.branches() == ["main"]
 
 
-def test_after_recover_keeps_a_branch_the_next_run_offers_it_instead_of_fixing_again(
+def test_after_recover_keeps_a_branch_the_next_run_waits_for_it_to_be_merged(
     user_repo: UserRepo, tmp_path: Path
 ) -> None:
     repo = user_repo.path
@@ -113,15 +114,23 @@ def test_after_recover_keeps_a_branch_the_next_run_offers_it_instead_of_fixing_a
     [dead] = list_runs(repo / ".git" / "fixloop")
     kept = f"fixloop/run/{dead['id']}"
     assert kept in user_repo.branches()
+    # Fixing CR-02 now would move the user's branch: the kept branch could no longer be
+    # fast-forwarded as advised. So the run refuses, and changes nothing.
+    with pytest.raises(FixloopError) as refused:
+        run(repo, {"fixer/CR-02/iteration-1": UTIL_FIX})
+    [problem] = str(refused.value).splitlines()
+    assert f"fixed CR-01 on the kept branch {kept}" in problem
+    assert f"merge it first (git merge --ff-only {kept})" in problem
+    assert refused.value.exit_code == 1
+    assert user_repo.head() == tip
+    assert user_repo.git("merge-base", "--is-ancestor", "main", kept) == ""
+    # Merged as advised: CR-01 is carried over, only CR-02 is fixed.
+    user_repo.git("merge", "--quiet", "--ff-only", kept)
     result, backend = run(repo, {"fixer/CR-02/iteration-1": UTIL_FIX})
     assert [call.key for call in backend.calls] == ["fixer/CR-02/iteration-1"]  # not CR-01
-    [cr01, cr02] = result.outcomes
-    assert cr01.status == "skipped" and f"kept branch {kept}" in cr01.reason
-    assert f"git merge --ff-only {kept}" in cr01.reason
-    assert cr02.label == "fixed"
-    assert any(kept in warning for warning in result.warnings)
+    assert [o.label for o in result.outcomes] == ["fixed", "fixed"]
     assert messages(repo, tip) == [
+        "fix(02): CR-01 add subtracts",
         "fix(02): CR-02 util name",
         "docs(02): add code review fix report",
     ]
-    assert kept in user_repo.branches()  # still there for the user to merge

@@ -1,5 +1,5 @@
-"""`fixloop demo`: build the example repositories, run review-fix, fix-findings, fix-engine and
-execute-wave on them, report.
+"""`fixloop demo`: build the example repositories, run review-fix, fix-findings, fix-engine,
+execute-wave and fix-issue on them, report.
 
 Everything is real except the model: the workflows, their document steps, git, worktrees, bash and
 the example's own tests (run before and after with `python -m unittest`). The model is the
@@ -33,6 +33,12 @@ from fixloop.extras.demo.execute_wave import (
     check_wave,
     run_wave_demo,
 )
+from fixloop.extras.demo.fix_issue import (
+    FIX_ISSUE_SCRIPT,
+    build_issue_example,
+    check_issue,
+    run_issue_demo,
+)
 from fixloop.extras.demo.model import FINDINGS, FIX_FINDINGS_SCRIPT, REVIEW_FIX_SCRIPT
 from fixloop.extras.demo.progress import Display, display_for
 from fixloop.reviews.model import FixScope
@@ -40,6 +46,7 @@ from fixloop.schemas.results import FixVerifyLoopOutput
 from fixloop.workflows.execute_wave import ExecuteWaveResult
 from fixloop.workflows.fix_engine import FixEngineResult
 from fixloop.workflows.fix_findings import FixFindingsOptions, run_fix_findings
+from fixloop.workflows.fix_issue import FixIssueResult
 from fixloop.workflows.kernel.workflow import Context
 from fixloop.workflows.review_fix import ReviewFixOptions, ReviewFixResult, run_review_fix
 
@@ -96,6 +103,8 @@ class DemoResult:
     backend: str = "scripted"  # who played the roles: "scripted", or a real model's backend
     execute_wave: ExecuteWaveResult | None = None
     wave_repo: Path | None = None  # execute-wave's own example repository
+    fix_issue: FixIssueResult | None = None
+    issue_repo: Path | None = None  # fix-issue's own example repository
 
     @property
     def ok(self) -> bool:
@@ -159,6 +168,7 @@ def run_demo(
     findings = _write_json(directory / "findings.json", FINDINGS)
     _write_json(directory / "model" / "fix-engine.json", fix_engine_case.SCRIPT)
     wave_script = _write_json(directory / "model" / "execute-wave.json", EXECUTE_WAVE_SCRIPT)
+    issue_script = _write_json(directory / "model" / "fix-issue.json", FIX_ISSUE_SCRIPT)
     with display_for(console) as display:
         display.stage("building the example repository")
         build_example(repo)
@@ -192,12 +202,20 @@ def run_demo(
         tasks = build_wave_example(result.wave_repo)
         wave_backend = backend or ScriptedBackend.from_file(wave_script)
         result.execute_wave = run_wave_demo(tasks, result.wave_repo, pack, wave_backend, events)
+        display.stage("fix-issue: an issue in, a patch graded test by test on a clean checkout")
+        result.issue_repo = directory / "ledger"
+        issue = build_issue_example(result.issue_repo)
+        issue_base = _git(result.issue_repo, "rev-parse", "HEAD").strip()
+        issue_backend = backend or ScriptedBackend.from_file(issue_script)
+        result.fix_issue = run_issue_demo(issue, result.issue_repo, pack, issue_backend, events)
     result.commits = _git(repo, "log", "--reverse", "--format=%h %s", f"{base}..HEAD").splitlines()
     scripted = result.backend == "scripted"
     engine = fix_engine_case.self_check(result.fix_engine, repo, scripted=scripted)
     result.problems = self_check(result) + engine
     if result.execute_wave is not None and result.wave_repo is not None:
         result.problems += check_wave(result.execute_wave, result.wave_repo)
+    if result.fix_issue is not None and result.issue_repo is not None:
+        result.problems += check_issue(result.fix_issue, result.issue_repo, issue_base)
     return result
 
 

@@ -7,6 +7,7 @@ from rich.markup import escape
 
 from fixloop.extras.demo.execute_wave import wave_summary_lines
 from fixloop.extras.demo.fix_engine import summary_lines as fix_engine_summary
+from fixloop.extras.demo.fix_issue import issue_summary_lines
 from fixloop.extras.demo.run import DemoResult
 from fixloop.workflows.review_fix.outcome import FindingStatus
 
@@ -46,6 +47,8 @@ def summary_lines(result: DemoResult) -> list[str]:
         lines += fix_engine_summary(result.fix_engine)
     if result.execute_wave is not None:
         lines += wave_summary_lines(result.execute_wave)
+    if result.fix_issue is not None:
+        lines += issue_summary_lines(result.fix_issue)
     after = result.tests_after.describe() if result.tests_after else "not run"
     lines += [
         f"tests         before: {result.tests_before.describe()}    after: {after}",

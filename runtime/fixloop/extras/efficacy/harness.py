@@ -24,6 +24,7 @@ import yaml
 
 from fixloop.agents.backend import Backend
 from fixloop.agents.budget import RunBudget
+from fixloop.agents.openai_config import OpenAIFlags
 from fixloop.agents.registry import load_backend
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.diagnostics import Diagnostic, FixloopError
@@ -57,6 +58,7 @@ class BenchOptions:
     corpus: Path
     backend: str = "scripted"
     script: Path | None = None  # scripted: task id → script; default: each task's answer.yaml
+    openai: OpenAIFlags = field(default_factory=OpenAIFlags)  # --backend openai's choices
     sandbox: str = "auto"
     image: str | None = None
     budget: RunBudget | None = None  # for the whole bench: once spent, no task starts
@@ -96,7 +98,9 @@ def _scripts(options: BenchOptions) -> dict[str, object] | None:
 def backend_for(options: BenchOptions) -> Callable[[Task], Backend]:
     """Who plays the issue-fixer for each task (one real backend; one script per task)."""
     if options.backend != "scripted":
-        shared = load_backend(options.backend, script=options.script, where="bench efficacy")
+        shared = load_backend(
+            options.backend, script=options.script, openai=options.openai, where="bench efficacy"
+        )
         return lambda task: shared
     scripts = _scripts(options)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from fixloop.agents.claude import CALL_HEADER
+from fixloop.agents.backend import CALL_HEADER
 from fixloop.extras.testing.turns import Turn, error
 
 JsonObject = dict[str, Any]

@@ -12,8 +12,10 @@ cleanup), all in the run's own worktree; the user's branch only fast-forwards, a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import hashlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +23,7 @@ from typing import Any
 
 from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
+from fixloop.runs.exclusive import exclusive_run
 from fixloop.steps.result import StepFailed, required_output
 from fixloop.workflows.execute_wave import design, fixes, resume
 from fixloop.workflows.execute_wave.implement import Implementer
@@ -72,6 +75,21 @@ class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
         self.rolled_back: list[str] = []  # what the last rollback restored
 
     # -- the parts of the kernel's run -----------------------------------------------------
+
+    @contextmanager
+    def one_at_a_time(self, plan: WavePlan) -> Iterator[Callable[[str], None]]:
+        """One run per tasks.json: its statuses are written back. The file is replaced on each
+        write, so the claim is a lock named after it (`runs.exclusive`), not a lock on it."""
+        key = hashlib.sha256(str(plan.tasks.path.resolve()).encode("utf-8", "surrogateescape"))
+        with exclusive_run(
+            gitrepo.state_dir_of(plan.repo),
+            self.name,
+            where=plan.tasks.shown,
+            lock=f"{self.name}-{key.hexdigest()[:16]}",
+            on="on this tasks file",
+            then="run again when it is done",
+        ) as claim:
+            yield claim.record
 
     def plan(self) -> WavePlan:
         plan = self.wave_plan = self.load_tasks()

@@ -63,6 +63,8 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
         """One item to done or failed; left as it is when the run budget is spent."""
         self.item(item.id, ChecklistStatus.RUNNING, title=item.text, data=where)
         while item.status == "pending" and not self.stopped:
+            if self.section_attempts_spent(item):
+                break
             item = self.attempt(item, item.next_attempt)
         if item.status == "passed":
             item = self.commit_item(item)
@@ -72,6 +74,17 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
         data = {**where, "commit": item.commit[:7], "attempts": len(item.attempts)}
         self.item(item.id, status, message, title=item.text, data=data)
         return item
+
+    def section_attempts_spent(self, current: ItemRecord) -> bool:
+        """With `--section-attempts N`: N attempts recorded in the section (meta.yaml keeps
+        those of earlier runs) stop the run before another starts; one never started is not
+        counted."""
+        limit = self.options.section_attempts
+        others = sum(len(i.attempts) for i in self.result.items if i.id != current.id)
+        if limit is None or others + len(current.attempts) < limit:
+            return False
+        self.stopped = f"the section's attempt budget ({limit}) is spent"
+        return True
 
     def attempt(self, item: ItemRecord, number: int) -> ItemRecord:
         folder = self.section.state / "attempts" / item.id / str(number)

@@ -23,8 +23,8 @@ import re
 
 from fixloop import gitrepo
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
-from fixloop.runs.run import list_runs, mark_recovered
-from fixloop.runs.state import load_state, stopped_runs
+from fixloop.runs.run import mark_recovered
+from fixloop.runs.state import stopped_runs
 from fixloop.workflows.fix_engine.section import FixEngineState, ItemRecord, Section, read_item
 from fixloop.workflows.kernel.workflow import AnyWorkflow
 
@@ -70,22 +70,6 @@ def resume_interrupted(flow: AnyWorkflow, section: Section) -> list[ItemRecord]:
     return [_again_if_uncommitted(item) for item in items.values()]
 
 
-def refuse_if_busy(flow: AnyWorkflow, section: Section) -> None:
-    """Two runs on one section would write one meta.yaml: the later of two live runs stops."""
-    run = flow.active_run
-    for info in list_runs(run.state_dir):
-        other = str(info.get("id", ""))
-        if not info.get("live") or info.get("workflow") != "fix-engine" or other >= run.id:
-            continue
-        try:
-            state = load_state(run.state_dir / "runs" / other, FixEngineState)
-        except FixloopError:
-            continue
-        if state.section_id == section.id:
-            problem = f"run {other} is working on section {section.id} now: let it finish first"
-            raise FixloopError(Diagnostic(display_path(section.meta), 1, 1, "busy", problem), 1)
-
-
 def _require_on_branch(section: Section, items: list[ItemRecord]) -> None:
     missing = [
         f"{item.id} ({item.commit[:7]})"
@@ -112,4 +96,4 @@ def _again_if_uncommitted(item: ItemRecord) -> ItemRecord:
     return item.model_copy(update={"status": "pending", "attempts": earlier})
 
 
-__all__ = ["refuse_if_busy", "resume_interrupted"]
+__all__ = ["resume_interrupted"]

@@ -26,7 +26,7 @@ from fixloop.runs.state import RunState
 from fixloop.steps.paths import check_path
 from fixloop.steps.result import StepFailed, StepResult, required_output
 from fixloop.workflows.fix_engine import files
-from fixloop.workflows.kernel.options import option, repo_option
+from fixloop.workflows.kernel.options import option, positive, repo_option
 
 MAX_ATTEMPTS = files.MAX_ATTEMPTS  # per checklist item (the section files say so)
 BAD_INPUT = 2  # the exit code of a step that refused its input
@@ -47,6 +47,21 @@ class FixEngineOptions:
         action="store_true",
         default=False,
         help="continue the stopped run of this section",
+    )
+    stop_on_escalation: bool = option(
+        "--stop-on-escalation",
+        action="store_true",
+        default=False,
+        help="stop at the first item that fails its last attempt; the items after it are not "
+        "tried (default: every item is tried)",
+    )
+    section_attempts: int | None = option(
+        "--section-attempts",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="at most N executor attempts for the whole section, counted across resumes; once "
+        "spent the run stops (default: no section limit, 3 attempts per item)",
     )
     budget: RunBudget | None = None  # once spent, no new agent call starts
 

@@ -19,11 +19,13 @@ Decisions the seed leaves open (docs/fix-engine.md says why):
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fixloop.runs.state import digest
 from fixloop.steps.result import StepFailed, required_output
 from fixloop.workflows.fix_engine.item import ItemLoop
 from fixloop.workflows.fix_engine.result import FixEngineResult
-from fixloop.workflows.fix_engine.resume import refuse_if_busy, resume_interrupted
+from fixloop.workflows.fix_engine.resume import resume_interrupted
 from fixloop.workflows.fix_engine.section import (
     FixEngineOptions,
     FixEngineState,
@@ -39,10 +41,15 @@ from fixloop.workflows.kernel.workflow import Context, implements
 
 class FixEngine(ItemLoop):
     name = "fix-engine"
+    escalated_at = ""  # the item `--stop-on-escalation` stopped the section at
 
     state: FixEngineState
 
     # -- the parts of the kernel's run -----------------------------------------------------
+
+    def claimed_input(self) -> Path:
+        given = self.options.mini_prd  # its section folder and its meta.yaml: one run at a time
+        return given / "mini-prd.md" if given.is_dir() else given
 
     def plan(self) -> Section:
         self.section = self.load_section()
@@ -73,7 +80,6 @@ class FixEngine(ItemLoop):
 
     def work(self, section: Section) -> None:
         result = self.result
-        refuse_if_busy(self, section)
         start = section.mode == "start"
         result.items = self.make_checklist() if start else self.resume_interrupted()
         with self.git_session() as git:
@@ -89,12 +95,16 @@ class FixEngine(ItemLoop):
             if item.status in ("done", "failed") or self.stopped:
                 continue
             items[index] = self.fix_item(item, {"index": index + 1, "total": len(items)})
+            if items[index].status == "failed" and self.options.stop_on_escalation:
+                self.escalated_at = item.id
+                self.note(f"{item.id} failed: stopping at the first escalation")
+                return
 
     def settle(self) -> None:
         """After cleanup: the error report, or COMPLETE once the branch holds every commit."""
         result, items = self.result, self.result.items
         undecided = [item for item in items if item.status not in ("done", "failed")]
-        if self.stopped or undecided:
+        if self.stopped or (undecided and not self.escalated_at):
             result.status, result.stopped_by = "stopped", self.stopped or "items left undecided"
         elif result.failed:
             self.error_report()

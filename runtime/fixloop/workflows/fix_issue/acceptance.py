@@ -118,12 +118,8 @@ def verify_patch(
     run = Run.start(check.repo, document.spec.name, run_id=verify_id, events=EventStream(forward))
     run.annotate(part_of=run_id)  # not a run of the user's: `runs show latest` passes it by
     acceptance = Acceptance(verify_id, run.dir)
-    try:
+    with run.failing_closed(acceptance.to_json, lambda exc: _remove_worktree(check, protocol, run)):
         _verify(check, document, run, acceptance)
-    except BaseException as exc:
-        _remove_worktree(check, protocol, run)
-        run.finish("failed", error=str(exc), **acceptance.to_json())
-        raise
     removed = _remove_worktree(check, protocol, run)
     run.finish("finished" if removed else "failed", **acceptance.to_json())
     return acceptance

@@ -54,6 +54,9 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
 
     # -- the parts of the kernel's run -----------------------------------------------------
 
+    def claimed_input(self) -> Path:
+        return self.options.issue  # the issue: one run fixes it at a time
+
     def plan(self) -> FixIssuePlan:
         self.started = time.monotonic()
         return self.read_issue()

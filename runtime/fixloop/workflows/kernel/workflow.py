@@ -29,6 +29,8 @@ its own (mini-swe-agent's shape: the loop is the base's, the parts are the subcl
                            backend: the keys `first_calls(plan)` names must be answerable
     dry_run(plan)          with --dry-run: say what would be done, change nothing
     start the run          inside `one_at_a_time(plan)`: its folder, lock, trace and sandbox;
+                           (all of the above inside the claim on `claimed_input()`, when the
+                           workflow names one: two runs on one input never both start)
                            `new_state(plan)` saved
     work(plan)             the document's order of work; `self.git_session()` around the
                            part that changes the repository copies its branch outcome into
@@ -53,6 +55,7 @@ from fixloop.agents.budget import RunBudget
 from fixloop.agents.dispatch import Dispatcher
 from fixloop.documents.pack import Pack, WorkflowDoc
 from fixloop.events import Event, EventKind, EventStream
+from fixloop.runs.exclusive import input_claim
 from fixloop.runs.git_session import GitSession, git_session
 from fixloop.runs.preflight import check_repository, no_optional_locks
 from fixloop.runs.recovery import RecoveryReport, Sweeper
@@ -85,6 +88,8 @@ class Context:
     backend: Backend
     events: EventStream = field(default_factory=EventStream)
     budget: RunBudget | None = None  # once spent, no new role call starts
+    # role → model, over each role document's `model:` line (`fixloop.documents.models`)
+    models: Mapping[str, str] = field(default_factory=dict)
     prompter: Prompter = field(default_factory=lambda: ScriptedPrompter([]))  # nobody to ask
     # Where the run's verification commands and the scripted model's shell run (chosen before
     # any change: `fixloop.sandboxes.choose_sandbox`); None: directly, as inside Claude Code.
@@ -139,7 +144,11 @@ class Workflow(Generic[OptionsT, PlanT, ResultT]):
         self.protocol: WorkflowDoc = context.pack.workflow(PROTOCOL)
         self.events = context.events
         self.dispatcher = Dispatcher(
-            context.pack, context.backend, events=context.events, budget=context.budget
+            context.pack,
+            context.backend,
+            events=context.events,
+            budget=context.budget,
+            models=context.models,
         )
         # Dispatch a role; its outcome is ok only for output that validated (fail closed).
         self.call = self.dispatcher.call
@@ -154,25 +163,22 @@ class Workflow(Generic[OptionsT, PlanT, ResultT]):
         if self.is_dry_run:
             with no_optional_locks():  # a dry run's git reads write nothing, not even a lock
                 return self._run_dry()
-        plan = self.plan()
-        result = self.result = self.new_result(plan)
-        if self._nothing_to_do(plan):
-            return result
-        self.preflight(plan)
-        with self.one_at_a_time(plan) as claim:
-            run = self.start_run(self.repository(plan), sandbox=self.sandbox_for(plan))
-            claim(run.id)
-            result.run_id = run.id
-            try:
-                self.state = self.new_state(plan)
-                if self.state is not None:
-                    save_state(run.dir, self.state)
-                self.work(plan)
-            except BaseException as exc:
-                self.on_failure(exc)
-                run.finish("failed", error=_first_line(exc), **self.run_details())
-                raise
-            run.finish(result.run_state, **self.run_details())
+        with input_claim(self.name, self.options_repo(), self.claimed_input()):
+            plan = self.plan()
+            result = self.result = self.new_result(plan)
+            if self._nothing_to_do(plan):
+                return result
+            self.preflight(plan)
+            with self.one_at_a_time(plan) as claim:
+                run = self.start_run(self.repository(plan), sandbox=self.sandbox_for(plan))
+                claim(run.id)
+                result.run_id = run.id
+                with run.failing_closed(self.run_details, self.on_failure):
+                    self.state = self.new_state(plan)
+                    if self.state is not None:
+                        save_state(run.dir, self.state)
+                    self.work(plan)
+                run.finish(result.run_state, **self.run_details())
         return result
 
     def _run_dry(self) -> ResultT:
@@ -237,6 +243,16 @@ class Workflow(Generic[OptionsT, PlanT, ResultT]):
     def dry_run(self, plan: PlanT) -> None:
         """Fill `result.planned` with what a run would do; change nothing."""
         self.result.planned.append("a run would start; nothing more is known before it does")
+
+    def claimed_input(self) -> Path | None:
+        """The input file (a path from the options, never replaced by the run) two live runs
+        of this workflow must not share: locked before it is read, until the run ends.
+        Default: None, runs never meet."""
+        return None
+
+    def options_repo(self) -> Path:
+        repo = getattr(self.options, "repo", None)
+        return repo if isinstance(repo, Path) else Path.cwd()
 
     @contextmanager
     def one_at_a_time(self, plan: PlanT) -> Iterator[Callable[[str], None]]:
@@ -417,11 +433,6 @@ class Workflow(Generic[OptionsT, PlanT, ResultT]):
 
 # A workflow of any options, plan and result: what the helpers and the registry speak of.
 AnyWorkflow = Workflow[Any, Any, Any]
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc)
-    return text.splitlines()[0] if text.strip() else repr(exc)
 
 
 __all__ = ["PROTOCOL", "AnyWorkflow", "Context", "Workflow", "implemented_steps", "implements"]

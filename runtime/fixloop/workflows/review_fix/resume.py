@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop import gitrepo
-from fixloop.diagnostics import FixloopError
+from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.reviews.model import ReviewFinding
 from fixloop.runs.run import list_runs, mark_recovered, read_run
 from fixloop.runs.state import load_state, stopped_runs
@@ -31,10 +31,9 @@ from fixloop.workflows.review_fix.report import REPORT_MESSAGE
 @dataclass
 class Resumed:
     """What interrupted runs of this review already did: fixes now on the user's branch
-    (`carried`), fixes on a branch recovery kept (`kept`), and their committed report."""
+    (`carried`), and their committed report."""
 
     carried: dict[str, dict[str, Any]] = field(default_factory=dict)
-    kept: dict[str, dict[str, Any]] = field(default_factory=dict)
     from_run: str = ""
     report_commit: str = ""  # the interrupted run committed its report: all its work is done
     outcomes: list[dict[str, Any]] = field(default_factory=list)  # that run's recorded outcomes
@@ -42,14 +41,6 @@ class Resumed:
     def carried_over(self, finding: ReviewFinding, iteration: int) -> FindingOutcome | None:
         if iteration != 1:
             return None
-        kept = self.kept.get(finding.id)
-        if kept is not None:
-            branch, commit = kept["branch"], kept["commit"]
-            reason = (
-                f"already fixed on the kept branch {branch} ({commit}) by the interrupted run "
-                f"{kept['run']}; merge it: git merge --ff-only {branch}"
-            )
-            return FindingOutcome(finding, iteration, FindingStatus.SKIPPED, reason, commit=commit)
         entry = self.carried.get(finding.id)
         if entry is None:
             return None
@@ -92,9 +83,10 @@ def fixed_by_stopped_runs(state_dir: Path, input_digest: str, padded_phase: str)
         sentinel = state_dir / "sentinels" / dead
         kept = (read_run(state_dir / "runs" / dead).get("recovery") or {}).get("kept_branch")
         if not sentinel.is_file() and kept:
-            try:
+            try:  # from its base: merged already or not, they are fixed (or refused, below)
                 repo = gitrepo.toplevel(state_dir.parent)
-                commits = gitrepo.commits_between(repo, "HEAD", f"refs/heads/{kept}")
+                since = earlier.base or "HEAD"
+                commits = gitrepo.commits_between(repo, since, f"refs/heads/{kept}")
             except FixloopError:
                 continue
             done |= {match["id"] for c in commits if (match := subject.match(c.subject))}
@@ -147,7 +139,7 @@ def resume_interrupted(flow: AnyWorkflow, state: ReviewFixState, padded_phase: s
             continue
         kept = str((info.get("recovery") or {}).get("kept_branch") or "")
         if kept and gitrepo.branch_exists(run.repo, kept):
-            _offer_kept_branch(flow, resumed, dead, kept, padded_phase)
+            _adopt_kept_branch(flow, resumed, dead, earlier, branch=kept, padded_phase=padded_phase)
         elif earlier.base:
             # Killed inside its cleanup, after the fast-forward: its fixes are on the branch.
             try:
@@ -186,7 +178,7 @@ def _finish_its_cleanup(
         and kept
         and gitrepo.branch_exists(run.repo, kept)
     ):
-        _offer_kept_branch(flow, resumed, dead, kept, padded_phase)
+        _adopt_kept_branch(flow, resumed, dead, earlier, branch=kept, padded_phase=padded_phase)
         return
     if listing_error or step.outputs.get("FAST_FORWARDED") != "yes":
         # Its branch is gone: killed in its own cleanup after the fast-forward, its commits
@@ -237,24 +229,44 @@ def _adopt(
     )
 
 
-def _offer_kept_branch(
-    flow: AnyWorkflow, resumed: Resumed, dead: str, branch: str, padded_phase: str
+def _adopt_kept_branch(
+    flow: AnyWorkflow,
+    resumed: Resumed,
+    dead: str,
+    earlier: ReviewFixState,
+    *,
+    branch: str,
+    padded_phase: str,
 ) -> None:
-    """The dead run's fixes are on a branch recovery kept: name it, and do not fix them again."""
+    """The dead run's fixes are on a branch recovery kept. Once the user has merged it, they
+    are carried over like any fix on their branch. Before that, the run refuses: fixing the
+    other findings would move the user's branch, and the kept branch could no longer be
+    fast-forwarded as its advice says."""
+    repo = flow.active_run.repo
     try:
-        commits = gitrepo.commits_between(flow.active_run.repo, "HEAD", f"refs/heads/{branch}")
+        ahead = gitrepo.commits_between(repo, "HEAD", f"refs/heads/{branch}")
+        base = earlier.base
+        merged = gitrepo.commits_between(repo, base, f"refs/heads/{branch}") if base else []
     except FixloopError:
         return
     subject = _fix_subject(padded_phase)
-    found = {m["id"]: c.sha[:7] for c in commits if (m := subject.match(c.subject))}
-    for finding_id, commit in found.items():
-        resumed.kept[finding_id] = {"branch": branch, "commit": commit, "run": dead}
-    if found:
-        flow.warn(
-            f"the interrupted run {dead} fixed {', '.join(found)} on the kept branch {branch}: "
-            f"they are not fixed again; merge it (git merge --ff-only {branch}), or delete it "
-            f"(git branch -D {branch}) to have them fixed again"
+    pending = [m["id"] for c in ahead if (m := subject.match(c.subject))]
+    if pending:
+        how = (
+            f"git merge --ff-only {branch}"
+            if gitrepo.is_ancestor(repo, "HEAD", f"refs/heads/{branch}")
+            else f"git merge {branch}"
         )
+        problem = (
+            f"the interrupted run {dead} fixed {', '.join(pending)} on the kept branch "
+            f"{branch}: merge it first ({how}), or delete it (git branch -D {branch}) to have "
+            "them fixed again; nothing was changed"
+        )
+        raise FixloopError(Diagnostic(earlier.input_path, 1, 1, "kept-branch", problem), 1)
+    if merged:
+        _adopt(flow, resumed, dead, earlier, padded_phase, commits=merged)
+        run = flow.active_run
+        mark_recovered(run.state_dir / "runs" / dead, {"resumed_by": run.id})
 
 
 __all__ = ["Resumed", "fixed_by_stopped_runs", "resume_interrupted"]

@@ -10,6 +10,8 @@ runs on every way out once the worktree exists.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.source import parse_document
 from fixloop.gitrepo import state_dir_of
@@ -58,6 +60,9 @@ class ReviewFix(Workflow[ReviewFixOptions, ReviewFixPlan, ReviewFixResult]):
         self.backups: list[str] = []
 
     # -- the parts of the kernel's run -----------------------------------------------------
+
+    def claimed_input(self) -> Path:
+        return self.options.review  # the review: its findings are fixed and reported once
 
     def plan(self) -> ReviewFixPlan:
         return self.parse_findings()
