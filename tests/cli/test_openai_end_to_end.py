@@ -344,8 +344,9 @@ def test_a_refused_key_is_one_warning_and_the_key_an_error_echoes_reaches_no_fil
     ]
     # A refused key stops the run at its first call, in one line naming the cause, exit 1.
     (problem,) = json.loads(done.stdout)["items"]
-    assert problem["rule"] == "backend" and "the key in OPENAI_API_KEY was refused" in (
-        problem["message"]
+    assert (
+        problem["rule"] == "backend"
+        and "the key in OPENAI_API_KEY was refused" in (problem["message"])
     )
     assert f"--backend:1:1: backend: {problem['message']}" in done.stderr
     assert SCRIPTED_KEY not in done.stdout + done.stderr
