@@ -43,7 +43,9 @@ def test_usage_error_exits_2() -> None:
 def test_agents_list_json_has_the_six_roles_with_tools_and_models() -> None:
     result = fixloop("agents", "list", "--json")
     assert result.returncode == 0, result.stderr
-    rows = {row["name"]: row for row in json.loads(result.stdout)}
+    envelope = json.loads(result.stdout)
+    assert envelope["command"] == "agents list" and envelope["ok"] is True
+    rows = {row["name"]: row for row in envelope["items"]}
     assert set(rows) >= ROLES
     for name in ROLES:
         assert rows[name]["tools"], name
@@ -133,7 +135,9 @@ def test_validate_reports_duplicate_name_and_missing_reference(mini_pack: PackBu
 def test_validate_json_format(mini_pack: PackBuilder) -> None:
     result = fixloop("validate", str(mini_pack.root), "--format", "json", cwd=mini_pack.root)
     assert result.returncode == 0
-    assert json.loads(result.stdout) == {"ok": True, "diagnostics": []}
+    envelope = json.loads(result.stdout)
+    assert (envelope["ok"], envelope["command"], envelope["items"]) == (True, "validate", [])
+    assert envelope["result"]["agents"] == len(list((mini_pack.root / "agents").glob("*.md")))
 
 
 def test_validate_missing_directory_is_usage_error(tmp_path: Path) -> None:

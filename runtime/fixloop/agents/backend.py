@@ -18,6 +18,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from fixloop.agents.toolbox import Toolbox
+from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.sandboxes.launcher import RunSandbox
 
 # Every model request of a call carries its key (`fixer/CR-01/iteration-1`, percent-encoded):
@@ -116,6 +117,20 @@ class AgentOutcome:
         cls, reason: StopReason, detail: str, usage: Usage | None = None
     ) -> AgentOutcome:
         return cls(OutcomeStatus.INCONCLUSIVE, None, reason, detail, usage or Usage())
+
+
+class BackendFailed(FixloopError):
+    """The backend itself failed (`StopReason.BACKEND_ERROR`: a rejected key, an outage, a rate
+    limit, a CLI that does not start), not the model's work: every later call would fail the
+    same way, so the run stops here, in one line naming the cause, exit 1. Raised by the
+    dispatcher after the call's event is traced; a workflow puts back what the call may have
+    left (fix-findings works in the user's tree) and lets it go on up."""
+
+    def __init__(self, key: str, detail: str) -> None:
+        self.key = key
+        self.detail = detail
+        message = f"{key}: {detail}; the run stopped, nothing more was tried"
+        super().__init__(Diagnostic("--backend", 1, 1, "backend", message), exit_code=1)
 
 
 class Backend(Protocol):

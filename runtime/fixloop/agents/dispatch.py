@@ -5,6 +5,8 @@ the role's declared `fixloop.inputs` first, so a missing or mistyped input is an
 document, never an empty string in a prompt). Tools, model and turn limit come from the role's
 frontmatter; the output schema from `fixloop.output`. Every call emits one `agent` event, whatever
 its outcome; the run's trace records it, so a run can be audited (and its spend recounted) later.
+A backend that fails (`StopReason.BACKEND_ERROR`) raises `BackendFailed` after its event: the run
+stops there instead of skipping every item for the same outage.
 
 Around every call, git's instruction files of the tree it works in (`fixloop.gitguard`) are read
 before and compared after: a turn that changed the repository's config, hooks or attributes, or
@@ -20,7 +22,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend, StopReason, Usage
+from fixloop.agents.backend import (
+    AgentOutcome,
+    AgentRequest,
+    Backend,
+    BackendFailed,
+    StopReason,
+    Usage,
+)
 from fixloop.agents.budget import BudgetedBackend, RunBudget
 from fixloop.agents.toolbox import Toolbox
 from fixloop.diagnostics import FixloopError
@@ -143,6 +152,9 @@ class Dispatcher:
                     "reach); the call counts as inconclusive",
                 )
             )
+        if outcome.reason is StopReason.BACKEND_ERROR:
+            # Not this call's problem but the backend's: the next call would meet it too.
+            raise BackendFailed(request.key, outcome.detail)
         return outcome
 
     def _progress_of(self, request: AgentRequest, started: float) -> Callable[[Usage], None]:

@@ -24,6 +24,7 @@ key (`AgentRequest.key`, by convention `role/finding-id/phase`, e.g. `fixer/3/ro
       output: '{"schema_version": "v1", ...}'   # a string is decoded as JSON, like a real answer
     verifier/3/round-2:
       fail: crash          # crash | timeout | malformed (returns `raw`, or text that is not JSON)
+                           # | backend (the API failed: `raw` says how, e.g. "529 overloaded")
     issue-fixer/ISSUE/attempt-1:                # a call the workflow lent tools (`toolbox.py`)
       tools:                                    # played first, in order, against those tools
         - {name: read_file, input: {path: calc.py}}
@@ -117,8 +118,8 @@ class ScriptedReply(_Strict):
     edits: list[ScriptedEdit] = Field(default_factory=list)
     bash: list[str] = Field(default_factory=list)
     output: Any = None
-    fail: Literal["crash", "timeout", "malformed"] | None = None
-    raw: str | None = None  # the text a `malformed` reply returns
+    fail: Literal["crash", "timeout", "malformed", "backend"] | None = None
+    raw: str | None = None  # the text a `malformed` reply returns, or a `backend` failure's
     cost_usd: Annotated[float, Field(ge=0.0)] = 0.0
     input_tokens: Annotated[int, Field(ge=0)] = 0
     output_tokens: Annotated[int, Field(ge=0)] = 0
@@ -253,6 +254,9 @@ class ScriptedBackend:
             outcome = AgentOutcome.inconclusive(StopReason.CRASH, "scripted crash", usage)
         elif reply.fail == "timeout":
             outcome = AgentOutcome.inconclusive(StopReason.TIMEOUT, "scripted timeout", usage)
+        elif reply.fail == "backend":
+            said = reply.raw or "scripted backend failure"
+            outcome = AgentOutcome.inconclusive(StopReason.BACKEND_ERROR, said, usage)
         else:
             raw = (
                 (reply.raw or "I could not finish.") if reply.fail == "malformed" else reply.output

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.cli.arguments import Subparsers, add_format_option, add_pack_options, parse_pairs
+from fixloop.cli.envelope import diagnostic_items, emit
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.config import Profile, find_config
 from fixloop.documents.discovery import (
@@ -23,7 +24,7 @@ from fixloop.documents.render import render_template
 from fixloop.documents.validate import validate_pack
 from fixloop.schemas import registry
 
-__all__ = ["Subparsers", "load_valid_pack", "register"]
+__all__ = ["Subparsers", "add_json_option", "load_valid_pack", "register"]
 
 
 def register(subparsers: Subparsers) -> None:
@@ -59,11 +60,18 @@ def register(subparsers: Subparsers) -> None:
         help="an input value; lists and objects as JSON (repeatable)",
     )
     source.add_argument("--vars", type=Path, metavar="FILE.json", help="all inputs as JSON")
+    add_json_option(render)
     render.set_defaults(handler=run_render)
 
     schema = subparsers.add_parser("schema", help="print the JSON Schema of a result type")
     schema.add_argument("name", nargs="?", help=f"one of: {', '.join(registry.SCHEMAS)}")
+    add_json_option(schema)
     schema.set_defaults(handler=run_schema)
+
+
+def add_json_option(parser: argparse.ArgumentParser) -> None:
+    """`--json`: the one envelope (`envelope.py`) instead of text, on every command."""
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def load_valid_pack(root: Path | None) -> Pack:
@@ -96,8 +104,16 @@ def run_validate(args: argparse.Namespace) -> int:
     diagnostics = [d for d in found if config.wanted(d)]
     errors = [d for d in diagnostics if d.severity is Severity.ERROR]
     if args.format == "json":
-        print(json.dumps({"ok": not errors, "diagnostics": [d.to_json() for d in diagnostics]}))
-    elif args.format == "sarif":
+        sizes = {
+            "agents": len(pack.agents),
+            "commands": len(pack.commands),
+            "skills": len(pack.skills),
+            "workflows": len(pack.workflows),
+        }
+        result = {"pack": str(root), "profile": str(pack.profile), **sizes}
+        items = diagnostic_items(diagnostics)
+        return emit("validate", 1 if errors else 0, items=items, result=result)
+    if args.format == "sarif":
         from fixloop.checker.report import sarif
         from fixloop.documents.pack_rules import PACK_RULES
 
@@ -134,6 +150,8 @@ def run_agents_list(args: argparse.Namespace) -> int:
         return 0
     rows = [
         {
+            "id": agent.name,
+            "status": "loaded",
             "name": agent.name,
             "qualified_name": f"{pack.name}:{agent.name}",
             "description": agent.spec.description,
@@ -146,8 +164,7 @@ def run_agents_list(args: argparse.Namespace) -> int:
         }
         for agent in agents
     ]
-    print(json.dumps(rows, indent=2))
-    return 0
+    return emit("agents list", 0, items=rows, result={"pack": pack.name})
 
 
 def _load_vars_file(path: Path) -> dict[str, Any]:
@@ -177,12 +194,17 @@ def run_render(args: argparse.Namespace) -> int:
     except InputError as exc:
         where = display_path(args.vars) if args.vars else "--var"
         raise FixloopError(Diagnostic(where, 1, 1, "input", str(exc))) from None
-    sys.stdout.write(render_template(agent.source, values))
+    prompt = render_template(agent.source, values)
+    if args.json:
+        return emit("render", 0, result={"agent": agent.name, "prompt": prompt})
+    sys.stdout.write(prompt)
     return 0
 
 
 def run_schema(args: argparse.Namespace) -> int:
     if args.name is None:
+        if args.json:
+            return emit("schema", 0, items=[{"id": n, "status": "known"} for n in registry.SCHEMAS])
         print("\n".join(registry.SCHEMAS))
         return 0
     name = registry.spelled(args.name)  # `finding`, `fixer-result`: what a person types
@@ -196,5 +218,8 @@ def run_schema(args: argparse.Namespace) -> int:
                 f"no schema named {args.name!r} (known: {', '.join(registry.SCHEMAS)})",
             )
         )
-    print(json.dumps(registry.json_schema(name), indent=2))
+    schema = registry.json_schema(name)
+    if args.json:
+        return emit("schema", 0, result={"name": name, "schema": schema})
+    print(json.dumps(schema, indent=2))
     return 0

@@ -72,7 +72,7 @@ def _item(item: ItemView, view: RunView) -> dict[str, Any]:
     return {
         "view": item,
         "status_class": _status_class(item.status),
-        "attempts": item.usage.attempts or item.usage.calls,
+        "attempts": item.attempts,
         "cost": round(item.usage.cost_usd, 6),
         "time": round(time, 3),
         "diff": [_diff_line(line) for line in item.diff.splitlines()],

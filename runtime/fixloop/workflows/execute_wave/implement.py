@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from fixloop.agents.backend import BackendFailed
 from fixloop.diagnostics import FixloopError
 from fixloop.events import EventStream
 from fixloop.runs.run import Run
@@ -91,6 +92,12 @@ class Implementer:
             work.executor_finished_at = finished_now()
         except SkipItem as skip:
             work.fail(f"{skip.reason}: {skip.detail}" if skip.detail else skip.reason)
+        except BackendFailed:
+            work.fail("not done: the backend failed")
+            flow.item(
+                work.id, TaskStatus.FAILED, "failed: the backend failed", title=work.task.name
+            )
+            raise  # the run stops: every other task would meet the same failure
         except FixloopError as exc:  # a step or the browser failed for this task only
             work.fail(str(exc).splitlines()[0])
         if work.failed:

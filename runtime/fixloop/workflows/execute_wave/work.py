@@ -118,16 +118,23 @@ def batches(tasks: Sequence[Task], max_browsers: int) -> list[list[Task]]:
 
 def in_parallel(pool: Executor, jobs: Sequence[Callable[[], object]], limit: int) -> None:
     """Run `jobs` on `pool` (any `concurrent.futures.Executor`), at most `limit` at once, and
-    wait for all of them; the first error one raised is raised here."""
+    wait for all of them; the first error one raised is raised here, once the jobs already
+    running have ended (they work in the run's worktrees, which the cleanup after the error
+    removes) and with none started after it."""
     pending: list[Future[object]] = []
     queue = list(jobs)
+    failure: BaseException | None = None
     while queue or pending:
-        while queue and len(pending) < limit:
+        while queue and failure is None and len(pending) < limit:
             pending.append(pool.submit(queue.pop(0)))
+        if not pending:
+            break
         done, _ = wait(pending, return_when="FIRST_COMPLETED")
         for future in done:
             pending.remove(future)
-            future.result()
+            failure = failure or future.exception()
+    if failure is not None:
+        raise failure
 
 
 def task_files_only(paths: Sequence[str]) -> list[str]:

@@ -28,7 +28,12 @@ from fixloop.steps.result import StepFailed, required_output
 from fixloop.workflows.execute_wave import design, fixes, resume
 from fixloop.workflows.execute_wave.implement import Implementer
 from fixloop.workflows.execute_wave.merge import merge_one, remove_task
-from fixloop.workflows.execute_wave.plan import ExecuteWaveOptions, WavePlan, plan_execute_wave
+from fixloop.workflows.execute_wave.plan import (
+    ExecuteWaveOptions,
+    WavePlan,
+    all_done,
+    plan_execute_wave,
+)
 from fixloop.workflows.execute_wave.records import Records
 from fixloop.workflows.execute_wave.scoring import Score
 from fixloop.workflows.execute_wave.state import (
@@ -96,6 +101,9 @@ class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
 
     def new_result(self, plan: WavePlan) -> ExecuteWaveResult:
         return ExecuteWaveResult(plan.tasks.shown)
+
+    def nothing_to_do(self, plan: WavePlan) -> str | None:
+        return all_done(plan)
 
     def new_state(self, plan: WavePlan) -> ExecuteWaveState:
         run = self.active_run

@@ -117,6 +117,7 @@ def verify_patch(
             events.emit(event)
 
     run = Run.start(check.repo, document.spec.name, run_id=verify_id, events=EventStream(forward))
+    run.annotate(part_of=run_id)  # not a run of the user's: `runs show latest` passes it by
     acceptance = Acceptance(verify_id, run.dir)
     with run.failing_closed(acceptance.to_json, lambda exc: _remove_worktree(check, protocol, run)):
         _verify(check, document, run, acceptance)

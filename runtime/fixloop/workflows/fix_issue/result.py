@@ -133,6 +133,8 @@ class FixIssueResult(Result):
 
     def summary_lines(self) -> list[str]:
         """The summary a person reads at the end of a run."""
+        if self.nothing_to_do:  # resolved already by an earlier run
+            return [self.nothing_to_do]
         attempts = f"{len(self.attempts)} attempt(s)"
         lines = [f"fix-issue run {self.run_id}: {self.status} after {attempts}: {self.reason}"]
         accepted = "not run"

@@ -37,6 +37,7 @@ class AttemptRecord(BaseModel):
 class FixIssueState(RunState):
     workflow: Literal["fix-issue"] = "fix-issue"
     base: str
+    checks: str = ""  # digest of what decides "resolved": the test commands and selections
     tests_before: list[dict[str, Any]] = Field(default_factory=list)
     attempts: list[AttemptRecord] = Field(default_factory=list)
     stop_reason: str = ""  # a run budget that refused the next attempt: token_budget, …

@@ -10,6 +10,7 @@ leaves the user's branch where it was.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -18,9 +19,9 @@ from pathlib import Path
 from fixloop.agents.backend import AgentOutcome, StopReason
 from fixloop.agents.budget import BudgetedBackend, BudgetKind, RunBudget
 from fixloop.diagnostics import Diagnostic, FixloopError
-from fixloop.gitrepo import changed_paths
+from fixloop.gitrepo import changed_paths, patch_paths, state_dir_of
 from fixloop.runs.git_session import GitSession
-from fixloop.runs.state import digest
+from fixloop.runs.state import digest, finished_runs
 from fixloop.sandboxes import Sandbox
 from fixloop.sandboxes.protocol import SandboxChoice
 from fixloop.schemas.results import ImplResult
@@ -92,7 +93,10 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
 
     def new_state(self, plan: FixIssuePlan) -> FixIssueState:
         return FixIssueState(
-            input_path=plan.issue_shown, input_digest=digest(plan.issue_bytes), base=plan.base
+            input_path=plan.issue_shown,
+            input_digest=digest(plan.issue_bytes),
+            base=plan.base,
+            checks=self.checks(plan),
         )
 
     def run(self) -> FixIssueResult:
@@ -104,6 +108,37 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             if self._run is not None:
                 verify = self._run.dir.with_name(f"{self._run.id}{VERIFY_SUFFIX}")
                 write_artifacts(self._run.dir, [verify])
+
+    def checks(self, plan: FixIssuePlan) -> str:
+        """What decides "resolved" besides the issue and the commit: the tests and selections."""
+        options = self.options
+        asked = [
+            [t.shown for t in plan.tests],
+            list(options.fail_to_pass),
+            list(options.pass_to_pass),
+        ]
+        return digest(json.dumps(asked).encode())
+
+    def nothing_to_do(self, plan: FixIssuePlan) -> str | None:
+        """The very issue was resolved on this very commit, with the same tests, by a finished run
+        whose patch is still there: running again would pay for the same patch. A benchmark
+        task (hidden tests) always runs."""
+        if self.options.hidden is not None or self.options.require_fail_to_pass:
+            return None
+        state_dir, issue = state_dir_of(plan.repo), digest(plan.issue_bytes)
+        for run_id, earlier, info in finished_runs(state_dir, FixIssueState, issue):
+            patch = state_dir / "runs" / run_id / PATCH_NAME
+            details = info.get("details") or {}
+            same = earlier.base == plan.base and earlier.checks == self.checks(plan)
+            if same and details.get("status") == "resolved" and patch.is_file():
+                self.result.patch_path = str(patch)
+                self.result.patch_files = len(patch_paths(plan.repo, patch))
+                return (
+                    f"{plan.issue_shown} was resolved by run {run_id} on {plan.base[:12]} with "
+                    f"these tests (patch: {patch}): nothing to do; change the issue, the tests "
+                    "or the commit to fix it again"
+                )
+        return None
 
     def work(self, plan: FixIssuePlan) -> None:
         result, state, run = self.result, self.state, self.active_run
@@ -157,7 +192,12 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             self.write_result()
             state.done = True
             self.save_state()
-        self.item(plan.issue_id, result.status.item_status, result.reason)
+        # The patch (in the run's folder) is the item's diff: `runs show` shows it beside it.
+        data = {
+            "attempts": len(result.attempts),
+            **({"diff": PATCH_NAME} if result.patch_files else {}),
+        }
+        self.item(plan.issue_id, result.status.item_status, result.reason, data=data)
 
     def on_failure(self, exc: BaseException) -> None:
         result = self.result
