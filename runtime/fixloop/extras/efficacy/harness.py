@@ -123,6 +123,9 @@ def _hidden(task: Task, repo: Path, base: str) -> HiddenTests:
 
 
 def _image(options: BenchOptions, task: Task) -> str | None:
+    """The task's image, for docker (auto may choose it); `--sandbox local|bwrap` runs none."""
+    if options.sandbox in ("local", "bwrap"):
+        return options.image
     return task.spec.image or options.image
 
 

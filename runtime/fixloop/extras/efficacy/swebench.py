@@ -228,7 +228,10 @@ class ImportOptions:
 
 def _dump(path: Path, data: Any) -> None:
     path.write_text(
-        yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8"
+        yaml.safe_dump(
+            data, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None
+        ),
+        encoding="utf-8",
     )
 
 
