@@ -22,9 +22,10 @@ _ENV = {
 }
 _OPS = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 _TEST_OPS = "from calc.ops import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
-_TEST_OPS_MORE = _TEST_OPS.replace(
-    "from calc.ops import mul", "from calc.ops import add, mul"
-) + "\n\ndef test_add_small():\n    assert add(1, 1) == 2\n"
+_TEST_OPS_MORE = (
+    _TEST_OPS.replace("from calc.ops import mul", "from calc.ops import add, mul")
+    + "\n\ndef test_add_small():\n    assert add(1, 1) == 2\n"
+)
 _TEST_ADD = "from calc.ops import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 

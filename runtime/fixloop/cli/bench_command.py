@@ -178,7 +178,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--model-name",
         metavar="NAME",
-        help="model_name_or_path in the predictions (default: fixloop-BACKEND)",
+        help="model_name_or_path in the predictions (default: fixloop-BACKEND, fixloop-patches)",
     )
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown:
         args.markdown.write_text(table, encoding="utf-8")
     if args.predictions:
-        write_predictions(result, args.predictions, args.model_name or f"fixloop-{args.backend}")
+        write_predictions(result, args.predictions, args.model_name or f"fixloop-{result.backend}")
     if args.json:
         items = [{"id": o.id, "status": o.status, "title": o.title} for o in result.outcomes]
         details = {**mask_json(result.to_json()), "markdown": table}
