@@ -191,7 +191,9 @@ def _load(path: Path, model: type[_Strict]) -> Any:
     try:
         return model.model_validate(located.data)
     except ValidationError as exc:
-        first = exc.errors()[0]
+        errors = exc.errors()
+        # An unknown key first: a misspelt one is also why its right spelling is "missing".
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         loc = tuple(part for part in first["loc"] if isinstance(part, (int, str)))
         where = ".".join(str(part) for part in loc) or "(top level)"
         message = META_HINT if first["type"] == "extra_forbidden" else first["msg"]
