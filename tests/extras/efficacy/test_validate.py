@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.extras.efficacy.conftest import CORPUS
 
 from fixloop.documents.pack import Pack
 from fixloop.extras.efficacy import BenchOptions, freeze, run_bench
@@ -126,3 +127,10 @@ def test_a_tasks_image_reaches_its_sandbox(tmp_path: Path, pack: Pack) -> None:
     seen.clear()
     run_bench(BenchOptions(**options, sandbox="local"), pack)
     assert seen == [("local", None)]  # the image is docker's; local runs none
+
+
+@pytest.mark.slow
+def test_the_shipped_corpus_is_valid(pack: Pack) -> None:
+    found = validate_corpus(BenchOptions(corpus=CORPUS, sandbox="local"), pack)
+    assert [(task.id, task.reason) for task in found if not task.valid] == []
+    assert summary(found) == f"{len(found)} of {len(found)} tasks valid" and len(found) >= 8
