@@ -19,7 +19,7 @@ def test_declarations_name_their_keyword_and_kind() -> None:
     value = command.assigns[0].value
     assert value is not None and value.shape == "$?"
     exported = only_command("export PATH")
-    assert exported.exported == ["PATH"] and exported.assigns == []
+    assert list(exported.exported) == ["PATH"] and not exported.assigns
 
 
 def test_bare_and_prefix_assignments_are_plain() -> None:

@@ -77,7 +77,7 @@ def test_quoted_heredoc_bodies_read_nothing() -> None:
     command = script.body.items[0]
     assert isinstance(command, Command)
     body = command.redirects[0].body
-    assert body is not None and body.reads == []
+    assert body is not None and not body.reads
 
 
 def test_words_are_normalised_and_reads_located() -> None:
@@ -173,3 +173,17 @@ def test_a_statement_larger_than_a_piece_stays_whole() -> None:
     pieced = parse_bash(text)
     assert pieced == syntax._parse_whole(text.encode(), Pos(0, 0), 0)
     assert len(pieced.body.items) == 302
+
+
+@pytest.mark.usefixtures("small_pieces")
+def test_a_piece_never_ends_inside_a_continued_command() -> None:
+    # A window that ends just after a `\` line: tree-sitter ends the command at the window's
+    # end and puts an empty ERROR on the next line, which is no statement start to cut at.
+    text = "".join(
+        f'echo {"x" * (i % 13)}\n"${{PY:-python3}}" tool.py record \\\n  --item "$I"\n'
+        for i in range(300)
+    )
+    pieced = syntax._parse_pieces(text.encode(), Pos(0, 0), 0)
+    assert pieced is not None  # cut into pieces, each parsed cleanly, not parsed whole
+    assert pieced == syntax._parse_whole(text.encode(), Pos(0, 0), 0)
+    assert not pieced.errors

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from fixloop.extras.demo.example import REVIEW_PATH, build_example
+from fixloop.extras.demo.fix_issue import FIX_ISSUE_SCRIPT
 from fixloop.extras.demo.model import FIX_FINDINGS_SCRIPT, REVIEW_FIX_SCRIPT
 from fixloop.extras.testing.messages_server import (
     Conversations,
@@ -424,7 +425,7 @@ def test_fix_findings_budget_stop_escalates_and_starts_nothing_more(tmp_path: Pa
 
 
 def test_the_whole_demo_with_the_claude_backend(tmp_path: Path) -> None:
-    replay = ScriptReplay({**REVIEW_FIX_SCRIPT, **FIX_FINDINGS_SCRIPT})
+    replay = ScriptReplay({**REVIEW_FIX_SCRIPT, **FIX_FINDINGS_SCRIPT, **FIX_ISSUE_SCRIPT})
     directory = tmp_path / "demo"
 
     with MessagesServer(replay) as server:
@@ -447,6 +448,8 @@ def test_the_whole_demo_with_the_claude_backend(tmp_path: Path) -> None:
     assert [d["id"] for d in output["dropped"]] == [3]
     keys = {request.call_key for request in server.conversation}
     assert "verifier/3/pre-gate" in keys and "fixer/CR-01/iteration-1" in keys
+    # fix-issue's tools played through the real CLI: the issue resolved, graded per test.
+    assert "fix-issue     resolved after 1 attempt(s)" in done.stdout
 
 
 def test_review_fix_run_budget_stops_new_fixer_calls(tmp_path: Path) -> None:

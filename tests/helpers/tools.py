@@ -1,4 +1,4 @@
-"""Tools some tests need from the machine (bubblewrap, socat, a Docker daemon, Chromium).
+"""Tools some tests need from the machine (bubblewrap, socat, a Docker daemon, Chromium, npm).
 
 A test says `@pytest.mark.needs("bwrap", "socat")`. Without the tool it is skipped on a
 developer's machine, with the reason; under `CI=true` it FAILS instead: CI installs every tool
@@ -45,6 +45,8 @@ PROBES: dict[str, Callable[[], bool]] = {
     "socat": lambda: shutil.which("socat") is not None,
     "docker": _docker,
     "chromium": lambda: shutil.which("chromium") is not None,
+    "node": lambda: shutil.which("node") is not None,
+    "npm": lambda: shutil.which("npm") is not None,  # installs TypeScript for its check
 }
 
 

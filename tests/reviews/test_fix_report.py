@@ -92,3 +92,36 @@ def test_status(
 def test_report_path_sits_next_to_the_review() -> None:
     assert fix_report_path("p/02-REVIEW.md") == "p/02-REVIEW-FIX.md"
     assert fix_report_path("REVIEW.md") == "REVIEW-FIX.md"
+
+
+def test_an_all_fixed_report_is_gsd_s_template_filled_in() -> None:
+    # The golden is GSD's REVIEW-FIX.md template filled in by hand, not written by this code:
+    # no regeneration flag touches it. Scalars are quoted where YAML needs it (a timestamp).
+    text = render_fix_report(
+        ReviewFixReport(
+            phase="02-cart",
+            number="02",
+            fixed_at="2025-01-31T11:00:00Z",
+            review_path=".planning/phases/02-cart/02-REVIEW.md",
+            iteration=1,
+            fixed=(
+                FixedEntry(
+                    "CR-01",
+                    "SQL injection in login query",
+                    ("src/auth.py", "src/db.py"),
+                    "abc1234",
+                    "parameterized the query in both files",
+                ),
+                FixedEntry(
+                    "WR-02",
+                    "Off-by-one in paging",
+                    ("src/page.py",),
+                    "def5678",
+                    "range end is now inclusive",
+                    status=HUMAN_VERIFICATION,
+                ),
+            ),
+            skipped=(),
+        )
+    )
+    assert text == (GOLDENS / "review-fix-gsd.md").read_text(encoding="utf-8")

@@ -97,3 +97,73 @@ def test_usage(tmp_path: Path) -> None:
         [sys.executable, str(SCRIPT)], capture_output=True, text=True, check=False, timeout=60
     )
     assert done.returncode == 2 and done.stderr == "usage: syntax_check.py FILE\n"
+
+
+@pytest.fixture(scope="module")
+def typescript_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project with a tsconfig.json and a real TypeScript compiler installed by npm."""
+    project = tmp_path_factory.mktemp("ts-project")
+    (project / "tsconfig.json").write_text('{"compilerOptions": {"strict": true}}\n')
+    done = subprocess.run(
+        ["npm", "install", "--no-audit", "--no-fund", "--silent", "typescript@5"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return project
+
+
+@pytest.mark.slow
+@pytest.mark.needs("node", "npm")
+@pytest.mark.parametrize(
+    ("name", "text", "code", "message"),
+    [
+        ("ok.ts", "export function f(a: string): string {\n  return a;\n}\n", PARSES, ""),
+        ("bad.ts", "const x: number = 1;\nconst y = ;\n", SYNTAX_ERROR, "line 2: TS1109: "),
+        ("ok.tsx", "export const A = () => <div>{1}</div>;\n", PARSES, ""),
+        ("bad.mts", "export function (a) {}\n", SYNTAX_ERROR, "line 1: TS"),
+        # A per-file type check would call this an error; it is the build's to judge.
+        ("imports.ts", 'import { y } from "./elsewhere";\nexport const z = y;\n', PARSES, ""),
+    ],
+)
+def test_typescript_is_checked_by_the_project_s_own_compiler(
+    typescript_project: Path, name: str, text: str, code: int, message: str
+) -> None:
+    path = typescript_project / name
+    path.write_text(text)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), name],
+        cwd=typescript_project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PATH": os.environ.get("PATH", "")},
+    )
+    assert done.returncode == code, done.stderr
+    assert message in done.stderr
+    if code == SYNTAX_ERROR:
+        assert len(done.stderr.splitlines()) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.needs("node", "npm")
+def test_typescript_without_a_tsconfig_is_unchecked(
+    typescript_project: Path, tmp_path: Path
+) -> None:
+    # The compiler is there (found on PATH), the project is not a TypeScript one.
+    bin_dir = typescript_project / "node_modules" / ".bin"
+    (tmp_path / "bad.ts").write_text("const y = ;\n")
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "bad.ts"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"},
+    )
+    assert done.returncode == NO_CHECKER, done.stderr

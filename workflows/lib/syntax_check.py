@@ -6,6 +6,12 @@ Exit 0 when FILE parses; 1 on a syntax error, with one line on stderr saying whe
 (`line N: …`; the shell and JavaScript checkers print their own); 3 when there is no checker for
 its type here (an unknown extension, no PyYAML, no node): the step then falls back to Tier 1 and
 never counts that as a failure. Standard library only, plus PyYAML when it can be imported.
+
+TypeScript (`.ts`, `.tsx`, `.mts`, `.cts`) is checked when the project has a `tsconfig.json` (in
+the current directory, the worktree's root, or above it) and its compiler can be found (`tsc` on
+PATH or in `node_modules/.bin`): its own parser, through `ts_syntax.cjs` beside this file. The
+project is where the step runs, not where the file is, so the copy of HEAD the step checks for
+pre-existing errors is judged by the same checker.
 """
 
 from __future__ import annotations
@@ -60,6 +66,31 @@ def _external(argv: list[str]) -> Callable[[Path], str | None]:
     return check
 
 
+def _typescript_package() -> Path | None:
+    """The project's TypeScript compiler package, when the project is a TypeScript one."""
+    here = Path.cwd().resolve()
+    folders = [here, *here.parents]
+    if not any((folder / "tsconfig.json").is_file() for folder in folders):
+        return None
+    candidates = [folder / "node_modules" / ".bin" / "tsc" for folder in folders]
+    on_path = shutil.which("tsc")
+    for tsc in [*(c for c in candidates if c.exists()), *([Path(on_path)] if on_path else [])]:
+        package = tsc.resolve().parent.parent  # …/typescript/bin/tsc → …/typescript
+        if (package / "package.json").is_file():
+            return package
+    return None
+
+
+def _check_typescript(package: Path, node: str) -> Callable[[Path], str | None]:
+    script = Path(__file__).with_name("ts_syntax.cjs")
+
+    def check(path: Path) -> str | None:
+        done = subprocess.run([node, str(script), str(package), str(path)], check=False)
+        return "" if done.returncode != 0 else None
+
+    return check
+
+
 def _importable(name: str) -> bool:
     try:
         importlib.import_module(name)
@@ -82,6 +113,9 @@ def checker_for(path: Path) -> Callable[[Path], str | None] | None:
     if suffix in (".js", ".cjs", ".mjs"):
         node = shutil.which("node")
         return _external([node, "--check"]) if node else None
+    if suffix in (".ts", ".tsx", ".mts", ".cts"):
+        node, package = shutil.which("node"), _typescript_package()
+        return _check_typescript(package, node) if node and package else None
     return None
 
 

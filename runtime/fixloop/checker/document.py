@@ -70,6 +70,14 @@ class CheckedDocument:
     # Event id → every form of its words after the name: the cheap pre-test of matching.
     word_forms: dict[int, frozenset[str]] = field(default_factory=dict)
     profile: Profile = Profile.CLAUDE
+    _pack_root: tuple[Path | None] | None = field(default=None, repr=False)
+
+    def pack_root(self) -> Path | None:
+        """The pack the document is in, looked for once: each block sourcing a library asks, and
+        the search stats every folder upwards."""
+        if self._pack_root is None:
+            self._pack_root = (find_pack_root(self.source.path.parent),)
+        return self._pack_root[0]
 
     @property
     def display(self) -> str:
@@ -196,13 +204,10 @@ def _see_through_libraries(document: CheckedDocument, unit: Unit, base: Path | N
     if not unit.libraries and "FIXLOOP_LIB" not in content and "PLUGIN_ROOT" not in content:
         return
     commands = [node for node, _ in unit.nodes if isinstance(node, Command)]
-    root: Path | bool | None = False  # found on first need
     for command in commands:
         if not command.words or command.words[0].literal not in (".", "source"):
             continue
-        if root is False:
-            root = find_pack_root(document.source.path.parent)
-        path = sourced_path(command, root if isinstance(root, Path) else None)
+        path = sourced_path(command, document.pack_root())
         if path is None:
             continue
         library = load_library(path, base)

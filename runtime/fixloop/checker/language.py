@@ -34,6 +34,7 @@ from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.discovery import SIDECAR_SUFFIX
 from fixloop.documents.files import present, read_text
 from fixloop.documents.located_yaml import KeyPath, line_of, load_located
+from fixloop.documents.plain_models import construct
 from fixloop.documents.source import SourceDocument
 from fixloop.documents.spec_errors import spec_diagnostics
 
@@ -44,8 +45,8 @@ Operand = str | list[str]
 
 
 class _Strict(BaseModel):
-    # Built on first use: a document without contracts (and a project without settings) never
-    # pays for pydantic's validators, a good part of `fixloop check`'s start.
+    # Built on first use, and only for declarations that are not plainly valid (see
+    # plain_models.py): pydantic's validators are a good part of `fixloop check`'s start.
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 
@@ -269,7 +270,7 @@ def _contract(
     problems: list[Diagnostic] = []
     spec: ContractSpec | None = None
     try:
-        spec = ContractSpec.model_validate(item)
+        spec = construct(ContractSpec, item) or ContractSpec.model_validate(item)
     except ValidationError as exc:
         problems += spec_diagnostics(
             exc,
@@ -331,7 +332,7 @@ def load_contracts(
     for shown, data, lines, commented in layers:
         diagnostics += _cut_reasons(shown, lines, commented)
         try:
-            parsed = ContractFile.model_validate(data)
+            parsed = construct(ContractFile, data) or ContractFile.model_validate(data)
         except ValidationError as exc:
             diagnostics += spec_diagnostics(
                 exc,
@@ -353,7 +354,11 @@ def load_contracts(
         commands.update(parsed.checker.commands)
         raw += [(shown, lines, i, item) for i, item in enumerate(parsed.contracts)]
     failed = any(d.severity is Severity.ERROR for d in diagnostics)
-    checker = CheckerSpec() if failed else CheckerSpec.model_validate(checker_data)
+    checker = (
+        CheckerSpec()
+        if failed
+        else construct(CheckerSpec, checker_data) or CheckerSpec.model_validate(checker_data)
+    )
     contracts: list[Contract] = []
     seen: dict[str, str] = {}
     for item in raw:

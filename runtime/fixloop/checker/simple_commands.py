@@ -33,10 +33,12 @@ class CommandReader(SourceReader):
 
     def command(self, node: Node) -> Command:
         command = Command(self.pos(node))
+        assigns: list[Assign] = []
+        redirects: list[Redirect] = []
         for index, child in enumerate(node.children):
             kind = child.type
             if kind == "variable_assignment":
-                command.assigns += self.assignments(child, "plain")
+                assigns += self.assignments(child, "plain")
             elif kind == "command_name":
                 command.words.append(
                     self.word(child.named_children[0] if child.named_children else child)
@@ -45,7 +47,9 @@ class CommandReader(SourceReader):
                 if node.field_name_for_child(index) == "argument":
                     command.words.append(self.word(child))
             elif kind == "file_redirect":
-                command.redirects.append(self.redirect(child))
+                redirects.append(self.redirect(child))
+        command.assigns = assigns or ()
+        command.redirects = redirects or ()
         return command
 
     def redirect(self, node: Node) -> Redirect:
@@ -75,18 +79,22 @@ class CommandReader(SourceReader):
             self.pos(node), words=[Word(keyword, keyword, self.pos(node), literal=keyword)]
         )
         kind = keyword if keyword in _DECLARATIONS else "plain"
+        assigns: list[Assign] = []
+        exported: list[str] = []
         for child in node.named_children:
             if child.type == "variable_assignment":
-                command.assigns += self.assignments(child, kind)
+                assigns += self.assignments(child, kind)
             elif child.type == "variable_name":
                 name = self.text(child)
                 command.words.append(Word(name, name, self.pos(child), literal=name))
                 if keyword == "export":
-                    command.exported.append(name)
+                    exported.append(name)
                 elif kind in _DECLARATIONS:
-                    command.assigns.append(Assign(name, None, self.pos(child), kind))
+                    assigns.append(Assign(name, None, self.pos(child), kind))
             elif child.type != "comment":
                 command.words.append(self.word(child))
+        command.assigns = assigns or ()
+        command.exported = exported or ()
         return command
 
     def assignments(self, node: Node, kind: str) -> list[Assign]:

@@ -188,11 +188,13 @@ class _Builder(CommandReader):
         if body is None:
             return None
         tail: tuple[str, Node_] | None = None
+        redirects = list(body.redirects)
         for child in node.children:
             if child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
-                body.redirects.append(self.redirect(child))
+                redirects.append(self.redirect(child))
                 if child.type == "heredoc_redirect":
                     tail = self.heredoc_tail(child) or tail
+        body.redirects = redirects or ()
         if tail is None:
             return body
         # `cat <<EOF | node …` and `cat <<EOF && x`: tree-sitter hangs the rest of the pipeline

@@ -8,8 +8,8 @@ generic rules walk it, never tree-sitter nodes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import NamedTuple
 
 
@@ -40,11 +40,25 @@ class Word:
     text: str  # source text as written
     shape: str  # quotes removed, `${x}` → `$x`, `$(…)` kept as `$(…)`
     pos: Pos
-    reads: list[Read] = field(default_factory=list)
-    subs: list[Node_] = field(default_factory=list)  # command substitutions, parsed
+    # Most words have neither: the shared empty tuple, not two empty lists per word (a ninth of
+    # a large block's memory).
+    reads: Sequence[Read] = ()
+    subs: Sequence[Node_] = ()  # command substitutions, parsed
     literal: str | None = None  # the value when the word has no expansion at all
     quoted: bool = False  # at least partly quoted
     expands: bool = False  # contains any `$…` expansion or substitution
+
+    def add_read(self, read: Read) -> None:
+        if isinstance(self.reads, list):
+            self.reads.append(read)
+        else:
+            self.reads = [*self.reads, read]
+
+    def add_sub(self, sub: Node_) -> None:
+        if isinstance(self.subs, list):
+            self.subs.append(sub)
+        else:
+            self.subs = [*self.subs, sub]
 
 
 @dataclass(slots=True)
@@ -63,34 +77,39 @@ class Redirect:
     body: Word | None = None  # heredoc body; `reads` empty when the delimiter is quoted
 
 
-@dataclass
+# Slots: a node has no instance dictionary (a large block has one node per statement).
+@dataclass(slots=True)
 class Node_:
     pos: Pos
-    redirects: list[Redirect] = field(default_factory=list, kw_only=True)
+    # Collections most nodes leave empty are the shared empty tuple, not an empty list each.
+    redirects: Sequence[Redirect] = field(default=(), kw_only=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class Command(Node_):
     words: list[Word] = field(default_factory=list)
-    assigns: list[Assign] = field(default_factory=list)
-    exported: list[str] = field(default_factory=list)  # `export NAME` without a value
+    assigns: Sequence[Assign] = ()
+    exported: Sequence[str] = ()  # `export NAME` without a value
     trap: Seq | None = None  # parsed handler of `trap '…' EXIT|ERR|…`
     trap_signals: tuple[str, ...] = ()
+    _substitutions: Sequence[Node_] | None = field(default=None, repr=False, compare=False)
 
-    @cached_property
-    def substitutions(self) -> list[Node_]:
+    @property
+    def substitutions(self) -> Sequence[Node_]:
         """The `$(…)` of its words, assignment values and redirection targets, in run order."""
-        words = [*self.words, *(a.value for a in self.assigns if a.value is not None)]
-        words += [r.target for r in self.redirects if r.target is not None]
-        return [sub for word in words for sub in word.subs]
+        if self._substitutions is None:  # asked again by every path through the command
+            words = [*self.words, *(a.value for a in self.assigns if a.value is not None)]
+            words += [r.target for r in self.redirects if r.target is not None]
+            self._substitutions = [sub for word in words for sub in word.subs] or ()
+        return self._substitutions
 
 
-@dataclass
+@dataclass(slots=True)
 class Seq(Node_):
     items: list[Node_] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class AndOr(Node_):
     """`a && b || c`: a chain, kept flat (bash groups it from the left: `(a && b) || c`), so a
     chain of hundreds of commands is a list to walk, not hundreds of nested nodes."""
@@ -99,23 +118,23 @@ class AndOr(Node_):
     rest: list[tuple[str, Node_ | None]] = field(default_factory=list)  # ("&&" | "||", node)
 
 
-@dataclass
+@dataclass(slots=True)
 class Not(Node_):
     body: Node_ | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Pipeline(Node_):
     items: list[Node_] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class If(Node_):
     clauses: list[tuple[Seq, Seq]] = field(default_factory=list)
     orelse: Seq | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Loop(Node_):
     kind: str = "for"  # for | while | until | select | cfor
     var: str | None = None
@@ -124,24 +143,24 @@ class Loop(Node_):
     body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
 
 
-@dataclass
+@dataclass(slots=True)
 class Case(Node_):
     subject: Word | None = None
     arms: list[Seq] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class Function(Node_):
     name: str = ""
     body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
 
 
-@dataclass
+@dataclass(slots=True)
 class Subshell(Node_):
     body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
 
 
-@dataclass
+@dataclass(slots=True)
 class Arith(Node_):
     """`(( … ))` as a command (not `$(( … ))`)."""
 
@@ -150,7 +169,7 @@ class Arith(Node_):
     reads: list[Read] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class Broken(Node_):
     """A stretch tree-sitter could not parse, or that bash refuses though tree-sitter parses it."""
 

@@ -17,7 +17,10 @@ def last_cut(root: Node) -> int | None:
     previous_end = -1  # the last row the statements before the candidate reach
     for child in root.named_children:
         row, col = child.start_point
-        if col == 0 and row > previous_end >= 0:
+        # Not at an ERROR: after a command whose last line ends in `\` at the end of the text,
+        # tree-sitter ends the command there and puts an empty ERROR on the next line, though
+        # in the whole text the command goes on.
+        if col == 0 and row > previous_end >= 0 and child.type != "ERROR":
             cut = row
         if child.has_error or child.is_missing:
             break

@@ -41,14 +41,20 @@ class SourceReader:
         # One int per row, shared by every position on it: a row past 256 is a new int object
         # each time it is computed, a fifth of the positions' memory in a large block.
         self.rows = list(range(origin.row, origin.row + len(self.lines)))
+        # The last position made: a command and its first word, a sequence and its first
+        # statement, start at the same point and share one Pos.
+        self.last: tuple[tuple[int, int], Pos] | None = None
 
     def pos(self, node: Node) -> Pos:
-        row, col = node.start_point
+        point = node.start_point
+        if self.last is not None and self.last[0] == point:
+            return self.last[1]
+        row, col = point
         if col and row < len(self.lines) and not self.ascii[row]:
             col = len(self.lines[row][:col].decode("utf-8", "replace"))
-        if row == 0:
-            return Pos(self.origin.row, self.origin.col + col)
-        return Pos(self.rows[row], col)
+        at = Pos(self.origin.row, self.origin.col + col) if row == 0 else Pos(self.rows[row], col)
+        self.last = (point, at)
+        return at
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -67,10 +73,11 @@ class SourceReader:
         )
         if not word.expands:
             word.literal = word.shape
-        word.reads = [
-            Read(r.name, r.pos, r.quoted, r.defaulted, word.shape == f"${r.name}")
-            for r in word.reads
-        ]
+        if word.reads:  # a tuple once read: no list's spare room kept per word
+            word.reads = tuple(
+                Read(r.name, r.pos, r.quoted, r.defaulted, word.shape == f"${r.name}")
+                for r in word.reads
+            )
         return word
 
     def _leaf(self, node: Node) -> Word:
@@ -105,7 +112,7 @@ class SourceReader:
             # `$name`, the most frequent expansion: no operator, no `#`, nothing else inside.
             name = self.text(named[0])
             if not name.isdigit():
-                word.reads.append(Read(name, self.pos(named[0]), quoted, False, False))
+                word.add_read(Read(name, self.pos(named[0]), quoted, False, False))
             return f"${name}"
         holder = next((c for c in node.named_children if c.type in _NAME_TYPES), None)
         if holder is None:
@@ -118,7 +125,7 @@ class SourceReader:
         defaulted = operator is not None and self.text(operator) in _DEFAULTING
         length = any(c.type == "#" for c in node.children[:2])
         if name_node.type != "special_variable_name" and not name.isdigit():
-            word.reads.append(Read(name, self.pos(name_node), quoted, defaulted or length, False))
+            word.add_read(Read(name, self.pos(name_node), quoted, defaulted or length, False))
         for child in node.named_children:
             if child is not holder:
                 self.collect(child, word, quoted)
@@ -127,7 +134,7 @@ class SourceReader:
     def _substitution(self, node: Node, word: Word, quoted: bool) -> str:
         word.expands = True
         inner = [c for c in node.named_children if c.type != "comment"]
-        word.subs.append(self.seq(inner, node))
+        word.add_sub(self.seq(inner, node))
         return "$(…)"
 
     def _string(self, node: Node, word: Word, quoted: bool) -> str:
@@ -142,7 +149,7 @@ class SourceReader:
 
     def _bare_name(self, node: Node, word: Word, quoted: bool) -> str:
         # Inside $(( … )) a bare name is a read.
-        word.reads.append(Read(self.text(node), self.pos(node), True, False, False))
+        word.add_read(Read(self.text(node), self.pos(node), True, False, False))
         return self.text(node)
 
 

@@ -19,6 +19,7 @@ from typing import TypeAlias
 
 from fixloop.cli.backend_option import add_backend_arguments, budget_from_args, openai_flags
 from fixloop.cli.envelope import dumps, envelope
+from fixloop.cli.model_option import add_model_arguments, models_from_args
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import ProgressPrinter
 from fixloop.cli.sandbox_option import add_sandbox_arguments
@@ -143,6 +144,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("corpus", type=Path, help="the corpus folder (holding corpus.yaml)")
     add_backend_arguments(parser, default="scripted")
+    add_model_arguments(parser)
     add_sandbox_arguments(parser)
     parser.add_argument(
         "--patches",
@@ -211,6 +213,7 @@ def run(args: argparse.Namespace) -> int:
         tasks=tuple(args.task),
         out=args.out,
         events=EventStream(ProgressPrinter()),
+        models=models_from_args(args, pack, args.corpus).chosen,
     )
     result = run_bench(options, pack)
     table = markdown(result)

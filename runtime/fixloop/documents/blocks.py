@@ -93,8 +93,10 @@ class MarkdownDocument:
 
 
 @cache
+@cache
 def build_markdown() -> MarkdownIt:
-    """The one markdown-it configuration fixloop parses documents with.
+    """The one markdown-it configuration fixloop parses documents with, built once (a parse
+    keeps no state in it; building it compiles its rules).
 
     Only block structure is used (headings, fences, their lines), so the inline stage is off: it
     halves the parse time and changes no block token (a heading's raw text is kept either way).

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.files import present, read_text, resolved
 from fixloop.documents.located_yaml import KeyPath
+from fixloop.documents.plain_models import construct
 from fixloop.documents.spec_errors import did_you_mean, spec_diagnostics
 from fixloop.secret_files import SecretFiles
 
@@ -98,8 +99,8 @@ class OpenAISettings(BaseModel):
 
 
 class Settings(BaseModel):
-    # Built on first use: a document without contracts (and a project without settings) never
-    # pays for pydantic's validators, a good part of `fixloop check`'s start.
+    # Built on first use, and only for settings that are not plainly valid (see plain_models.py):
+    # pydantic's validators are a good part of `fixloop check`'s start.
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     pack: str | None = None
@@ -114,9 +115,15 @@ class Settings(BaseModel):
     openai: OpenAISettings | None = None
 
 
+def _no_settings() -> Settings:
+    made = construct(Settings, {})  # `Settings()` would build its validator
+    assert made is not None
+    return made
+
+
 @dataclass(frozen=True)
 class Config:
-    settings: Settings = field(default_factory=Settings)
+    settings: Settings = field(default_factory=_no_settings)
     path: Path | None = None  # the file the settings come from
     cli: frozenset[str] = frozenset()  # ids given on the command line
 
@@ -236,7 +243,7 @@ def _load(path: Path, table: bool) -> Config:
     for key in prefix:
         data = data.get(key, {}) if isinstance(data, dict) else {}
     try:
-        return Config(Settings.model_validate(data), path)
+        return Config(construct(Settings, data) or Settings.model_validate(data), path)
     except ValidationError as exc:
         raise FixloopError(
             spec_diagnostics(

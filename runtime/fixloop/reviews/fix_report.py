@@ -1,9 +1,13 @@
-"""REVIEW-FIX.md: what a review-fix run did with each finding in scope, as GSD writes it.
+"""REVIEW-FIX.md: what a review-fix run did with each finding in scope, in GSD's own layout.
 
 Frontmatter `phase, fixed_at, review_path, iteration, findings_in_scope, fixed, skipped, status`;
-status is `all_fixed` (nothing skipped), `none_fixed` (nothing fixed though something was in scope)
-or `partial`. The body has a Fixed Issues section (files modified, commit, applied fix) and a
-Skipped Issues section (file, reason, original issue).
+`phase` is the review's own (`02-cart`, as GSD's tooling reads it); status is `all_fixed` (nothing
+skipped), `none_fixed` (nothing fixed though something was in scope) or `partial`. The body:
+a title, the summary, a Fixed Issues section (files modified, commit, applied fix; "None — all
+findings were skipped." when empty), a Skipped Issues section only when something was skipped
+(file, reason, original issue), and the `_Fixed: … _Fixer: … _Iteration: …_` footer. A logic
+finding's applied fix starts with "fixed: requires human verification", where GSD's fixer puts
+that flag. `tests/reviews/goldens/review-fix-gsd.md` is GSD's template filled in by hand.
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ class ReviewFixReport:
     iteration: int
     fixed: tuple[FixedEntry, ...]
     skipped: tuple[SkippedEntry, ...]
+    number: str = ""  # the padded phase number for the title (default: `phase`)
+    fixer: str = "fixloop (fixer)"
 
     @property
     def findings_in_scope(self) -> int:
@@ -58,13 +64,15 @@ class ReviewFixReport:
 
 def _fixed(entry: FixedEntry) -> list[str]:
     files = ", ".join(f"`{one_line(path)}`" for path in entry.files)
+    applied = one_line(entry.applied_fix)
+    if entry.status != "fixed" and not applied.startswith(entry.status):
+        applied = f"{entry.status}: {applied}"  # the flag a person must act on, never lost
     return [
         f"### {entry.id}: {one_line(entry.title)}",
         "",
         f"**Files modified:** {files}",
         f"**Commit:** {entry.commit}",
-        f"**Status:** {entry.status}",
-        f"**Applied fix:** {one_line(entry.applied_fix)}",
+        f"**Applied fix:** {applied}",
         "",
     ]
 
@@ -93,7 +101,7 @@ def render_fix_report(report: ReviewFixReport) -> str:
         f"status: {report.status}",
         "---",
         "",
-        f"# Phase {one_line(report.phase)}: Code Review Fix Report",
+        f"# Phase {one_line(report.number or report.phase)}: Code Review Fix Report",
         "",
         f"**Fixed at:** {report.fixed_at}",
         f"**Source review:** {report.review_path}",
@@ -107,10 +115,19 @@ def render_fix_report(report: ReviewFixReport) -> str:
         "## Fixed Issues",
         "",
     ]
-    lines += [line for entry in report.fixed for line in _fixed(entry)] or ["None.", ""]
-    lines += ["## Skipped Issues", ""]
-    lines += [line for entry in report.skipped for line in _skipped(entry)] or ["None.", ""]
-    return mask_text("\n".join(lines).rstrip("\n") + "\n")
+    fixed = [line for entry in report.fixed for line in _fixed(entry)]
+    lines += fixed or ["None — all findings were skipped.", ""]
+    if report.skipped:
+        lines += ["## Skipped Issues", ""]
+        lines += [line for entry in report.skipped for line in _skipped(entry)]
+    lines += [
+        "---",
+        "",
+        f"_Fixed: {report.fixed_at}_",
+        f"_Fixer: {one_line(report.fixer)}_",
+        f"_Iteration: {report.iteration}_",
+    ]
+    return mask_text("\n".join(lines) + "\n")
 
 
 def fix_report_path(review_path: str) -> str:

@@ -10,6 +10,7 @@ import json
 import re
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*$")
+_PHASE_SLUG = re.compile(r"^[0-9]+(\.[0-9]+)?-[A-Za-z][A-Za-z0-9_.-]*$")  # `02-cart`: GSD's phase
 _YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
 
 
@@ -17,6 +18,8 @@ def scalar(value: str | int) -> str:
     if isinstance(value, int):
         return str(value)
     if _PLAIN.match(value) and value.lower() not in _YAML_WORDS:
+        return value
+    if _PHASE_SLUG.match(value):  # digits, a dash, a word: a string to every YAML reader
         return value
     return json.dumps(value, ensure_ascii=False)
 

@@ -326,7 +326,7 @@ def test_logic_finding_is_fixed_but_needs_human_verification(user_repo: UserRepo
     result, _ = run(user_repo.path, {"fixer/WR-01/iteration-1": APP_FIX})
     assert result.outcomes[0].label == HUMAN_VERIFICATION
     report = (user_repo.path / ".planning/02-REVIEW-FIX.md").read_text()
-    assert f"**Status:** {HUMAN_VERIFICATION}" in report
+    assert f"**Applied fix:** {HUMAN_VERIFICATION}" in report
 
 
 def test_shell_metacharacter_title_is_data_everywhere(user_repo: UserRepo) -> None:

@@ -122,3 +122,17 @@ def test_a_clean_review_with_crlf_or_a_bom_is_clean(
     assert backend.calls == []
     assert user_repo.head() == tip  # no REVIEW-FIX.md committed on the user's branch
     assert not (user_repo.path / ".git" / "fixloop" / "runs").exists()
+
+
+def test_the_fixer_is_handed_the_project_s_skills_index(user_repo: UserRepo) -> None:
+    repo = user_repo.path
+    skill = repo / ".claude/skills/money/SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: money\ndescription: Amounts are integer cents.\n---\nrules\n")
+    user_repo.git("add", "--", ".claude/skills/money/SKILL.md")
+    user_repo.git("commit", "--quiet", "-m", "skills", "--", ".claude/skills/money/SKILL.md")
+    write_review(repo, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+    _, backend = run(repo, {"fixer/CR-01/iteration-1": APP_FIX})
+    [call] = backend.calls
+    assert "Amounts are integer cents." in call.system_prompt
+    assert ".claude/skills/money/SKILL.md" in call.system_prompt

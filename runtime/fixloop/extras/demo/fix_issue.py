@@ -113,16 +113,20 @@ def run_issue_demo(
     return run_fix_issue(options, Context(pack, backend, events))
 
 
-def check_issue(result: FixIssueResult, repo: Path, base: str) -> list[str]:
-    """The case's promises, checked against the repository and the run's own record: graded
-    per test, resolved, a patch left, the user's branch and tree as they were."""
+def check_issue(
+    result: FixIssueResult, repo: Path, base: str, *, scripted: bool = True
+) -> list[str]:
+    """The case's promises, checked against the repository and the run's own record: the
+    user's branch and tree as they were; and, when the script played the model, resolved,
+    graded per test, a patch left. A real model's patch may fairly be rejected: then only a
+    resolved issue must have been graded."""
     problems: list[str] = []
-    if result.status is not IssueStatus.RESOLVED:
-        problems.append(f"fix-issue did not resolve the issue ({result.reason})")
     grade = result.acceptance.grade if result.acceptance is not None else None
-    if grade is None or not grade.ok:
+    if scripted and result.status is not IssueStatus.RESOLVED:
+        problems.append(f"fix-issue did not resolve the issue ({result.reason})")
+    if (scripted or result.status is IssueStatus.RESOLVED) and (grade is None or not grade.ok):
         problems.append("fix-issue's acceptance did not grade the patch per test")
-    if not result.patch_path or not Path(result.patch_path).is_file():
+    if scripted and (not result.patch_path or not Path(result.patch_path).is_file()):
         problems.append("fix-issue left no patch")
     head = _git(repo, "rev-parse", "HEAD")
     status = _git(repo, "status", "--porcelain")
@@ -139,10 +143,14 @@ def issue_summary_lines(result: FixIssueResult) -> list[str]:
         if grade is not None and grade.ok
         else "not accepted"
     )
-    return [
-        f"fix-issue     {result.status} after {len(result.attempts)} attempt(s): {graded}",
-        f"                the patch: {result.patch_path} (git apply it; nothing was committed)",
-    ]
+    lines = [f"fix-issue     {result.status} after {len(result.attempts)} attempt(s): {graded}"]
+    if result.patch_path and result.status is IssueStatus.RESOLVED:
+        lines.append(
+            f"                the patch: {result.patch_path} (git apply it; nothing was committed)"
+        )
+    elif result.patch_path:
+        lines.append(f"                the rejected patch, to read: {result.patch_path}")
+    return lines
 
 
 def _git(repo: Path, *argv: str) -> str:

@@ -215,7 +215,9 @@ def run_demo(
     if result.execute_wave is not None and result.wave_repo is not None:
         result.problems += check_wave(result.execute_wave, result.wave_repo)
     if result.fix_issue is not None and result.issue_repo is not None:
-        result.problems += check_issue(result.fix_issue, result.issue_repo, issue_base)
+        result.problems += check_issue(
+            result.fix_issue, result.issue_repo, issue_base, scripted=scripted
+        )
     return result
 
 

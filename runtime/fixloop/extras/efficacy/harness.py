@@ -16,7 +16,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +67,7 @@ class BenchOptions:
     out: Path | None = None  # keep each task's result.json, trace and patch here
     events: EventStream = field(default_factory=EventStream)
     open_sandbox: SandboxOpener = open_sandbox
+    models: Mapping[str, str] = field(default_factory=dict)  # role → model (`--model`, profile)
 
 
 def _say(events: EventStream, task: Task, status: str, message: str) -> None:
@@ -163,7 +164,7 @@ def _run_agent(
         pass_to_pass=task.spec.pass_to_pass or (),
         require_fail_to_pass=True,
     )
-    context = Context(pack, backend, options.events, budget=options.budget)
+    context = Context(pack, backend, options.events, budget=options.budget, models=options.models)
     result = run_fix_issue(fix, context)
     acceptance = result.acceptance
     outcome = TaskOutcome(

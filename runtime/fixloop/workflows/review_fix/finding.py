@@ -26,6 +26,7 @@ from typing import Any
 
 from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
+from fixloop.agents.project_skills import project_skills
 from fixloop.reviews.fix_report import HUMAN_VERIFICATION
 from fixloop.reviews.model import ReviewFinding
 from fixloop.reviews.yamltext import one_line
@@ -167,6 +168,7 @@ class FindingFixer:
                 "files": files,
                 "worktree": str(self.worktree.path),
                 "failure_context": f"{finding.issue}\n\n{note}".strip(),
+                "skills": project_skills(self.worktree.path),
             },
             _task(finding, files),
             self.worktree.path,

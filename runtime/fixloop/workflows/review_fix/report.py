@@ -19,8 +19,14 @@ REPORT_MESSAGE = "docs({phase}): add code review fix report"
 
 
 def fix_report(
-    outcomes: Sequence[FindingOutcome], *, phase: str, review_rel: str, iteration: int
+    outcomes: Sequence[FindingOutcome],
+    *,
+    phase: str,
+    number: str,
+    review_rel: str,
+    iteration: int,
 ) -> ReviewFixReport:
+    """`phase` as the review names it (`02-cart`), `number` its padded number (`02`)."""
     fixed = tuple(
         FixedEntry(o.finding.id, o.finding.title, o.files, o.commit, o.summary, o.label)
         for o in outcomes
@@ -39,6 +45,7 @@ def fix_report(
     )
     return ReviewFixReport(
         phase=phase,
+        number=number,
         fixed_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         review_path=review_rel,
         iteration=iteration,

@@ -201,7 +201,11 @@ class ReviewFix(Workflow[ReviewFixOptions, ReviewFixPlan, ReviewFixResult]):
         outcomes: list[FindingOutcome],
     ) -> None:
         report = fix_report(
-            outcomes, phase=plan.padded_phase, review_rel=plan.review_rel, iteration=iteration
+            outcomes,
+            phase=plan.review.phase or plan.padded_phase,
+            number=plan.padded_phase,
+            review_rel=plan.review_rel,
+            iteration=iteration,
         )
         write_fix_report(worktree.path / self.report_rel(plan), report)
 
