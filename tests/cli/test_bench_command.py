@@ -125,7 +125,7 @@ def test_import_of_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
         "bench",
         "efficacy",
         "import",
-        str(source),
+        source.name,
         "--repos",
         str(tmp_path),
         "--out",
@@ -134,7 +134,8 @@ def test_import_of_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
-        f"{source}:2:2: swebench: invalid JSON: Expecting property name enclosed in double quotes"
+        "instances.jsonl:2:2: swebench: invalid JSON: "
+        "Expecting property name enclosed in double quotes"
     ]
     missing = fixloop("bench", "efficacy", "import", "x.json", "--out", "c", cwd=tmp_path)
     assert missing.returncode == 2 and "--repos" in missing.stderr
