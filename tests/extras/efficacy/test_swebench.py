@@ -4,6 +4,7 @@ predictions written as SWE-bench's harness takes them."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from pathlib import Path
@@ -14,10 +15,13 @@ import yaml
 from tests.helpers.fix_issue import recorder
 from tests.helpers.swebench import PYTEST, instances, make_repository, write_jsonl
 
+from fixloop.agents.backend import AgentOutcome, AgentRequest
+from fixloop.agents.scripted import ScriptedBackend
 from fixloop.cli.main import main
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import Pack
 from fixloop.extras.efficacy import BenchOptions, load_corpus, run_bench
+from fixloop.extras.efficacy.harness import run_task
 from fixloop.extras.efficacy.swebench import ImportOptions, import_instances, predictions
 
 PREDICTION_KEYS = {"instance_id", "model_name_or_path", "model_patch"}
@@ -284,3 +288,53 @@ def test_a_json_list_is_read_too_and_its_errors_located(
         "acme__calc-1",
         "acme__calc-2",
     ]
+
+
+class _Toolbox:
+    """The lent tools, each answer kept: what the agent could see."""
+
+    def __init__(self, inner: Any, answers: list[tuple[str, str]]) -> None:
+        self.inner, self.answers = inner, answers
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        answer = self.inner.call(name, arguments)
+        self.answers.append((name, answer.text))
+        return answer
+
+
+class _Spy(ScriptedBackend):
+    def __init__(self, script: dict[str, Any]) -> None:
+        super().__init__(script, origin="spy")
+        self.answers: list[tuple[str, str]] = []
+
+    def dispatch(self, request: AgentRequest) -> AgentOutcome:
+        spied = dataclasses.replace(request, toolbox=_Toolbox(request.toolbox, self.answers))
+        return super().dispatch(spied)
+
+
+def test_an_agent_looking_for_the_hidden_tests_and_the_gold_patch_finds_neither(
+    made: dict[str, Any], pack: Pack
+) -> None:
+    script = _script("acme__calc-1")
+    key = "issue-fixer/acme__calc-1/attempt-1"
+    script[key]["tools"][:0] = [
+        {"name": "list_files", "input": {}},
+        {"name": "read_file", "input": {"path": "tests/test_add.py"}},  # test.patch adds it
+        {"name": "search_code", "input": {"query": "test_add_small"}},  # test.patch's too
+        {"name": "search_code", "input": {"query": "a + b"}},  # the gold patch's line
+        {"name": "read_file", "input": {"path": "../../gold.patch"}},
+        {"name": "read_file", "input": {"path": str(made["corpus"] / "tasks")}},
+    ]
+    spy = _Spy(script)
+    options = BenchOptions(corpus=made["corpus"], open_sandbox=recorder(), sandbox="local")
+    [task] = load_corpus(made["corpus"]).select(["acme__calc-1"])
+    outcome = run_task(options, pack, task, lambda _: spy)
+    assert outcome.status == "resolved", outcome.reason  # the hidden tests judged the fix
+    listed, hidden, searched, fix_line, up, absolute = (text for _, text in spy.answers[:6])
+    assert "calc/ops.py" in listed and "test_add.py" not in listed and "gold" not in listed
+    assert "not_found" in hidden
+    assert "test_add_small" not in searched.replace('"query": "test_add_small"', "")
+    assert "ops.py" not in fix_line and "unsafe_path" in up and "unsafe_path" in absolute
