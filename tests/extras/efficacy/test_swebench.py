@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from tests.helpers.swebench import PYTEST, instances, make_repository, write_jso
 
 from fixloop.agents.backend import AgentOutcome, AgentRequest
 from fixloop.agents.scripted import ScriptedBackend
+from fixloop.agents.toolbox import Toolbox, ToolReply, ToolSpec
 from fixloop.cli.main import main
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import Pack
@@ -293,13 +295,17 @@ def test_a_json_list_is_read_too_and_its_errors_located(
 class _Toolbox:
     """The lent tools, each answer kept: what the agent could see."""
 
-    def __init__(self, inner: Any, answers: list[tuple[str, str]]) -> None:
+    def __init__(self, inner: Toolbox, answers: list[tuple[str, str]]) -> None:
         self.inner, self.answers = inner, answers
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    @property
+    def replaces(self) -> frozenset[str]:
+        return self.inner.replaces
 
-    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+    def specs(self) -> Sequence[ToolSpec]:
+        return self.inner.specs()
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> ToolReply:
         answer = self.inner.call(name, arguments)
         self.answers.append((name, answer.text))
         return answer
@@ -311,6 +317,7 @@ class _Spy(ScriptedBackend):
         self.answers: list[tuple[str, str]] = []
 
     def dispatch(self, request: AgentRequest) -> AgentOutcome:
+        assert request.toolbox is not None
         spied = dataclasses.replace(request, toolbox=_Toolbox(request.toolbox, self.answers))
         return super().dispatch(spied)
 
