@@ -187,3 +187,14 @@ def test_a_cloned_repository_with_a_link_out_is_refused(corpus_copy: Path, tmp_p
         with pytest.raises(FixloopError) as caught:
             materialize(task, target)
         assert f"commit {bad[:12]} holds escape -> ../../outside" in str(caught.value)
+
+
+def test_a_link_is_in_the_digest_as_a_link_not_as_what_it_points_to(
+    corpus_copy: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "host.txt"
+    outside.write_text("one")
+    (corpus_copy / "tasks" / "regex" / "repo" / "host").symlink_to(outside)
+    first = load_corpus(corpus_copy, check_digest=False).digest
+    outside.write_text("two")  # a host file's bytes never reach the digest
+    assert load_corpus(corpus_copy, check_digest=False).digest == first
