@@ -28,7 +28,7 @@ from fixloop.agents.claude import (
 from fixloop.agents.claude_sandbox import sandbox_settings
 from fixloop.agents.dispatch import Dispatcher, build_request
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
-from fixloop.events import Event, EventStream
+from fixloop.events import Event, EventKind, EventStream
 from fixloop.extras.testing.messages_server import (
     MessagesServer,
     Turn,
@@ -589,7 +589,8 @@ def test_the_trace_records_usage_cost_turns_and_duration(
         outcome = dispatcher.call("fixer", inputs, "Fix CR-01.", worktree, writable=["src/calc.py"])
 
     assert outcome.ok, outcome.detail
-    (event,) = [event.to_json() for event in seen]
+    # The call's record is its one `agent` event (the live display's progress events aside).
+    (event,) = [event.to_json() for event in seen if event.kind is EventKind.AGENT]
     assert event["key"] == "fixer" and event["outcome"] == "ok"
     assert event["turns"] == outcome.usage.turns >= 3
     assert event["cost_usd"] == outcome.usage.cost_usd > 0

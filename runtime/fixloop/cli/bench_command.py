@@ -59,8 +59,10 @@ class _EfficacyParser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
 
-def _validate_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _validate_parser(
+    prog: str, cls: type[argparse.ArgumentParser] = argparse.ArgumentParser
+) -> argparse.ArgumentParser:
+    parser = cls(
         prog=f"{prog} validate",
         description=(
             "Prove each task of a corpus: its reference patch goes through the acceptance a fix "
@@ -86,8 +88,10 @@ def _validate_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _import_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _import_parser(
+    prog: str, cls: type[argparse.ArgumentParser] = argparse.ArgumentParser
+) -> argparse.ArgumentParser:
+    parser = cls(
         prog=f"{prog} import",
         description=(
             "Write a frozen corpus of SWE-bench instance records (JSON or JSONL): each task's "
@@ -125,8 +129,12 @@ def _import_parser(prog: str) -> argparse.ArgumentParser:
 
 def register(subparsers: Subparsers) -> None:
     bench = subparsers.add_parser("bench", help="measure fixloop on a corpus of tasks")
-    kinds = bench.add_subparsers(
-        dest="bench", metavar="BENCH", required=True, parser_class=_EfficacyParser
+    # The command line's own parser class (it remembers a usage error for `--json`), with
+    # the verbs' dispatch on top.
+    base: type[argparse.ArgumentParser] = type(bench)
+    efficacy_class = type("EfficacyParser", (_EfficacyParser, base), {})
+    kinds: Subparsers = bench.add_subparsers(
+        dest="bench", metavar="BENCH", required=True, parser_class=efficacy_class
     )
     parser = kinds.add_parser(
         "efficacy",
@@ -193,8 +201,8 @@ def register(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=run)
     assert isinstance(parser, _EfficacyParser)
     parser.verbs = {
-        "validate": _validate_parser(parser.prog),
-        "import": _import_parser(parser.prog),
+        "validate": _validate_parser(parser.prog, base),
+        "import": _import_parser(parser.prog, base),
     }
 
 
