@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from contextlib import ExitStack
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +24,7 @@ from fixloop.schemas.results import ImplResult
 from fixloop.workflows.execute_wave import design
 from fixloop.workflows.execute_wave.merge import commit_task
 from fixloop.workflows.execute_wave.state import TaskStatus
-from fixloop.workflows.execute_wave.work import CONTEXT, TaskWork
+from fixloop.workflows.execute_wave.work import CONTEXT, TaskWork, now
 from fixloop.workflows.kernel.errors import SkipItem
 
 if TYPE_CHECKING:
@@ -89,7 +88,7 @@ class Implementer:
         flow.item(work.id, TaskStatus.RUNNING, "running", title=work.task.name)
         try:
             self.implement()
-            work.executor_finished_at = finished_now()
+            work.executor_finished_at = now()
         except SkipItem as skip:
             work.fail(f"{skip.reason}: {skip.detail}" if skip.detail else skip.reason)
         except BackendFailed:
@@ -191,8 +190,4 @@ class Implementer:
         work.shots.append(target)
 
 
-def finished_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-__all__ = ["TASK_WORKFLOW", "Implementer", "finished_now", "read_impl_result", "result_path"]
+__all__ = ["TASK_WORKFLOW", "Implementer", "read_impl_result", "result_path"]

@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, wait
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fixloop.events import Event, EventStream
@@ -142,6 +143,11 @@ def task_files_only(paths: Sequence[str]) -> list[str]:
     return sorted(path for path in paths if not path.startswith(IGNORED_PREFIX))
 
 
+def now() -> str:
+    """A moment as tasks.json records it (`startedAt`, `executorFinishedAt`, `completedAt`)."""
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 __all__ = [
     "CONTEXT",
     "IGNORED_PREFIX",
@@ -150,5 +156,6 @@ __all__ = [
     "TaskSteps",
     "TaskWork",
     "batches",
+    "now",
     "task_files_only",
 ]

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +51,10 @@ from fixloop.workflows.execute_wave.work import (
     TaskWork,
     batches,
     in_parallel,
+    now,
     task_files_only,
 )
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def by_id(works: Sequence[TaskWork]) -> list[TaskWork]:
