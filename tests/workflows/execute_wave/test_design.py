@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from tests.extras.browser.png import Image, read_png
+from tests.helpers.gitrepo import UserRepo
 from tests.workflows.execute_wave.conftest import Wave
 from tests.workflows.execute_wave.scripts import fix, implement, score, scores
 
@@ -105,9 +106,9 @@ def looks_right(path: Path) -> Image:
     return image
 
 
-def test_a_design_task_is_served_screenshotted_and_scored_from_the_pictures(
-    wave: Wave, tmp_path: Path
-) -> None:
+def banner_site(wave: Wave, serve: str) -> UserRepo:
+    """A blank page and its reference picture, committed; one design task (a blue banner) whose
+    dev server is `serve`, with one fix attempt."""
     repo = wave.repo
     (repo.path / "site").mkdir()
     (repo.path / "site/index.html").write_text(page((255, 255, 255), "blank"))
@@ -127,10 +128,17 @@ def test_a_design_task_is_served_screenshotted_and_scored_from_the_pictures(
                     "acceptanceCriteria": ["a blue banner"],
                 }
             ],
-            "devServerCommand": SERVE,
+            "devServerCommand": serve,
             "maxRetries": 1,
         }
     )
+    return repo
+
+
+def test_a_design_task_is_served_screenshotted_and_scored_from_the_pictures(
+    wave: Wave, tmp_path: Path
+) -> None:
+    repo = banner_site(wave, SERVE)
     script: dict[str, Any] = {
         "executor/1/implement": implement(1, {"site/index.html": page(RED, "Hello")}),
         "verifier/1/verify": score(1, scores("design", 5), kind="design", analysis="red, not blue"),
@@ -243,28 +251,7 @@ SERVE_A_BUILD = (
 def test_a_page_that_stays_the_same_while_its_files_change_is_called_stale(
     wave: Wave, tmp_path: Path
 ) -> None:
-    repo = wave.repo
-    (repo.path / "site").mkdir()
-    (repo.path / "site/index.html").write_text(page((255, 255, 255), "blank"))
-    (repo.path / "ref").mkdir()
-    (repo.path / "ref/design.png").write_bytes(REFERENCE)
-    repo.git("add", "site/index.html", "ref/design.png")
-    repo.git("commit", "--quiet", "-m", "site", "--", "site/index.html", "ref/design.png")
-    wave.write_tasks(
-        {
-            "tasks": [
-                {
-                    "id": 1,
-                    "name": "banner",
-                    "filesModified": ["site/index.html"],
-                    "route": "/site/index.html",
-                    "referenceImage": "ref/design.png",
-                }
-            ],
-            "devServerCommand": SERVE_A_BUILD,
-            "maxRetries": 1,
-        }
-    )
+    repo = banner_site(wave, SERVE_A_BUILD)
     script: dict[str, Any] = {
         "executor/1/implement": implement(1, {"site/index.html": page(RED, "Hello")}),
         "verifier/1/verify": score(1, scores("design", 5), kind="design", analysis="red"),
