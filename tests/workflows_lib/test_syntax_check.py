@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import REPO_ROOT
+from tests.helpers.typescript import install_typescript
 
 SCRIPT = REPO_ROOT / "workflows" / "lib" / "syntax_check.py"
 PARSES, SYNTAX_ERROR, NO_CHECKER = 0, 1, 3
@@ -108,15 +109,7 @@ def typescript_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project with a tsconfig.json and a real TypeScript compiler installed by npm."""
     project = tmp_path_factory.mktemp("ts-project")
     (project / "tsconfig.json").write_text('{"compilerOptions": {"strict": true}}\n')
-    done = subprocess.run(
-        ["npm", "install", "--no-audit", "--no-fund", "--silent", "typescript@5"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    install_typescript(project)
     return project
 
 
