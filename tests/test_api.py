@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,3 +79,28 @@ def test_check_reports_on_a_pack() -> None:
 def test_every_public_name_resolves() -> None:
     for name in fixloop.__all__:
         assert getattr(fixloop, name) is not None
+
+
+def test_load_pack_takes_a_string_or_says_in_one_line_what_is_wrong(tmp_path: Path) -> None:
+    assert set(fixloop.load_pack(str(REPO_ROOT)).agents) == set(fixloop.load_pack().agents)
+    for folder, problem in ((tmp_path, "not a pack"), (tmp_path / "none", "no such folder")):
+        with pytest.raises(fixloop.FixloopError) as caught:
+            fixloop.load_pack(str(folder))
+        assert caught.value.exit_code == 2
+        (diagnostic,) = caught.value.diagnostics
+        assert problem in diagnostic.message
+
+
+def test_every_dotted_name_the_readme_and_docs_give_imports() -> None:
+    """`fixloop.extras.testing.messages_server.MessagesServer` and the like, where a reader
+    would copy them from."""
+    pages = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
+    named = {
+        match
+        for page in pages
+        for match in re.findall(r"`(fixloop(?:\.[a-z_]+)+\.[A-Z]\w+)`", page.read_text())
+    }
+    assert "fixloop.extras.testing.messages_server.MessagesServer" in named
+    for dotted in sorted(named):
+        module, _, name = dotted.rpartition(".")
+        assert hasattr(importlib.import_module(module), name), dotted

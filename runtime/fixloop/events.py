@@ -25,6 +25,9 @@ class EventKind(StrEnum):
     RUN_END = "run-end"
     STEP = "step"  # a document step ran: data holds exit code, outputs, commands, timing
     AGENT = "agent"  # a role call ended: data holds status, reason, usage, denied writes
+    # A role call still running: at its start, then whenever its backend knows more (a turn, a
+    # tool call). data holds key, role, model and the usage so far (turns, tokens, cost).
+    AGENT_PROGRESS = "agent-progress"
     TOOL = "tool"  # a role called a tool its workflow lent it: data holds name, outcome, timing
     PHASE = "phase"  # the workflow entered a part of its document's order of work (`step`)
     ITEM = "item"  # an item (finding, task, checklist item) changed status

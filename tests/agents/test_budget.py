@@ -168,3 +168,18 @@ def test_negative_limits_are_refused() -> None:
         RunBudget(max_cost_usd=-1.0)
     with pytest.raises(ValueError, match="max_wall_s"):
         RunBudget(max_wall_s=-1.0)
+
+
+def test_a_token_budget_lowers_each_call_s_cap_and_refuses_once_spent() -> None:
+    """Each call of PricedModel uses 15 tokens: with 40, calls get 40, 25, 10 left, then none."""
+    budget = RunBudget(max_tokens=40)
+    model = PricedModel(0.0)
+    backend = BudgetedBackend(model, budget)
+    outcomes = [backend.dispatch(request(f"fixer/{n}", max_tokens=30)) for n in range(4)]
+    assert [r.max_tokens for r in model.seen] == [30, 25, 10]  # the tighter of the two caps
+    assert [o.reason for o in outcomes][-1] is StopReason.RUN_BUDGET
+    stop = budget.stopped_by
+    assert stop is not None and stop.kind is BudgetKind.TOKENS
+    assert stop.describe() == "run token budget spent: 45 of 40 tokens"
+    with pytest.raises(ValueError, match="max_tokens"):
+        RunBudget(max_tokens=-1)

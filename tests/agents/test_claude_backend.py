@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from claude_agent_sdk import ResultMessage
 
-from fixloop.agents.backend import AgentRequest, OutcomeStatus, StopReason
+from fixloop.agents.backend import AgentRequest, OutcomeStatus, StopReason, Usage
 from fixloop.agents.budget import BudgetedBackend, RunBudget
 from fixloop.agents.claude import (
     MAX_BUFFER_BYTES,
@@ -28,7 +28,7 @@ from fixloop.agents.claude import (
 from fixloop.agents.claude_sandbox import sandbox_settings
 from fixloop.agents.dispatch import Dispatcher, build_request
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
-from fixloop.events import Event, EventStream
+from fixloop.events import Event, EventKind, EventStream
 from fixloop.extras.testing.messages_server import (
     MessagesServer,
     Turn,
@@ -589,7 +589,8 @@ def test_the_trace_records_usage_cost_turns_and_duration(
         outcome = dispatcher.call("fixer", inputs, "Fix CR-01.", worktree, writable=["src/calc.py"])
 
     assert outcome.ok, outcome.detail
-    (event,) = [event.to_json() for event in seen]
+    # The call's record is its one `agent` event (the live display's progress events aside).
+    (event,) = [event.to_json() for event in seen if event.kind is EventKind.AGENT]
     assert event["key"] == "fixer" and event["outcome"] == "ok"
     assert event["turns"] == outcome.usage.turns >= 3
     assert event["cost_usd"] == outcome.usage.cost_usd > 0
@@ -684,3 +685,24 @@ def test_the_sandbox_is_strict_and_does_not_approve_commands_by_itself() -> None
     assert settings["enabled"] is True
     assert settings["allowUnsandboxedCommands"] is False
     assert settings["autoAllowBashIfSandboxed"] is False
+
+
+@pytest.mark.cli
+def test_each_turn_is_told_to_the_live_display_as_it_happens(pack: Pack, worktree: Path) -> None:
+    calc = worktree / "src" / "calc.py"
+    script = [
+        tool_use("Read", {"file_path": str(calc)}),
+        tool_use(
+            "Edit",
+            {"file_path": str(calc), "old_string": "return a - b", "new_string": "return a + b"},
+        ),
+        structured({"output": FIXED}, input_tokens=2000, output_tokens=300),
+    ]
+    seen: list[Usage] = []
+    outcome, _ = run(script, fixer_request(pack, worktree, on_progress=seen.append))
+    assert outcome.ok, outcome.detail
+    turns = [usage.turns for usage in seen]
+    assert turns == sorted(turns) and turns[-1] >= 3, turns  # one more per assistant turn
+    tokens = [usage.input_tokens + usage.output_tokens for usage in seen]
+    assert tokens == sorted(tokens) and tokens[-1] >= 2000, tokens
+    assert tokens[-1] <= outcome.usage.input_tokens + outcome.usage.output_tokens

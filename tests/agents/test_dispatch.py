@@ -70,7 +70,12 @@ def test_a_missing_input_names_the_role_document(pack: Pack, tmp_path: Path) -> 
         build_request(pack, "fixer", {"finding": FINDING}, "task", tmp_path, key="fixer/7")
     line = caught.value.diagnostics[0].format()
     assert line.startswith("agents/fixer.md:") or "agents/fixer.md:" in line, line
-    assert ": inputs: fixer/7: input 'files': required list input is missing" in line
+    assert ": inputs: fixer/7: required inputs are missing: 'files' (list), 'worktree'" in line
+    with pytest.raises(FixloopError) as one:
+        inputs = {"finding": FINDING, "files": []}
+        build_request(pack, "fixer", inputs, "task", tmp_path, key="fixer/7")
+    line = one.value.diagnostics[0].format()
+    assert ": inputs: fixer/7: input 'worktree': required string input is missing" in line
 
 
 def test_a_mistyped_input_is_refused(pack: Pack, tmp_path: Path) -> None:
@@ -99,8 +104,20 @@ def test_every_call_is_traced_with_its_outcome(pack: Pack, tmp_path: Path) -> No
     second = dispatcher.call("fixer", fixer_inputs(tmp_path), "t", tmp_path, key="fixer/7/round-2")
     assert first.ok
     assert second.reason is StopReason.MALFORMED
-    assert {event.kind for event in seen} == {EventKind.AGENT}
-    events = [event.to_json() for event in seen]
+    # Each call: its start and its turn while it runs (for a live display), then its record.
+    assert [event.kind for event in seen] == 2 * [
+        EventKind.AGENT_PROGRESS,
+        EventKind.AGENT_PROGRESS,
+        EventKind.AGENT,
+    ]
+    running = [event.to_json() for event in seen if event.kind is EventKind.AGENT_PROGRESS]
+    assert [(e["key"], e["turns"]) for e in running] == [
+        ("fixer/7/round-1", 0),
+        ("fixer/7/round-1", 1),
+        ("fixer/7/round-2", 0),
+        ("fixer/7/round-2", 1),
+    ]
+    events = [event.to_json() for event in seen if event.kind is EventKind.AGENT]
     assert [(e["key"], e["outcome"], e["reason"]) for e in events] == [
         ("fixer/7/round-1", "ok", "none"),
         ("fixer/7/round-2", "inconclusive", "malformed_output"),

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from fixloop.agents.backend import AgentRequest, OutcomeStatus, StopReason
+from fixloop.agents.backend import AgentRequest, OutcomeStatus, StopReason, Usage
 from fixloop.agents.budget import BudgetedBackend, RunBudget
 from fixloop.agents.openai_backend import SUBMIT, OpenAIBackend
 from fixloop.agents.openai_config import OpenAITarget
@@ -162,6 +162,16 @@ def test_the_token_budget_stops_the_loop(repo: Path) -> None:
     assert len(server.requests) == 3
 
 
+def test_what_the_run_s_token_budget_has_left_caps_the_call(repo: Path) -> None:
+    reading = [call("Read", {"file_path": "app.py"}, prompt_tokens=1000)] * 5
+    with ChatServer(reading) as server:
+        capped = request(repo, max_tokens=1500)  # as `RunBudget` lowers it
+        outcome = backend(server, call_token_budget=10**6).dispatch(capped)
+    assert outcome.reason is StopReason.TOKEN_BUDGET
+    assert outcome.detail == "the call used 2040 tokens of its budget of 1500"
+    assert len(server.requests) == 2
+
+
 def test_a_cost_cap_without_prices_is_refused_before_any_request(repo: Path) -> None:
     with ChatServer([call(SUBMIT, REPORT)]) as server:
         outcome = backend(server).dispatch(request(repo, max_cost_usd=1.0))
@@ -276,3 +286,19 @@ def test_a_recursive_schema_keeps_its_refs() -> None:
         "$ref": "#/$defs/Node",
     }
     assert without_refs(tree) is tree
+
+
+def test_each_turn_is_told_to_the_live_display_with_its_tokens_and_cost(repo: Path) -> None:
+    edit = {"file_path": "app.py", "old_string": "1", "new_string": "2"}
+    turns = [call("Read", {"file_path": "app.py"}), call("Edit", edit), call(SUBMIT, REPORT)]
+    seen: list[Usage] = []
+    with ChatServer(turns) as server:
+        chosen = backend(server, price_input=1.0, price_output=2.0)
+        outcome = chosen.dispatch(request(repo, on_progress=seen.append))
+    assert outcome.ok, outcome.detail
+    assert [(u.turns, u.input_tokens, u.output_tokens) for u in seen] == [
+        (1, 100, 20),
+        (2, 200, 40),
+        (3, 300, 60),
+    ]
+    assert seen[-1].cost_usd == outcome.usage.cost_usd > seen[0].cost_usd > 0

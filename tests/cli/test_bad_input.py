@@ -17,6 +17,8 @@ from tests.helpers import cli
 from tests.helpers.gitrepo import UserRepo, git
 from tests.helpers.reviews import REVIEW_REL, finding, review_text, write_review
 
+from fixloop.agents.claude_preflight import find_cli
+
 TIMEOUT_S = 60
 
 
@@ -168,12 +170,29 @@ def test_no_login_or_key_stops_before_any_worktree_or_commit(
         "review-fix", REVIEW_REL, *backend, cwd=user_repo.path, env=_no_claude_login(tmp_path)
     )
     assert done.returncode == 2
+    # A pip install has no `claude` on PATH: the line names the CLI that came with fixloop.
+    bundled = find_cli(None)
+    assert bundled is not None
     assert _one_line(done) == (
         "backend:1:1: backend: claude: not logged in and no ANTHROPIC_API_KEY; "
-        "set ANTHROPIC_API_KEY, or log in to Claude Code (`claude /login`); "
-        "--backend scripted --script FILE runs offline"
+        "set ANTHROPIC_API_KEY, or log in with the Claude Code CLI fixloop installed "
+        f"(`{bundled} /login`); --backend scripted --script FILE runs offline"
     )
     _untouched(user_repo, tip)
+
+
+def test_no_login_with_claude_on_path_names_it(user_repo: UserRepo, tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    claude = bin_dir / "claude"
+    claude.write_text("#!/bin/sh\nexit 1\n")
+    claude.chmod(0o755)
+    write_review(user_repo.path, review_text(finding("CR-01", "add subtracts", "src/app.py")))
+    env = _no_claude_login(tmp_path)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    done = fixloop("review-fix", REVIEW_REL, cwd=user_repo.path, env=env)
+    assert done.returncode == 2
+    assert "log in to Claude Code (`claude /login`)" in _one_line(done)
 
 
 def test_fix_findings_without_login_or_key_changes_nothing(

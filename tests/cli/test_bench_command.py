@@ -46,8 +46,10 @@ def test_two_tasks_with_the_scripted_answers(tmp_path: Path) -> None:
     assert out["result"]["totals"]["resolved_rate"] == 1.0
     assert out["result"]["markdown"] == table.read_text()
     assert "| regex | regex | resolved |" in table.read_text()
-    assert "efficacy [1/2] regex: resolved" in done.stderr  # progress per task, by its place
+    # Progress per task, k of N: a long bench says how far it is.
+    assert "efficacy [1/2] regex: resolved" in done.stderr
     assert "efficacy [2/2] api-misuse: resolved" in done.stderr
+    assert done.stderr.index("[1/2] regex") < done.stderr.index("[2/2] api-misuse")
 
 
 def test_workers_must_be_a_whole_number_of_one_or_more(tmp_path: Path) -> None:
@@ -107,3 +109,47 @@ def test_a_task_with_the_openai_backend_on_loopback(tmp_path: Path) -> None:
     out = json.loads(done.stdout)
     assert out["counts"] == {"resolved": 1} and replay.unplayed() == []
     assert {r.model for r in server.requests} == {"scripted-model"}
+
+
+def test_validate_prints_a_line_per_task_and_exits_1_on_an_invalid_one(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS, corpus, ignore=shutil.ignore_patterns("__pycache__"))
+    (corpus / "tasks/api-misuse/gold.patch").unlink()
+    assert fixloop("bench", "efficacy", str(corpus), "--freeze", cwd=tmp_path).returncode == 0
+    argv = ["bench", "efficacy", "validate", str(corpus), "--task", "regex", "--task", "api-misuse"]
+    done = fixloop(*argv, "--sandbox", "local", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines() == [
+        "valid   regex: fail-to-pass 1 fail at the base; with the reference patch "
+        "fail-to-pass 1/1 and pass-to-pass 3/3 pass",
+        "INVALID api-misuse: no reference patch (gold.patch)",
+        "1 of 2 tasks valid; invalid: api-misuse",
+    ]
+    as_json = fixloop(*argv[:4], "--task", "regex", "--sandbox", "local", "--json", cwd=tmp_path)
+    out = json.loads(as_json.stdout)
+    assert as_json.returncode == 0 and out["command"] == "bench efficacy validate"
+    assert out["result"]["summary"] == "1 of 1 tasks valid"
+
+
+def test_import_of_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    source = tmp_path / "instances.jsonl"
+    source.write_text('{"instance_id": "a__b-1"}\n{not json\n')
+    done = fixloop(
+        "bench",
+        "efficacy",
+        "import",
+        source.name,
+        "--repos",
+        str(tmp_path),
+        "--out",
+        "c",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "instances.jsonl:2:2: swebench: invalid JSON: "
+        "Expecting property name enclosed in double quotes"
+    ]
+    missing = fixloop("bench", "efficacy", "import", "x.json", "--out", "c", cwd=tmp_path)
+    assert missing.returncode == 2 and "--repos" in missing.stderr
+    assert not (tmp_path / "c").exists()

@@ -39,7 +39,10 @@ def test_violations_exit_1_with_one_located_line_each(tmp_path: Path) -> None:
     assert lines[0].startswith("defects/workflows/report-paths.md:22:55: unexported-env: ")
     assert all(line.count(":") >= 4 for line in lines)
     data = json.loads(fixloop(str(FIXTURES / "defects"), "--format", "json").stdout)
-    assert data["ok"] is False and len(data["diagnostics"]) == len(lines)
+    assert data["ok"] is False and len(data["items"]) == len(lines)
+    first = data["items"][0]
+    assert first["id"] == f"{first['path']}:{first['line']}:{first['col']}"
+    assert data["exit_code"] == 1 and data["counts"]["error"] >= 1
 
 
 def test_removing_ff_only_exits_1(tmp_path: Path) -> None:

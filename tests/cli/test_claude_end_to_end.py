@@ -22,6 +22,8 @@ import pytest
 import yaml
 
 from fixloop.extras.demo.example import REVIEW_PATH, build_example
+from fixloop.extras.demo.execute_wave import EXECUTE_WAVE_SCRIPT
+from fixloop.extras.demo.fix_engine import SCRIPT as FIX_ENGINE_SCRIPT
 from fixloop.extras.demo.fix_issue import FIX_ISSUE_SCRIPT
 from fixloop.extras.demo.model import FIX_FINDINGS_SCRIPT, REVIEW_FIX_SCRIPT
 from fixloop.extras.testing.messages_server import (
@@ -425,7 +427,17 @@ def test_fix_findings_budget_stop_escalates_and_starts_nothing_more(tmp_path: Pa
 
 
 def test_the_whole_demo_with_the_claude_backend(tmp_path: Path) -> None:
-    replay = ScriptReplay({**REVIEW_FIX_SCRIPT, **FIX_FINDINGS_SCRIPT, **FIX_ISSUE_SCRIPT})
+    # Every call the demo makes is scripted: an unscripted one is an API error, which stops the
+    # run it is in (a backend that fails is not an item that fell short).
+    scripts = (
+        REVIEW_FIX_SCRIPT,
+        FIX_FINDINGS_SCRIPT,
+        FIX_ENGINE_SCRIPT,
+        EXECUTE_WAVE_SCRIPT,
+        FIX_ISSUE_SCRIPT,
+    )
+    assert len({key for script in scripts for key in script}) == sum(map(len, scripts))
+    replay = ScriptReplay({key: reply for script in scripts for key, reply in script.items()})
     directory = tmp_path / "demo"
 
     with MessagesServer(replay) as server:

@@ -169,7 +169,9 @@ def test_fix_engine_one_item_done_one_escalated(tmp_path: Path) -> None:
 def test_execute_wave_two_waves_with_a_fix_loop(user_repo: UserRepo, tmp_path: Path) -> None:
     before, old_tip = user_repo.user_work(), user_repo.head()
     tasks = tmp_path / "tasks.json"
-    tasks.write_text(json.dumps(TASKS))
+    # One fix attempt each: every call the run makes is scripted (an unscripted one is the
+    # server failing, which stops the run).
+    tasks.write_text(json.dumps({"tasks": TASKS, "maxRetries": 1}))
     replay = ChatReplay(
         {
             "executor/1/implement": implement(1, {"src/mul.py": MUL}),
@@ -180,6 +182,8 @@ def test_execute_wave_two_waves_with_a_fix_loop(user_repo: UserRepo, tmp_path: P
             "reviewer/2/attempt-1": score(2, scores("logic", 8)),
             "executor/3/implement": implement(3, {"src/both.py": "from src.mul import mul\n"}),
             "reviewer/3/verify": score(3, scores("logic", 3)),
+            "fixer/3/attempt-1": fix({"src/both.py": "from src.div import div\n"}),
+            "reviewer/3/attempt-1": score(3, scores("logic", 3)),
         }
     )
     with ChatServer(replay) as server:
@@ -338,7 +342,12 @@ def test_a_refused_key_is_one_warning_and_the_key_an_error_echoes_reaches_no_fil
         f"WARN: fixer/CR-01/iteration-1: openai: 401 from {url}: the key in OPENAI_API_KEY was "
         "refused: Incorrect API key provided: «masked:OPENAI_API_KEY»"
     ]
-    labels = [item["label"] for item in json.loads(done.stdout)["items"]]
-    assert labels == ["skipped: fixer result inconclusive (backend_error)"] * 5
+    # A refused key stops the run at its first call, in one line naming the cause, exit 1.
+    (problem,) = json.loads(done.stdout)["items"]
+    assert (
+        problem["rule"] == "backend"
+        and "the key in OPENAI_API_KEY was refused" in (problem["message"])
+    )
+    assert f"--backend:1:1: backend: {problem['message']}" in done.stderr
     assert SCRIPTED_KEY not in done.stdout + done.stderr
     assert key_on_disk(repo) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -42,7 +43,9 @@ def test_usage_error_exits_2() -> None:
 def test_agents_list_json_has_the_six_roles_with_tools_and_models() -> None:
     result = fixloop("agents", "list", "--json")
     assert result.returncode == 0, result.stderr
-    rows = {row["name"]: row for row in json.loads(result.stdout)}
+    envelope = json.loads(result.stdout)
+    assert envelope["command"] == "agents list" and envelope["ok"] is True
+    rows = {row["name"]: row for row in envelope["items"]}
     assert set(rows) >= ROLES
     for name in ROLES:
         assert rows[name]["tools"], name
@@ -132,7 +135,9 @@ def test_validate_reports_duplicate_name_and_missing_reference(mini_pack: PackBu
 def test_validate_json_format(mini_pack: PackBuilder) -> None:
     result = fixloop("validate", str(mini_pack.root), "--format", "json", cwd=mini_pack.root)
     assert result.returncode == 0
-    assert json.loads(result.stdout) == {"ok": True, "diagnostics": []}
+    envelope = json.loads(result.stdout)
+    assert (envelope["ok"], envelope["command"], envelope["items"]) == (True, "validate", [])
+    assert envelope["result"]["agents"] == len(list((mini_pack.root / "agents").glob("*.md")))
 
 
 def test_validate_missing_directory_is_usage_error(tmp_path: Path) -> None:
@@ -145,3 +150,57 @@ def test_validate_the_shipped_pack() -> None:
     result = fixloop("validate")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith(": ok")
+
+
+def test_render_names_every_missing_input_at_once() -> None:
+    result = fixloop("render", "fixer")
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "--var:1:1: input: required inputs are missing: "
+        "'finding' (object), 'files' (list), 'worktree' (string)"
+    )
+    one_left = fixloop("render", "fixer", "--var", "files=[]", "--var", "worktree=/w")
+    assert "input 'finding': required object input is missing" in one_left.stderr
+
+
+@pytest.mark.parametrize("spelling", ["finding", "FINDING", "Finding"])
+def test_schema_names_in_any_case(spelling: str) -> None:
+    result = fixloop("schema", spelling)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["title"] == "Finding"
+
+
+def test_schema_names_with_dashes_or_underscores() -> None:
+    for spelling in ("fixer-result", "fixer_result", "fixerresult"):
+        result = fixloop("schema", spelling)
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["title"] == "FixerResult"
+
+
+def test_agents_list_shows_each_roles_inputs_and_output() -> None:
+    from fixloop.documents.pack import default_pack_root, load_pack
+
+    pack, _ = load_pack(default_pack_root())
+    result = fixloop("agents", "list")
+    assert result.returncode == 0, result.stderr
+    blocks = result.stdout.split("\n")
+    for agent in pack.agents.values():
+        (start,) = [i for i, line in enumerate(blocks) if line.startswith(f"{agent.name} ")]
+        head, inputs, output = blocks[start : start + 3]
+        assert f"model: {agent.spec.model}" in head
+        for name, spec in agent.spec.fixloop.inputs.items():
+            assert f"{name} ({spec.type}" in inputs, (agent.name, name)
+        assert output.strip() == f"output: {agent.spec.fixloop.output}"
+
+
+def test_demo_help_names_every_workflow_it_runs() -> None:
+    from fixloop.extras.demo import run
+
+    source = Path(run.__file__).read_text(encoding="utf-8")
+    staged = set(re.findall(r'display\.stage\("([a-z-]+):', source))
+    assert {"review-fix", "fix-findings", "fix-engine", "execute-wave"} <= staged
+    result = fixloop("demo", "--help")
+    assert result.returncode == 0
+    text = " ".join(result.stdout.split())
+    for workflow in staged:
+        assert workflow in text, workflow

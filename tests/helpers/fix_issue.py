@@ -3,6 +3,8 @@ the real sandboxes wrapped so that a test sees every command they ran."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +13,8 @@ from typing import Any
 
 from tests.helpers.gitrepo import git
 
+from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend
+from fixloop.agents.toolbox import Toolbox, ToolReply, ToolSpec
 from fixloop.sandboxes import Sandbox, SandboxChoice, SandboxResult, open_sandbox
 
 STATS = '''"""Small statistics."""
@@ -164,3 +168,34 @@ class Recorder:
 
 def recorder() -> Recorder:
     return Recorder([])
+
+
+class Listening:
+    """A backend that plays another and keeps every lent tool's answer, as the model read it."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.answers: list[tuple[str, dict[str, Any]]] = []
+
+    def dispatch(self, request: AgentRequest) -> AgentOutcome:
+        if request.toolbox is None:
+            return self.inner.dispatch(request)
+        lent: Toolbox = request.toolbox
+        heard = self.answers
+
+        class Heard:
+            replaces = lent.replaces
+
+            def specs(self) -> Sequence[ToolSpec]:
+                return lent.specs()
+
+            def call(self, name: str, arguments: Mapping[str, Any]) -> ToolReply:
+                reply = lent.call(name, arguments)
+                heard.append((name, json.loads(reply.text)))
+                return reply
+
+        return self.inner.dispatch(dataclasses.replace(request, toolbox=Heard()))
+
+    def of(self, tool: str) -> list[dict[str, Any]]:
+        return [answer for name, answer in self.answers if name == tool]

@@ -81,7 +81,9 @@ def orchestrator(repo: Path, worktree: Path) -> Callable[[RecordedRequest], list
         wt = str(worktree)
         # The command reads the project's model choice before it dispatches (`fixloop models`).
         results = [result_text(r) for r in request.tool_results()]
-        model = json.loads(results[2])["roles"]["fixer"]["model"] if len(results) > 2 else ""
+        model = (
+            json.loads(results[2])["result"]["roles"]["fixer"]["model"] if len(results) > 2 else ""
+        )
         return [
             tool_use("Read", {"file_path": workflow}),
             tool_use("Read", {"file_path": str(repo / REVIEW_REL)}),
@@ -194,7 +196,7 @@ def test_review_fix_completes_in_the_default_permission_mode_with_the_documented
     assert json.loads(result_text(outcomes[7]))["result"]["outputs"]["CHANGED"] == " M src/app.py"
     # Every step ran and passed (each `--json` envelope says so).
     printed = [json.loads(result_text(r)) for r in outcomes if result_text(r).startswith("{")]
-    envelopes = [e for e in printed if "items" in e]
+    envelopes = [e for e in printed if e.get("command") == "step run"]  # `models` is one too
     assert [e["items"][0]["id"] for e in envelopes] == [
         "review-fix#check-review-status",
         "git-protocol#preflight",

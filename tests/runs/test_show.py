@@ -62,7 +62,9 @@ def test_a_review_fix_run_per_finding_and_in_total(
         result.outcomes[0].commit,
     )
     assert "+    return a + b" in first["diff"]
-    assert first["usage"] == {
+    usage = dict(first["usage"])
+    assert usage.pop("elapsed_s") >= 0  # the call's own wall time
+    assert usage == {
         "calls": 1,
         "attempts": 1,
         "turns": 1,
@@ -84,7 +86,7 @@ def test_a_review_fix_run_per_finding_and_in_total(
     text = capsys.readouterr().out
     assert f"run {result.run_id}  review-fix  finished" in text
     assert "CR-01  fixed  add subtracts" in text and "scope request: src/app.py" in text
-    assert text.rstrip().splitlines()[-1].startswith("total: 2 agent call(s), 2 turn(s)")
+    assert any(line.startswith("total: 2 agent call(s), 2 turn(s)") for line in text.splitlines())
 
 
 @pytest.fixture(scope="module")

@@ -101,7 +101,7 @@ def test_merge_by_id_a_conflict_is_aborted_and_remove_task_cleans_up(
     assert status == ""  # the conflicted merge was aborted; the first merge stands
     assert "return a + b" in (run_tree / "src/app.py").read_text()
     assert user_repo.git("-C", str(run_tree), "log", "-2", "--format=%s").splitlines() == [
-        "merge: task 1 implementation",
+        "merge: task #1 implementation",
         "task 1: $(touch pwned)",
     ]
     for task in ("1", "2"):

@@ -10,14 +10,19 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import REPO_ROOT
+from tests.helpers.typescript import install_typescript
 
 SCRIPT = REPO_ROOT / "workflows" / "lib" / "syntax_check.py"
 PARSES, SYNTAX_ERROR, NO_CHECKER = 0, 1, 3
 
 
-def check(path: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
+def check(
+    path: Path, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> tuple[int, str]:
+    """The checker on `path`, run from `cwd` (the project: where the step runs it)."""
     done = subprocess.run(
         [sys.executable, str(SCRIPT), str(path)],
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=60,
@@ -104,15 +109,7 @@ def typescript_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project with a tsconfig.json and a real TypeScript compiler installed by npm."""
     project = tmp_path_factory.mktemp("ts-project")
     (project / "tsconfig.json").write_text('{"compilerOptions": {"strict": true}}\n')
-    done = subprocess.run(
-        ["npm", "install", "--no-audit", "--no-fund", "--silent", "typescript@5"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    install_typescript(project)
     return project
 
 
@@ -134,19 +131,11 @@ def test_typescript_is_checked_by_the_project_s_own_compiler(
 ) -> None:
     path = typescript_project / name
     path.write_text(text)
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), name],
-        cwd=typescript_project,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "PATH": os.environ.get("PATH", "")},
-    )
-    assert done.returncode == code, done.stderr
-    assert message in done.stderr
+    got, stderr = check(Path(name), cwd=typescript_project)
+    assert got == code, stderr
+    assert message in stderr
     if code == SYNTAX_ERROR:
-        assert len(done.stderr.splitlines()) == 1
+        assert len(stderr.splitlines()) == 1
 
 
 @pytest.mark.slow
@@ -157,13 +146,6 @@ def test_typescript_without_a_tsconfig_is_unchecked(
     # The compiler is there (found on PATH), the project is not a TypeScript one.
     bin_dir = typescript_project / "node_modules" / ".bin"
     (tmp_path / "bad.ts").write_text("const y = ;\n")
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "bad.ts"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"},
-    )
-    assert done.returncode == NO_CHECKER, done.stderr
+    path = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    got, stderr = check(Path("bad.ts"), env=path, cwd=tmp_path)
+    assert got == NO_CHECKER, stderr

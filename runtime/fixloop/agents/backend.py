@@ -9,7 +9,7 @@ model answer, so they cannot mistake a missing result for a pass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from fixloop.agents.toolbox import Toolbox
+from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.sandboxes.launcher import RunSandbox
 
 # Every model request of a call carries its key (`fixer/CR-01/iteration-1`, percent-encoded):
@@ -59,6 +60,9 @@ class AgentRequest:
     writable: tuple[str, ...] | None = None
     max_turns: int | None = None
     max_cost_usd: float | None = None
+    # Input and output tokens the call may use, all turns together (a run's token budget lowers
+    # it to what the run has left); None: the backend's own cap.
+    max_tokens: int | None = None
     timeout_s: float | None = None
     # Identifies this call in a script or trace, e.g. "fixer/CR-01/round-1".
     key: str = ""
@@ -70,6 +74,13 @@ class AgentRequest:
     # The run's sandbox (`fixloop.sandboxes.launcher`): where the scripted model's shell
     # commands run. None: no run chose one (they run directly, as before).
     sandbox: RunSandbox | None = field(default=None, compare=False, repr=False)
+    # Told the usage so far while the call runs (each turn, each tool call), for live progress;
+    # a backend that cannot say leaves it uncalled. Set by the dispatcher.
+    on_progress: Callable[[Usage], None] | None = field(default=None, compare=False, repr=False)
+
+    def progress(self, usage: Usage) -> None:
+        if self.on_progress is not None:
+            self.on_progress(usage)
 
 
 @dataclass(frozen=True)
@@ -106,6 +117,20 @@ class AgentOutcome:
         cls, reason: StopReason, detail: str, usage: Usage | None = None
     ) -> AgentOutcome:
         return cls(OutcomeStatus.INCONCLUSIVE, None, reason, detail, usage or Usage())
+
+
+class BackendFailed(FixloopError):
+    """The backend itself failed (`StopReason.BACKEND_ERROR`: a rejected key, an outage, a rate
+    limit, a CLI that does not start), not the model's work: every later call would fail the
+    same way, so the run stops here, in one line naming the cause, exit 1. Raised by the
+    dispatcher after the call's event is traced; a workflow puts back what the call may have
+    left (fix-findings works in the user's tree) and lets it go on up."""
+
+    def __init__(self, key: str, detail: str) -> None:
+        self.key = key
+        self.detail = detail
+        message = f"{key}: {detail}; the run stopped, nothing more was tried"
+        super().__init__(Diagnostic("--backend", 1, 1, "backend", message), exit_code=1)
 
 
 class Backend(Protocol):

@@ -1,10 +1,12 @@
 """Run budgets: hard caps on what a whole run may spend, shared by every backend.
 
-A per-call cap (turns, `max_cost_usd`) bounds one agent call; a `RunBudget` bounds the run: total
-cost and wall time. Once either is spent no new call STARTS — users' worst stories are caps that
-only stopped the current call while the loop kept launching new ones. A call already running is
-not killed by the run budget, but its own cost cap is lowered to what the run has left, so it
-cannot overshoot by more than one model turn.
+A per-call cap (turns, `max_cost_usd`, `max_tokens`) bounds one agent call; a `RunBudget` bounds
+the run: total cost, input and output tokens, and wall time. Once one is spent no new call
+STARTS — users' worst stories are caps that only stopped the current call while the loop kept
+launching new ones. A call already running is not killed by the run budget, but its own cost
+and token caps are lowered to what the run has left, so a backend that counts them (openai)
+cannot overshoot by more than one model turn; one that cannot cap tokens within a call (claude)
+overshoots by at most that call.
 
 `BudgetedBackend` wraps any `Backend` (claude, scripted) with a shared `RunBudget`, so workflows
 get the same behaviour whichever model they drive.
@@ -31,6 +33,7 @@ from fixloop.agents.backend import (
 
 class BudgetKind(StrEnum):
     COST = "cost"
+    TOKENS = "tokens"
     WALL_TIME = "wall_time"
 
 
@@ -45,25 +48,32 @@ class BudgetStop:
     def describe(self) -> str:
         if self.kind is BudgetKind.COST:
             return f"run cost budget spent: ${self.spent:.4f} of ${self.limit:.4f}"
+        if self.kind is BudgetKind.TOKENS:
+            return f"run token budget spent: {self.spent:.0f} of {self.limit:.0f} tokens"
         return f"run wall-time budget spent: {self.spent:.1f}s of {self.limit:.1f}s"
 
 
 class RunBudget:
-    """Total cost and wall time one run may use. Thread-safe: parallel executors share one."""
+    """Total cost, tokens and wall time one run may use. Thread-safe: parallel executors share
+    one."""
 
     def __init__(
         self,
         max_cost_usd: float | None = None,
         max_wall_s: float | None = None,
         *,
+        max_tokens: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_cost_usd is not None and max_cost_usd < 0:
             raise ValueError("max_cost_usd must be >= 0")
         if max_wall_s is not None and max_wall_s < 0:
             raise ValueError("max_wall_s must be >= 0")
+        if max_tokens is not None and max_tokens < 0:
+            raise ValueError("max_tokens must be >= 0")
         self.max_cost_usd = max_cost_usd
         self.max_wall_s = max_wall_s
+        self.max_tokens = max_tokens
         self._clock = clock
         self._started = clock()
         self._lock = threading.Lock()
@@ -75,6 +85,11 @@ class RunBudget:
     @property
     def spent(self) -> Usage:
         return self._spent
+
+    @property
+    def tokens(self) -> int:
+        """Input and output tokens spent, as the backends reported them."""
+        return self._spent.input_tokens + self._spent.output_tokens
 
     @property
     def calls(self) -> int:
@@ -98,6 +113,8 @@ class RunBudget:
         """The budget that is spent now, or None while the run may start another call."""
         if self.max_cost_usd is not None and self._spent.cost_usd >= self.max_cost_usd:
             return BudgetStop(BudgetKind.COST, self.max_cost_usd, self._spent.cost_usd)
+        if self.max_tokens is not None and self.tokens >= self.max_tokens:
+            return BudgetStop(BudgetKind.TOKENS, self.max_tokens, self.tokens)
         elapsed = self.elapsed_s()
         if self.max_wall_s is not None and elapsed >= self.max_wall_s:
             return BudgetStop(BudgetKind.WALL_TIME, self.max_wall_s, elapsed)
@@ -127,14 +144,16 @@ class RunBudget:
             )
 
     def _capped(self, request: AgentRequest) -> AgentRequest:
-        cost, timeout = request.max_cost_usd, request.timeout_s
+        cost, timeout, tokens = request.max_cost_usd, request.timeout_s, request.max_tokens
         if self.max_cost_usd is not None:
             cost = _tighter(cost, self.max_cost_usd - self._spent.cost_usd)
         if self.max_wall_s is not None:
             timeout = _tighter(timeout, self.max_wall_s - self.elapsed_s())
-        if (cost, timeout) == (request.max_cost_usd, request.timeout_s):
+        if self.max_tokens is not None:
+            tokens = int(_tighter(tokens, self.max_tokens - self.tokens))
+        if (cost, timeout, tokens) == (request.max_cost_usd, request.timeout_s, request.max_tokens):
             return request
-        return dataclasses.replace(request, max_cost_usd=cost, timeout_s=timeout)
+        return dataclasses.replace(request, max_cost_usd=cost, timeout_s=timeout, max_tokens=tokens)
 
 
 def _tighter(cap: float | None, left: float) -> float:

@@ -67,7 +67,7 @@ from fixloop.agents.backend import (
     StopReason,
     Usage,
 )
-from fixloop.agents.claude_preflight import check_claude_login
+from fixloop.agents.claude_preflight import check_claude_login, find_cli, login_hint
 from fixloop.agents.claude_sandbox import (
     bash_sandbox_available,
     sandbox_litter_removed,
@@ -85,8 +85,8 @@ MAX_BUFFER_BYTES = 64 * 1024 * 1024
 STDERR_LINES = 20
 
 
-AUTH_HINT = "--backend claude needs ANTHROPIC_API_KEY, or a Claude Code login (`claude /login`)"
 CUSTOM_HEADERS_ENV = "ANTHROPIC_CUSTOM_HEADERS"
+INPUT_TOKEN_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
 def call_headers(request: AgentRequest, env: Mapping[str, str]) -> str:
@@ -114,6 +114,8 @@ class _Call:
     result: ResultMessage | None = None
     last_text: str = ""
     stderr: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_LINES))
+    # What the call has used so far, for live progress; the result's own figures are the record.
+    so_far: Usage = field(default_factory=Usage)
 
     async def pre_tool_use(
         self, hook_input: HookInput, tool_use_id: str | None, context: HookContext
@@ -155,13 +157,21 @@ class _Call:
             message=f"fixloop: {tool} with this input is not among the tools this role was given"
         )
 
-    def observe(self, message: object) -> None:
+    def observe(self, message: object, request: AgentRequest | None = None) -> None:
         if isinstance(message, ResultMessage):
             self.result = message
         elif isinstance(message, AssistantMessage):
             texts = [block.text for block in message.content if isinstance(block, TextBlock)]
             if texts:
                 self.last_text = "\n".join(texts)
+            raw, was = message.usage or {}, self.so_far
+            self.so_far = Usage(  # a subagent's turn is not one of the call's own
+                was.turns + int(message.parent_tool_use_id is None),
+                was.input_tokens + sum(int(raw.get(key) or 0) for key in INPUT_TOKEN_KEYS),
+                was.output_tokens + int(raw.get("output_tokens") or 0),
+            )
+            if request is not None:  # the cost is known only at the end, from the result
+                request.progress(self.so_far)
 
 
 def parse_structured(name: str, fmt: OutputFormat, result: ResultMessage) -> BaseModel:
@@ -182,10 +192,7 @@ def _usage(result: ResultMessage | None, duration_s: float) -> Usage:
     if result is None:
         return Usage(duration_s=duration_s)
     raw = result.usage or {}
-    input_tokens = sum(
-        int(raw.get(key) or 0)
-        for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    )
+    input_tokens = sum(int(raw.get(key) or 0) for key in INPUT_TOKEN_KEYS)
     return Usage(
         turns=result.num_turns,
         input_tokens=input_tokens,
@@ -193,6 +200,10 @@ def _usage(result: ResultMessage | None, duration_s: float) -> Usage:
         cost_usd=float(result.total_cost_usd or 0.0),
         duration_s=duration_s,
     )
+
+
+def _login() -> str:
+    return login_hint(find_cli(None), os.environ)
 
 
 def _granted(tools: tuple[str, ...]) -> frozenset[str]:
@@ -226,7 +237,7 @@ def _result_outcome(request: AgentRequest, call: _Call, usage: Usage) -> AgentOu
         needs_login = result.api_error_status == 401 or any(
             words in first.lower() for words in ("not logged in", "api key")
         )
-        hint = f" ({AUTH_HINT})" if needs_login else ""
+        hint = f" (set ANTHROPIC_API_KEY, or {_login()})" if needs_login else ""
         return _inconclusive(StopReason.BACKEND_ERROR, f"{what}: {first}{hint}", usage, call)
     if request.output_schema is None:
         answer = FinalText(result.result or call.last_text)
@@ -370,7 +381,7 @@ class ClaudeBackend:
         try:
             with deadline:
                 async for message in stream:
-                    call.observe(message)
+                    call.observe(message, request)
         finally:
             await aclose(stream)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping
@@ -21,8 +22,8 @@ import claude_agent_sdk
 from fixloop.diagnostics import Diagnostic, FixloopError
 
 NO_LOGIN = (
-    "claude: not logged in and no ANTHROPIC_API_KEY; set ANTHROPIC_API_KEY, or log in to Claude "
-    "Code (`claude /login`); --backend scripted --script FILE runs offline"
+    "claude: not logged in and no ANTHROPIC_API_KEY; set ANTHROPIC_API_KEY, or {login}; "
+    "--backend scripted --script FILE runs offline"
 )
 NO_CLI = (
     "claude: the Claude Code CLI was not found (it ships in the claude-agent-sdk wheel; "
@@ -48,6 +49,15 @@ def find_cli(cli_path: Path | str | None) -> str | None:
     return shutil.which("claude")
 
 
+def login_hint(cli: str | None, env: Mapping[str, str]) -> str:
+    """How to log in, in words that work here: a pip install puts no `claude` on PATH, only the
+    CLI inside the claude-agent-sdk wheel, so that one is named by its path."""
+    path = env.get("PATH", os.environ.get("PATH", ""))
+    if shutil.which("claude", path=path) is not None or cli is None:
+        return "log in to Claude Code (`claude /login`)"
+    return f"log in with the Claude Code CLI fixloop installed (`{shlex.quote(cli)} /login`)"
+
+
 def check_claude_login(cli_path: Path | str | None, env: Mapping[str, str]) -> None:
     """A FixloopError (one line, exit 2) unless the CLI is there and logged in or has a key."""
     cli = find_cli(cli_path)
@@ -69,14 +79,14 @@ def check_claude_login(cli_path: Path | str | None, env: Mapping[str, str]) -> N
         status = None
     if isinstance(status, dict) and "loggedIn" in status:
         if status["loggedIn"] is not True:
-            raise _refuse(NO_LOGIN)
+            raise _refuse(NO_LOGIN.format(login=login_hint(cli, child_env)))
         return
     if not any(child_env.get(name) for name in CREDENTIAL_ENV):
-        raise _refuse(NO_LOGIN)
+        raise _refuse(NO_LOGIN.format(login=login_hint(cli, child_env)))
 
 
 def _refuse(problem: str) -> FixloopError:
     return FixloopError(Diagnostic("backend", 1, 1, "backend", problem))
 
 
-__all__ = ["NO_CLI", "NO_LOGIN", "check_claude_login", "find_cli"]
+__all__ = ["NO_CLI", "NO_LOGIN", "check_claude_login", "find_cli", "login_hint"]

@@ -5,6 +5,8 @@ the role's declared `fixloop.inputs` first, so a missing or mistyped input is an
 document, never an empty string in a prompt). Tools, model and turn limit come from the role's
 frontmatter; the output schema from `fixloop.output`. Every call emits one `agent` event, whatever
 its outcome; the run's trace records it, so a run can be audited (and its spend recounted) later.
+A backend that fails (`StopReason.BACKEND_ERROR`) raises `BackendFailed` after its event: the run
+stops there instead of skipping every item for the same outage.
 
 Around every call, git's instruction files of the tree it works in (`fixloop.gitguard`) are read
 before and compared after: a turn that changed the repository's config, hooks or attributes, or
@@ -15,12 +17,19 @@ a worktree's git folder, has them put back, a warning, and an inconclusive outco
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend, StopReason
+from fixloop.agents.backend import (
+    AgentOutcome,
+    AgentRequest,
+    Backend,
+    BackendFailed,
+    StopReason,
+    Usage,
+)
 from fixloop.agents.budget import BudgetedBackend, RunBudget
 from fixloop.agents.toolbox import Toolbox
 from fixloop.diagnostics import FixloopError
@@ -122,6 +131,8 @@ class Dispatcher:
         if self.sandbox is not None:
             request = replace(request, sandbox=self.sandbox)
         started = time.monotonic()
+        request = replace(request, on_progress=self._progress_of(request, started))
+        request.progress(Usage())  # the call begins: a live display shows it from now on
         guarded = GitFiles.of(cwd)
         outcome = self.backend.dispatch(request)
         changed = guarded.put_back() if guarded is not None else []
@@ -141,7 +152,26 @@ class Dispatcher:
                     "reach); the call counts as inconclusive",
                 )
             )
+        if outcome.reason is StopReason.BACKEND_ERROR:
+            # Not this call's problem but the backend's: the next call would meet it too.
+            raise BackendFailed(request.key, outcome.detail)
         return outcome
+
+    def _progress_of(self, request: AgentRequest, started: float) -> Callable[[Usage], None]:
+        def progress(usage: Usage) -> None:
+            data = {
+                "key": request.key,
+                "role": request.role,
+                "model": request.model,
+                "turns": usage.turns,
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cost_usd": usage.cost_usd,
+                "elapsed_s": round(time.monotonic() - started, 3),
+            }
+            self.events.emit(Event(EventKind.AGENT_PROGRESS, request.key, data=data))
+
+        return progress
 
 
 def agent_event(request: AgentRequest, outcome: AgentOutcome, elapsed_s: float) -> Event:

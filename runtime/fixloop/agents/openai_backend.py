@@ -149,8 +149,11 @@ class _Call:
             detail = f"stopped at the turn limit ({max_turns}) after {self.turns} turns"
             return self.stop(StopReason.TURN_LIMIT, detail)
         used = self.input_tokens + self.output_tokens
-        if used >= target.call_token_budget:
-            detail = f"the call used {used} tokens of its budget of {target.call_token_budget}"
+        allowed = target.call_token_budget
+        if request.max_tokens is not None:  # the run's token budget has less left
+            allowed = min(allowed, request.max_tokens)
+        if used >= allowed:
+            detail = f"the call used {used} tokens of its budget of {allowed}"
             return self.stop(StopReason.TOKEN_BUDGET, detail)
         cap = request.max_cost_usd
         if cap is not None and not target.priced:
@@ -317,6 +320,7 @@ class OpenAIBackend:
         if response.usage is not None:
             call.input_tokens += response.usage.prompt_tokens or 0
             call.output_tokens += response.usage.completion_tokens or 0
+        request.progress(call.usage())  # a live display shows the turn, its tokens and cost
         if not response.choices:
             return call.stop(StopReason.CRASH, "the server answered with no choices")
         message = response.choices[0].message

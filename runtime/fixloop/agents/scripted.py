@@ -19,10 +19,12 @@ key (`AgentRequest.key`, by convention `role/finding-id/phase`, e.g. `fixer/3/ro
         - sed -i 's/a/b/' src/other.py
       output: {files_changed: [src/auth.py], summary: "fixed: ...", concerns: null}
       cost_usd: 0.01                            # optional, charged to a run budget
+      input_tokens: 900                         # optional, too (and output_tokens)
     verifier/3/round-1:
       output: '{"schema_version": "v1", ...}'   # a string is decoded as JSON, like a real answer
     verifier/3/round-2:
       fail: crash          # crash | timeout | malformed (returns `raw`, or text that is not JSON)
+                           # | backend (the API failed: `raw` says how, e.g. "529 overloaded")
     issue-fixer/ISSUE/attempt-1:                # a call the workflow lent tools (`toolbox.py`)
       tools:                                    # played first, in order, against those tools
         - {name: read_file, input: {path: calc.py}}
@@ -116,9 +118,11 @@ class ScriptedReply(_Strict):
     edits: list[ScriptedEdit] = Field(default_factory=list)
     bash: list[str] = Field(default_factory=list)
     output: Any = None
-    fail: Literal["crash", "timeout", "malformed"] | None = None
-    raw: str | None = None  # the text a `malformed` reply returns
+    fail: Literal["crash", "timeout", "malformed", "backend"] | None = None
+    raw: str | None = None  # the text a `malformed` reply returns, or a `backend` failure's
     cost_usd: Annotated[float, Field(ge=0.0)] = 0.0
+    input_tokens: Annotated[int, Field(ge=0)] = 0
+    output_tokens: Annotated[int, Field(ge=0)] = 0
 
     @model_validator(mode="after")
     def _output_or_failure(self) -> ScriptedReply:
@@ -225,11 +229,17 @@ class ScriptedBackend:
                 StopReason.MISSING, f"{request.key or request.role}: no scripted reply"
             )
         reply = queue.pop(0)
-        usage = Usage(turns=1 + len(reply.tools), cost_usd=reply.cost_usd)
+        usage = Usage(
+            turns=1 + len(reply.tools),
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
+            cost_usd=reply.cost_usd,
+        )
         denied: list[DeniedWrite] = []
         if reply.tools and request.toolbox is None:
             detail = f"{request.key or request.role}: the script calls tools, but none were lent"
             return AgentOutcome.inconclusive(StopReason.CRASH, detail, usage)
+        request.progress(Usage(turns=1))
         _play_tools(reply, request)
         for edit in reply.edits:
             problem = _apply(edit, request, denied)
@@ -244,6 +254,9 @@ class ScriptedBackend:
             outcome = AgentOutcome.inconclusive(StopReason.CRASH, "scripted crash", usage)
         elif reply.fail == "timeout":
             outcome = AgentOutcome.inconclusive(StopReason.TIMEOUT, "scripted timeout", usage)
+        elif reply.fail == "backend":
+            said = reply.raw or "scripted backend failure"
+            outcome = AgentOutcome.inconclusive(StopReason.BACKEND_ERROR, said, usage)
         else:
             raw = (
                 (reply.raw or "I could not finish.") if reply.fail == "malformed" else reply.output
@@ -255,10 +268,11 @@ class ScriptedBackend:
 def _play_tools(reply: ScriptedReply, request: AgentRequest) -> None:
     """Call the lent tools as the script says, reading versions from their answers."""
     versions: dict[str, str] = {}
-    for call in reply.tools:
+    for done, call in enumerate(reply.tools, 1):
         assert request.toolbox is not None
         answer = request.toolbox.call(call.name, with_version(call.input, versions))
         latest_versions([answer.text], versions)
+        request.progress(Usage(turns=1 + done))  # each tool call is a turn
 
 
 def _shell(command: str, request: AgentRequest) -> bool:

@@ -18,17 +18,6 @@ def text(diagnostics: Sequence[Diagnostic]) -> str:
     return "".join(" ".join(d.format().splitlines()) + "\n" for d in diagnostics)
 
 
-def as_json(diagnostics: Sequence[Diagnostic], checked: int, contracts: int) -> str:
-    errors = [d for d in diagnostics if d.severity is Severity.ERROR]
-    payload = {
-        "ok": not errors,
-        "documents": checked,
-        "contracts": contracts,
-        "diagnostics": [d.to_json() for d in diagnostics],
-    }
-    return json.dumps(payload, indent=2) + "\n"
-
-
 def fingerprint(diagnostic: Diagnostic, seen: dict[str, int]) -> str:
     """Stable across edits that move the finding: the file, the rule and the message (never the
     line), and which occurrence of that triple it is, so code scanning keeps its alert."""

@@ -10,7 +10,8 @@ import argparse
 import math
 from pathlib import Path
 
-from fixloop.cli.pack_commands import Subparsers
+from fixloop.cli.envelope import emit
+from fixloop.cli.pack_commands import Subparsers, add_json_option
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.extras.browser.chromium import DEFAULT_VIEWPORT, cleanup, parse_viewport, screenshot
 
@@ -52,6 +53,7 @@ def register(subparsers: Subparsers) -> None:
         metavar="S",
         help="seconds before the browser is killed (default: 30)",
     )
+    add_json_option(shot)
     shot.set_defaults(handler=run_screenshot)
     clean = actions.add_parser(
         "cleanup",
@@ -68,6 +70,7 @@ def register(subparsers: Subparsers) -> None:
         metavar="S",
         help=f"only browsers at least this many seconds old (default: {DEFAULT_MAX_AGE_S:g})",
     )
+    add_json_option(clean)
     clean.set_defaults(handler=run_cleanup)
 
 
@@ -82,6 +85,10 @@ def run_screenshot(args: argparse.Namespace) -> int:
     viewport = parse_viewport(args.viewport)
     timeout_s = _seconds(args.timeout, "--timeout", zero_ok=False)
     shot = screenshot(args.url, args.out, viewport, timeout_s)
+    if args.json:
+        taken = {"id": str(shot.path), "status": "saved", "url": args.url}
+        size = {"width": shot.width, "height": shot.height, "seconds": round(shot.seconds, 3)}
+        return emit("browser screenshot", 0, items=[taken], result=size)
     print(
         f"{shot.path}: {shot.width}x{shot.height} screenshot of {args.url} ({shot.seconds:.1f} s)"
     )
@@ -90,6 +97,13 @@ def run_screenshot(args: argparse.Namespace) -> int:
 
 def run_cleanup(args: argparse.Namespace) -> int:
     done = cleanup(_seconds(args.max_age, "--max-age", zero_ok=True))
+    if args.json:
+        items = [
+            {"id": str(info.pid), "status": "stopped", "argv": list(info.argv[:1])}
+            for info in done.stopped
+        ]
+        items += [{"id": str(folder), "status": "removed"} for folder in done.removed]
+        return emit("browser cleanup", 0, items=items)
     for info in done.stopped:
         print(f"stopped browser process {info.pid} ({' '.join(info.argv[:1])})")
     for folder in done.removed:

@@ -21,6 +21,7 @@ from fixloop.cli.arguments import (
     add_selection_options,
     split_ids,
 )
+from fixloop.cli.envelope import diagnostic_items, emit
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity
 from fixloop.documents.config import Config, Profile, find_config
 from fixloop.documents.discovery import bundled_pack_root, pack_root_or_fail
@@ -65,11 +66,16 @@ def register(subparsers: Subparsers) -> None:
         description="Print what a rule reports; with no id, list every rule.",
     )
     rule.add_argument("rule_id", nargs="?", metavar="ID", help="a rule id, e.g. unexported-env")
+    rule.add_argument("--json", action="store_true", help="print the result as JSON")
     rule.set_defaults(handler=run_rule)
 
 
 def run_rule(args: argparse.Namespace) -> int:
     known = all_rules()
+    if args.json and (args.rule_id is None or args.rule_id in known):
+        chosen = sorted(known) if args.rule_id is None else [args.rule_id]
+        items = [{"id": rule, "status": "rule", "help": known[rule]} for rule in chosen]
+        return emit("rule", 0, items=items)
     if args.rule_id is None:
         width = max(map(len, known))
         print("\n".join(f"{rule:<{width}}  {text}" for rule, text in sorted(known.items())))
@@ -108,26 +114,32 @@ def run_check(args: argparse.Namespace) -> int:
     paths, config = chosen_paths(args)
     config = config.narrowed(split_ids(args.select), split_ids(args.ignore))
     if not paths:  # --whole-pack, and no changed file is in a pack
+        if args.format == "json":
+            return emit("check", 0, result={"documents": 0, "contracts": 0})
         print("checked 0 documents, 0 contracts: ok (no pack holds these files)", file=sys.stderr)
         return 0
     profile = Profile(args.profile) if args.profile else None
     result = check(paths, profile=profile)
     if args.events:
         events = [e.to_json() for d in result.documents for e in d.events]
+        if args.format == "json":
+            return emit("check", 0, result={"events": events})
         print(json.dumps(events, indent=2))
         return 0
     shown = [d for d in result.diagnostics if config.wanted(d)]
     known = set(result.rule_help)
     shown += [config.unknown_id(rule, known) for rule in sorted(config.named_ids() - known)]
     errors = [d for d in shown if d.severity is Severity.ERROR]
+    code = 1 if errors and not args.exit_zero else 0
     if args.format == "json":
-        sys.stdout.write(report.as_json(shown, len(result.documents), len(result.contracts)))
-    elif args.format == "sarif":
+        counts = {"documents": len(result.documents), "contracts": len(result.contracts)}
+        return emit("check", code, items=diagnostic_items(shown), result=counts)
+    if args.format == "sarif":
         sys.stdout.write(report.sarif(shown, result.rule_help))
     else:
         sys.stdout.write(report.text(shown))
         print(summary(result, len(errors), len(shown) - len(errors)), file=sys.stderr)
-    return 1 if errors and not args.exit_zero else 0
+    return code
 
 
 def pack_root_of(path: Path) -> Path | None:

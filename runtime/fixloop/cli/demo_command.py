@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from rich.console import Console
 
 from fixloop.agents.backend import Backend
 from fixloop.agents.budget import BudgetedBackend
 from fixloop.cli.backend_option import add_budget_arguments, budget_from_args
+from fixloop.cli.envelope import emit
 from fixloop.diagnostics import Diagnostic, FixloopError
-from fixloop.extras.demo.run import run_demo
+from fixloop.extras.demo.run import DemoResult, run_demo
 from fixloop.extras.demo.summary import print_summary
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -46,6 +47,9 @@ def register(subparsers: Subparsers) -> None:
         "needs ANTHROPIC_API_KEY or a Claude Code login, and costs money)",
     )
     add_budget_arguments(parser)
+    parser.add_argument(
+        "--json", action="store_true", help="print the result as JSON (progress on stderr)"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -65,7 +69,44 @@ def _backend(args: argparse.Namespace) -> Backend | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console()
+    console = Console(stderr=args.json)  # with --json, stdout holds the envelope alone
     result = run_demo(args.dir, console, _backend(args))
+    code = 0 if result.ok else 1
+    if args.json:
+        return emit("demo", code, items=_items(result), result=_details(result))
     print_summary(result, console)
-    return 0 if result.ok else 1
+    return code
+
+
+def _items(result: DemoResult) -> list[dict[str, Any]]:
+    """One item per workflow the demo ran: its run, its exit code and its own result."""
+    items: list[dict[str, Any]] = []
+    for name, ran in (
+        ("review-fix", result.review_fix),
+        ("fix-engine", result.fix_engine),
+        ("execute-wave", result.execute_wave),
+        ("fix-issue", result.fix_issue),
+    ):
+        if ran is not None:
+            status = "fell-short" if ran.exit_code else "done"
+            items.append(
+                {"id": name, "status": status, "run_id": ran.run_id, "result": ran.json_result()}
+            )
+    if result.fix_findings is not None:
+        findings = result.fix_findings
+        status = "fell-short" if findings.escalated else "done"
+        output = findings.model_dump(mode="json")
+        items.insert(1, {"id": "fix-findings", "status": status, "result": output})
+    return items
+
+
+def _details(result: DemoResult) -> dict[str, Any]:
+    after = result.tests_after.describe() if result.tests_after else None
+    return {
+        "directory": str(result.directory),
+        "repo": str(result.repo),
+        "backend": result.backend,
+        "tests": {"before": result.tests_before.describe(), "after": after},
+        "commits": result.commits,
+        "problems": result.problems,
+    }

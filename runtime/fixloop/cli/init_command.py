@@ -15,6 +15,7 @@ from typing import Any
 
 from fixloop import gitrepo
 from fixloop.cli.arguments import existing_directory
+from fixloop.cli.envelope import emit
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.claude_permissions import (
     ALLOW_RULES,
@@ -75,6 +76,11 @@ def register(subparsers: Any) -> None:
     )
     init.add_argument("--yes", action="store_true", help="write without asking (after showing)")
     init.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
+    init.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as JSON (never asks: without --yes nothing is written)",
+    )
     init.set_defaults(handler=run_init)
 
 
@@ -95,6 +101,8 @@ def run_init(args: Any) -> int:
         text = message if line.startswith("line ") else str(exc)
         raise FixloopError(Diagnostic(shown, number, 1, "settings", text)) from None
     if not added:
+        if args.json:
+            return emit("init", 0, result={"file": shown, "written": False, "diff": ""})
         print(f"{shown}: every rule fixloop's commands need is already there")
         return 0
     old = (before or "").splitlines(keepends=True)
@@ -106,8 +114,18 @@ def run_init(args: Any) -> int:
         fromfile=shown if before is not None else "/dev/null",
         tofile=shown,
     )
-    sys.stdout.write("".join(diff))
+    shown_diff = "".join(diff)
     exclude = _exclude_file(root) if args.local else None
+    if args.json:  # no question: stdout is the envelope's, and --yes is the answer
+        write = args.yes and not args.dry_run
+        if write:
+            _write(target, after, exclude)
+        code = 0 if write or args.dry_run else 1
+        rows = [{"id": rule, "status": "added" if write else "missing"} for rule in added]
+        shown_exclude = display_path(exclude) if exclude is not None else ""
+        details = {"file": shown, "written": write, "diff": shown_diff, "exclude": shown_exclude}
+        return emit("init", code, items=rows, result=details)
+    sys.stdout.write(shown_diff)
     if exclude is not None:
         # Personal settings are never committed; an untracked file would also make the
         # workflows that need a clean tree (fix-issue) refuse the repository.
@@ -117,9 +135,16 @@ def run_init(args: Any) -> int:
         return 0
     if not args.yes and not _confirmed(shown):
         return 1
+    _write(target, after, exclude)
+    print(f"{shown}: added {len(added)} rule(s): {', '.join(added)}")
+    return 0
+
+
+def _write(target: Path, text: str, exclude: Path | None) -> None:
+    """The settings, whole (a temporary file, then a rename); then the exclude line."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".fixloop-tmp")
-    partial.write_text(after, encoding="utf-8")
+    partial.write_text(text, encoding="utf-8")
     partial.replace(target)
     if exclude is not None:
         exclude.parent.mkdir(exist_ok=True)
@@ -128,8 +153,6 @@ def run_init(args: Any) -> int:
             handle.write(
                 ("\n" if held and not held.endswith(b"\n") else "") + f"/{LOCAL_SETTINGS}\n"
             )
-    print(f"{shown}: added {len(added)} rule(s): {', '.join(added)}")
-    return 0
 
 
 def _exclude_file(root: Path) -> Path | None:

@@ -27,6 +27,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Collection, Sequence
+    from typing import NoReturn
+
+# The usage errors argparse reported in this process, with the command of the parser that
+# reported it (the last one is the command line's).
+_USAGE_ERRORS: list[tuple[str, str]] = []
 
 # Command name → the module that registers it (workflows: `WORKFLOW_COMMAND`, from the registry).
 COMMANDS: dict[str, str] = {
@@ -58,7 +63,14 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser for `argv`: only the module of the command it names (all without argv)."""
     import argparse
 
-    parser = argparse.ArgumentParser(
+    class Parser(argparse.ArgumentParser):
+        """argparse's own parser, remembering its usage error for `--json` (`_main`)."""
+
+        def error(self, message: str) -> NoReturn:
+            _USAGE_ERRORS.append((self.prog.removeprefix("fixloop").strip(), message))
+            super().error(message)
+
+    parser = Parser(
         prog="fixloop",
         description=(
             "Verified, automated code fixing driven by Markdown agent documents. "
@@ -118,7 +130,21 @@ _FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 def _main(arguments: list[str]) -> int:
-    args = build_parser(arguments).parse_args(arguments)
+    parser = build_parser(arguments)
+    command = ""
+    try:
+        # parse_args, in two halves: an unknown flag is refused once its command is known.
+        args, extra = parser.parse_known_args(arguments)
+        if extra:
+            from fixloop.cli.envelope import command_of
+
+            command = command_of(args)
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    except SystemExit as exc:
+        if exc.code == 2 and "--json" in arguments and _USAGE_ERRORS:
+            where, message = _USAGE_ERRORS[-1]
+            _usage_envelope(command or where, message)
+        raise
     from fixloop.diagnostics import FixloopError
 
     try:
@@ -126,6 +152,11 @@ def _main(arguments: list[str]) -> int:
     except FixloopError as exc:
         for diagnostic in exc.diagnostics:
             print(diagnostic.format(), file=sys.stderr)
+        from fixloop.cli import envelope
+
+        if envelope.wants_json(args):  # a script reading stdout gets the one shape, failed
+            items = envelope.diagnostic_items(exc.diagnostics)
+            envelope.emit(envelope.command_of(args), exc.exit_code, items=items)
         return exc.exit_code
     except KeyboardInterrupt:
         print("fixloop: interrupted", file=sys.stderr)
@@ -153,3 +184,15 @@ def _main(arguments: list[str]) -> int:
         )
         return 70
     return result
+
+
+def _usage_envelope(command: str, message: str) -> None:
+    """A command line argparse refused, with `--json`: the envelope too (its line is on stderr)."""
+    from fixloop.cli import envelope
+    from fixloop.diagnostics import Diagnostic
+
+    problem = Diagnostic("command line", 1, 1, "usage", message)
+    try:
+        envelope.emit(command, 2, items=envelope.diagnostic_items([problem]))
+    except BrokenPipeError:  # the reader went away: as for any command, nothing more is said
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -9,11 +9,11 @@ it comes from: the slash commands that dispatch Claude Code's own subagents read
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from fixloop.cli.arguments import Subparsers
+from fixloop.cli.envelope import emit
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.documents.config import find_config
 from fixloop.documents.models import ModelChoice, choose_models, profiles
@@ -61,7 +61,7 @@ def register(subparsers: Subparsers) -> None:
     models.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
     add_model_arguments(models)
     models.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
-    models.add_argument("--json", action="store_true", help="print role → model as JSON")
+    models.add_argument("--json", action="store_true", help="print the result as JSON")
     models.set_defaults(handler=run_models)
 
 
@@ -75,12 +75,18 @@ def run_models(args: argparse.Namespace) -> int:
         source = choice.sources.get(role, "its document")
         rows[role] = {"model": model or "default", "from": source}
     if args.json:
-        print(json.dumps({"profile": choice.profile, "roles": rows}, indent=2))
-        return 0
+        # Each role an item; its status says where its model came from (--model, settings, …).
+        items = [{"id": role, "status": _origin(row["from"]), **row} for role, row in rows.items()]
+        return emit("models", 0, items=items, result={"profile": choice.profile, "roles": rows})
     print(f"profile: {choice.profile or '(none: the documents)'}")
     for role, row in rows.items():
         print(f"  {role:12} {row['model']:10} {row['from']}")
     return 0
+
+
+def _origin(source: str) -> str:
+    """Where a role's model came from, as one word: --model, settings, profile or document."""
+    return "document" if source == "its document" else source.split(maxsplit=1)[0]
 
 
 __all__ = ["add_model_arguments", "models_from_args", "register", "run_models"]

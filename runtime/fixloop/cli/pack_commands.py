@@ -9,16 +9,22 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.cli.arguments import Subparsers, add_format_option, add_pack_options, parse_pairs
+from fixloop.cli.envelope import diagnostic_items, emit
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.config import Profile, find_config
-from fixloop.documents.discovery import bundled_pack_root, is_pack_root, pack_root_or_fail
+from fixloop.documents.discovery import (
+    NOT_A_PACK,
+    bundled_pack_root,
+    is_pack_root,
+    pack_root_or_fail,
+)
 from fixloop.documents.inputs import InputError, coerce_inputs
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.documents.render import render_template
 from fixloop.documents.validate import validate_pack
 from fixloop.schemas import registry
 
-__all__ = ["Subparsers", "load_valid_pack", "register"]
+__all__ = ["Subparsers", "add_json_option", "load_valid_pack", "register"]
 
 
 def register(subparsers: Subparsers) -> None:
@@ -54,11 +60,18 @@ def register(subparsers: Subparsers) -> None:
         help="an input value; lists and objects as JSON (repeatable)",
     )
     source.add_argument("--vars", type=Path, metavar="FILE.json", help="all inputs as JSON")
+    add_json_option(render)
     render.set_defaults(handler=run_render)
 
     schema = subparsers.add_parser("schema", help="print the JSON Schema of a result type")
     schema.add_argument("name", nargs="?", help=f"one of: {', '.join(registry.SCHEMAS)}")
+    add_json_option(schema)
     schema.set_defaults(handler=run_schema)
+
+
+def add_json_option(parser: argparse.ArgumentParser) -> None:
+    """`--json`: the one envelope (`envelope.py`) instead of text, on every command."""
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def load_valid_pack(root: Path | None) -> Pack:
@@ -84,16 +97,23 @@ def run_validate(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise FixloopError(Diagnostic(str(root), 1, 1, "usage", "no such pack directory"))
     if not is_pack_root(root):  # an empty or wrong folder is not a pack that passes
-        message = "not a pack: no .claude-plugin/plugin.json, agents/, commands/ or skills/ here"
-        raise FixloopError(Diagnostic(display_path(root), 1, 1, "usage", message))
+        raise FixloopError(Diagnostic(display_path(root), 1, 1, "usage", NOT_A_PACK))
     config = find_config(root)
     profile = Profile(args.profile) if args.profile else None
     pack, found = validate_pack(root, known_outputs=registry.is_known, profile=profile)
     diagnostics = [d for d in found if config.wanted(d)]
     errors = [d for d in diagnostics if d.severity is Severity.ERROR]
     if args.format == "json":
-        print(json.dumps({"ok": not errors, "diagnostics": [d.to_json() for d in diagnostics]}))
-    elif args.format == "sarif":
+        sizes = {
+            "agents": len(pack.agents),
+            "commands": len(pack.commands),
+            "skills": len(pack.skills),
+            "workflows": len(pack.workflows),
+        }
+        result = {"pack": str(root), "profile": str(pack.profile), **sizes}
+        items = diagnostic_items(diagnostics)
+        return emit("validate", 1 if errors else 0, items=items, result=result)
+    if args.format == "sarif":
         from fixloop.checker.report import sarif
         from fixloop.documents.pack_rules import PACK_RULES
 
@@ -116,12 +136,22 @@ def run_agents_list(args: argparse.Namespace) -> int:
     agents = sorted(pack.agents.values(), key=lambda a: a.name)
     if args.format != "json":
         width = max((len(a.name) for a in agents), default=4)
+        indent = " " * (width + 2)
         for agent in agents:
             tools = ", ".join(agent.spec.tools) or "(all)"
-            print(f"{agent.name:<{width}}  {agent.spec.model:<7}  {tools}")
+            inputs = agent.spec.fixloop.inputs
+            declared = ", ".join(
+                f"{name} ({spec.type}{'' if spec.required else ', optional'})"
+                for name, spec in inputs.items()
+            )
+            print(f"{agent.name:<{width}}  model: {agent.spec.model}  tools: {tools}")
+            print(f"{indent}inputs: {declared or '(none)'}")
+            print(f"{indent}output: {agent.spec.fixloop.output or '(free text)'}")
         return 0
     rows = [
         {
+            "id": agent.name,
+            "status": "loaded",
             "name": agent.name,
             "qualified_name": f"{pack.name}:{agent.name}",
             "description": agent.spec.description,
@@ -134,8 +164,7 @@ def run_agents_list(args: argparse.Namespace) -> int:
         }
         for agent in agents
     ]
-    print(json.dumps(rows, indent=2))
-    return 0
+    return emit("agents list", 0, items=rows, result={"pack": pack.name})
 
 
 def _load_vars_file(path: Path) -> dict[str, Any]:
@@ -165,15 +194,21 @@ def run_render(args: argparse.Namespace) -> int:
     except InputError as exc:
         where = display_path(args.vars) if args.vars else "--var"
         raise FixloopError(Diagnostic(where, 1, 1, "input", str(exc))) from None
-    sys.stdout.write(render_template(agent.source, values))
+    prompt = render_template(agent.source, values)
+    if args.json:
+        return emit("render", 0, result={"agent": agent.name, "prompt": prompt})
+    sys.stdout.write(prompt)
     return 0
 
 
 def run_schema(args: argparse.Namespace) -> int:
     if args.name is None:
+        if args.json:
+            return emit("schema", 0, items=[{"id": n, "status": "known"} for n in registry.SCHEMAS])
         print("\n".join(registry.SCHEMAS))
         return 0
-    if not registry.is_known(args.name):
+    name = registry.spelled(args.name)  # `finding`, `fixer-result`: what a person types
+    if name is None:
         raise FixloopError(
             Diagnostic(
                 "schema",
@@ -183,5 +218,8 @@ def run_schema(args: argparse.Namespace) -> int:
                 f"no schema named {args.name!r} (known: {', '.join(registry.SCHEMAS)})",
             )
         )
-    print(json.dumps(registry.json_schema(args.name), indent=2))
+    schema = registry.json_schema(name)
+    if args.json:
+        return emit("schema", 0, result={"name": name, "schema": schema})
+    print(json.dumps(schema, indent=2))
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,8 @@ from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.gitrepo import state_dir_of
 from fixloop.runs.prune import DEFAULT_KEEP, prune_runs
 from fixloop.runs.run import list_runs
-from fixloop.runs.show import describe, resolve_run, run_view
+from fixloop.runs.show import resolve_run, run_view
+from fixloop.runs.show_text import describe, list_lines
 
 PRUNE_EPILOG = f"""\
 Each run keeps a folder in <git-common-dir>/fixloop/runs/<run-id>/. This removes the folders
@@ -76,42 +78,44 @@ def register(subparsers: Any) -> None:
     prune.set_defaults(handler=run_runs_prune)
     show = runs_sub.add_parser(
         "show",
-        help="what a run did: per item its status, diff, attempts, cost and step commands",
+        help="what a run did: a summary per item, then each item's diff, calls and tool calls",
         description=(
-            "Show what a run did, from its folder: per finding or task the status, the diff it "
-            "committed or staged, attempts, turns, tokens, cost, refused writes, scope "
-            "requests, and the commands of each step with their document lines; then the "
-            "run's cost and time."
+            "Show what a run did, from its folder: first a summary (per finding, task or issue "
+            "its status, attempts, cost, commit and why), then per item the diff it committed "
+            "or staged (fix-issue: its patch), the calls that failed and the backend's words, "
+            "refused writes, scope requests and the tool calls in order; then the run's cost "
+            "and time. --commands adds every step's commands with their document lines."
         ),
     )
     show.add_argument("run_id", metavar="RUN_ID", help="a run id (`fixloop runs list`), or latest")
     show.add_argument("--repo", type=Path, default=Path(), help="repository (default .)")
+    show.add_argument(
+        "--commands", action="store_true", help="also every command each step ran, with its line"
+    )
     show.add_argument("--json", action="store_true", help="machine-readable output")
+    show.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write the run's report as one self-contained HTML page (items, diffs, "
+        "evidence, screenshots, cost and time per item)",
+    )
     show.set_defaults(handler=run_runs_show)
 
 
 def run_runs_list(args: argparse.Namespace) -> int:
     repo = existing_directory(args.repo)
-    runs = list_runs(state_dir_of(repo))
+    state_dir = state_dir_of(repo)
+    runs = [
+        {**info, "outcome": run_view(state_dir / "runs" / str(info["id"])).outcome}
+        for info in list_runs(state_dir)
+    ]
     if args.json:
         items = [{**info, "status": info.get("state")} for info in runs]
         print(dumps(envelope("runs list", 0, items=items)))
         return 0
-    if not runs:
-        print("no runs recorded")
-    for info in runs:
-        ended = info.get("ended_at") or "-"
-        kept = (info.get("details") or {}).get("kept_branch") or (info.get("recovery") or {}).get(
-            "kept_branch"
-        )
-        note = f"  kept {kept}" if kept else ""
-        if info.get("state") == "crashed" and info.get("last_step"):
-            note += f"  died in {info['last_step']}"
-        note += "  (recovered)" if info.get("recovered_at") else ""
-        print(
-            f"{info.get('id')}  {info.get('workflow') or '?':<14}  {info.get('state'):<11}  "
-            f"started {info.get('started_at', '?')}  ended {ended}{note}"
-        )
+    for line in list_lines(runs):
+        print(line)
     return 0
 
 
@@ -153,12 +157,18 @@ def run_runs_prune(args: argparse.Namespace) -> int:
 
 def run_runs_show(args: argparse.Namespace) -> int:
     repo = existing_directory(args.repo)
-    view = run_view(resolve_run(state_dir_of(repo), args.run_id))
+    run_dir = resolve_run(state_dir_of(repo), args.run_id)
+    view = run_view(run_dir)
+    if args.html is not None:
+        from fixloop.extras.report.html import write_html  # the page's template: only here
+
+        written = write_html(view, run_dir, args.html)
+        print(f"report: {written}", file=sys.stderr)
     if args.json:
         data = view.to_json()
         items = data.pop("items")
         print(dumps(envelope("runs show", 0, run_id=view.id, items=items, result=data)))
     else:
-        for line in describe(view):
+        for line in describe(view, commands=args.commands):
             print(line)
     return 0

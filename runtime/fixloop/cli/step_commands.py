@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.cli.arguments import existing_directory, parse_pairs
-from fixloop.cli.envelope import dumps, envelope
-from fixloop.cli.step_help import StepHelp, describe_step, list_steps
+from fixloop.cli.envelope import dumps, emit, envelope
+from fixloop.cli.step_help import StepHelp, describe_step, list_steps, step_rows
 from fixloop.cli.wiring import recovery_sweepers
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.pack import WorkflowDoc, default_pack_root, load_pack, validate_spec
@@ -112,6 +112,7 @@ def register(subparsers: Any) -> None:
     )
     listing.add_argument("workflow", help="workflow name in the pack, or a path to a workflow .md")
     listing.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
+    listing.add_argument("--json", action="store_true", help="print the steps as JSON")
     listing.set_defaults(handler=run_step_list)
 
     rec = subparsers.add_parser(
@@ -166,7 +167,11 @@ def _result_json(result: StepResult, run: Run) -> dict[str, Any]:
 
 
 def run_step_list(args: argparse.Namespace) -> int:
-    sys.stdout.write(list_steps(load_workflow(args.workflow, args.pack)))
+    workflow = load_workflow(args.workflow, args.pack)
+    if args.json:
+        where = {"workflow": workflow.name, "path": str(workflow.source.path)}
+        return emit("step list", 0, items=step_rows(workflow), result=where)
+    sys.stdout.write(list_steps(workflow))
     return 0
 
 

@@ -87,6 +87,26 @@ def describe_step(workflow: WorkflowDoc, step: Step) -> str:
     return "\n".join(lines) + "\n"
 
 
+def step_rows(workflow: WorkflowDoc) -> list[dict[str, Any]]:
+    """Every step of `workflow` as `fixloop step list --json` lists it: its interface as data."""
+    rows: list[dict[str, Any]] = []
+    for step in workflow.markdown().steps:
+        malformed = step.interface is None and bool(step.interface_problems)
+        declared = step.interface is not None
+        rows.append(
+            {
+                "id": step.name,
+                "status": "malformed" if malformed else "declared" if declared else "undeclared",
+                "title": step.title,
+                "line": step.line,
+                "bash": step.has_bash,
+                "inputs": sorted(accepted_inputs(workflow, step)) if not malformed else [],
+                "outputs": sorted(declared_outputs(workflow, step)) if not malformed else [],
+            }
+        )
+    return rows
+
+
 def list_steps(workflow: WorkflowDoc) -> str:
     """Every step of `workflow` with its interface on one line, as `fixloop step list` prints."""
     steps = workflow.markdown().steps

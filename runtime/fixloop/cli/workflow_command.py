@@ -27,12 +27,14 @@ from typing import Any
 
 from fixloop.cli.arguments import Subparsers
 from fixloop.cli.backend_option import add_backend_arguments, backend_from_args, budget_from_args
+from fixloop.cli.contract_gate import gate
 from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.model_option import add_model_arguments, models_from_args
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import PRINTERS
 from fixloop.cli.sandbox_option import add_sandbox_arguments, sandbox_from_args
 from fixloop.cli.wiring import wired
+from fixloop.diagnostics import FixloopError
 from fixloop.events import EventStream
 from fixloop.gitrepo import state_dir_of
 from fixloop.runs.show import run_totals
@@ -68,6 +70,11 @@ def add_command(subparsers: Subparsers, name: str, entry: Entry) -> argparse.Arg
     if entry.sandboxed:
         add_sandbox_arguments(parser)
     parser.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
+    parser.add_argument(
+        "--no-contract-check",
+        action="store_true",
+        help="run a --pack of your own even when `fixloop check` finds it breaks a contract",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=functools.partial(run, name, entry))
     return parser
@@ -111,6 +118,9 @@ def _converter(convert: Callable[[str], Any]) -> Callable[[str], Any]:
 
 def run(name: str, entry: Entry, args: argparse.Namespace) -> int:
     pack = load_valid_pack(args.pack)
+    passed = None
+    if args.pack is not None and not args.no_contract_check:
+        passed = gate(args.pack, _state_dir(getattr(args, "repo", None)))  # broken: exit 2
     _, model = entry.load()
     fields = {field.name for field in dataclasses.fields(model)}
     values = {a.name: _frozen(getattr(args, a.name)) for a in arguments(model)}
@@ -123,17 +133,23 @@ def run(name: str, entry: Entry, args: argparse.Namespace) -> int:
         values.update(sandbox=args.sandbox, image=args.image)
     elif entry.sandboxed:
         sandbox = sandbox_from_args(args)  # before any change: a bad choice is exit 2
+    progress = PRINTERS[entry.progress]()
     context = Context(
         pack,
         backend_from_args(args, name),
-        EventStream(PRINTERS[entry.progress]()),
+        EventStream(progress),
         budget=budget,
         sandbox=sandbox,
         models=models.chosen,
     )
     if entry.asks:
         context.prompter = TerminalPrompter()
-    result = run_workflow(name, wired(context), **values)  # the extras' browser and sweepers
+    try:
+        with progress:  # its live lines are gone before the summary prints
+            result = run_workflow(name, wired(context), **values)  # the extras' browser, sweepers
+    finally:
+        if passed is not None:
+            passed.remember()
     totals = _totals(values.get("repo", Path()), result.run_id) if entry.totals else None
     if args.json:
         data = {**result.json_result(), **({"totals": totals} if entry.totals else {})}
@@ -147,6 +163,16 @@ def run(name: str, entry: Entry, args: argparse.Namespace) -> int:
             print(totals["line"])
     code: int = result.exit_code
     return code
+
+
+def _state_dir(repo: object) -> Path | None:
+    """The repository's state folder when it has one already (a first run makes it)."""
+    if not isinstance(repo, Path):
+        return None
+    try:
+        return state_dir_of(repo)
+    except FixloopError:  # not a repository: the workflow's plan says so
+        return None
 
 
 def _frozen(value: Any) -> Any:

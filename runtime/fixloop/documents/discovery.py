@@ -31,6 +31,9 @@ _SKIP_DIRS = frozenset(
 )
 
 
+NOT_A_PACK = "not a pack: no .claude-plugin/plugin.json, agents/, commands/ or skills/ here"
+
+
 def is_pack_root(folder: Path) -> bool:
     return (
         present(folder / CLAUDE_MANIFEST)

@@ -20,9 +20,13 @@ _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
 
 
 class InputError(ValueError):
-    def __init__(self, key: str, message: str) -> None:
+    """One input's problem; or, with `others`, every missing required input at once, so one run
+    names all of them rather than one a run."""
+
+    def __init__(self, key: str, message: str, others: tuple[str, ...] = ()) -> None:
         self.key = key
-        super().__init__(f"input {key!r}: {message}")
+        self.keys = (key, *others)
+        super().__init__(message if others else f"input {key!r}: {message}")
 
 
 def _from_text(key: str, spec: InputSpec, text: str) -> Any:
@@ -61,12 +65,16 @@ def coerce_inputs(
     if unknown:
         known = ", ".join(sorted(declared)) or "none"
         raise InputError(unknown[0], f"not a declared input (declared: {known})")
+    missing = [key for key, spec in declared.items() if spec.required and key not in values]
+    if len(missing) == 1:
+        raise InputError(missing[0], f"required {declared[missing[0]].type} input is missing")
+    if missing:
+        named = ", ".join(f"{key!r} ({declared[key].type})" for key in missing)
+        raise InputError(missing[0], f"required inputs are missing: {named}", tuple(missing[1:]))
     result: dict[str, Any] = {}
     for key, spec in declared.items():
         if key in values:
             result[key] = coerce_value(key, spec, values[key], from_text=from_text)
-        elif not spec.required:
-            result[key] = spec.default
         else:
-            raise InputError(key, f"required {spec.type} input is missing")
+            result[key] = spec.default
     return result

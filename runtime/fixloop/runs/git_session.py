@@ -81,6 +81,10 @@ class GitSession:
         # commit an agent makes then cannot be undone, and saying so is all that is left).
         self.expected_head = self.base
         self.checkpoint = "baseline"
+        # Set by a workflow that keeps a failed run's worktree to be looked at (fix-issue's
+        # --keep-worktree): then no cleanup runs, and the worktree, its temp branch and the
+        # sentinel stay for recovery (`fixloop recover`, or the next run's) to remove.
+        self.keep = False
 
     def step(self, name: str, inputs: Mapping[str, str], *, cwd: Path | None = None) -> StepResult:
         """Run one protocol step; raise StepFailed unless it succeeded."""
@@ -216,4 +220,5 @@ def git_session(
         session.tag("baseline")
         yield session
     finally:
-        session.cleanup()
+        if not session.keep:
+            session.cleanup()

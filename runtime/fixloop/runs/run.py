@@ -132,6 +132,8 @@ class Run:
     def _write_trace(self, event: Event) -> None:
         # One line per event, written whole and flushed: a kill loses at most the line in flight.
         # The stream serialises listeners, so lines from parallel threads never interleave.
+        if event.kind is EventKind.AGENT_PROGRESS:
+            return  # for a live display only: the call's `agent` event records what it used
         line = dumps_masked(
             {"time": now_iso(), "run": self.id, **event.to_json()},
             ensure_ascii=False,

@@ -5,21 +5,31 @@ saved with `save_diff`), never from parsing printed text: the events are typed. 
 
 - an item (a finding, a task) is what its `item` events name; its status is the last one;
 - a role call belongs to the item its key names (`fixer/CR-01/iteration-1` → `CR-01`): its
-  turns, tokens, cost, refused writes; a fixer call is an attempt;
+  turns, tokens, cost, refused writes, and its outcome when it was not ok (a backend's error
+  text among them); a call of an implementing role (fixer, executor, issue-fixer) is an attempt,
+  one per distinct key stem (a re-dispatch after a scope answer is the same attempt), unless the
+  item's own event says how many attempts it took;
+- a tool call (fix-issue's lent tools) belongs to the item its event names, in order: the
+  item's timeline;
 - a step belongs to the item being worked on when it ran (between the item's `running` event and
   the event that finished it); the others belong to the run (setup, cleanup, the report);
 - a scope request is a note event carrying `scope_request` (the files asked for);
 - the models used are those the role calls' events name, per role;
-- the diff an item committed or staged is the file its finished item event names (`diff`).
+- the diff an item committed or staged is the file its finished item event names (`diff`):
+  fix-issue's is its patch;
+- the run's outcome is its items' final statuses counted (`3 fixed, 2 skipped`), and the error
+  that stopped it, if one did; a run that is part of another (fix-issue's `-verify` run) says
+  which, and `latest` passes it by.
 
-Totals are the sums over every role call of the run and its wall time (start to end, or to its
-last event for a run that did not end).
+The text a person reads is `show_text.py`'s. Totals are the sums over every role call of the run
+and its wall time (start to end, or to its last event for a run that did not end).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -46,18 +56,25 @@ class StepView:
     failure: str = ""
 
 
+# What an item still in progress when its run ended is shown as (no workflow's own status).
+STOPPED = "stopped"
+# Roles whose call is an attempt at the item's work (the others judge it or review).
+IMPLEMENTERS = frozenset({"fixer", "executor", "issue-fixer"})
+
+
 @dataclass
 class Spend:
     calls: int = 0
-    attempts: int = 0  # fixer calls
+    attempts: int = 0  # calls of an implementing role, one per attempt
     turns: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    elapsed_s: float = 0.0  # the calls' own wall time
 
     def add(self, event: dict[str, Any]) -> None:
         self.calls += 1
-        self.attempts += event.get("role") == "fixer"
+        self.elapsed_s += float(event.get("elapsed_s") or 0.0)
         self.turns += int(event.get("turns") or 0)
         self.input_tokens += int(event.get("input_tokens") or 0)
         self.output_tokens += int(event.get("output_tokens") or 0)
@@ -71,6 +88,28 @@ class Spend:
 
 
 @dataclass
+class CallView:
+    """A role call that did not end ok: what went wrong, in the backend's own words."""
+
+    key: str
+    outcome: str
+    reason: str
+    detail: str
+
+
+@dataclass
+class ToolView:
+    """One call of a lent tool, as the item's timeline shows it."""
+
+    tool: str
+    ok: bool
+    path: str = ""
+    error: str = ""
+    duration_s: float = 0.0
+    results: list[str] = field(default_factory=list)
+
+
+@dataclass
 class ItemView:
     id: str
     title: str = ""
@@ -79,10 +118,21 @@ class ItemView:
     commit: str = ""
     diff: str = ""  # the diff it committed or staged, as saved in the run folder
     usage: Spend = field(default_factory=Spend)
+    attempts: int = 0  # what the item's own event says, else its implementing calls
     denied: list[str] = field(default_factory=list)
     scope_requests: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     steps: list[StepView] = field(default_factory=list)
+    failed_calls: list[CallView] = field(default_factory=list)
+    tools: list[ToolView] = field(default_factory=list)
+
+    @property
+    def reason(self) -> str:
+        """The one-line why: the item's message without the status it repeats."""
+        message = self.message.splitlines()[0] if self.message else ""
+        if message in ("", self.status, "running"):
+            return ""
+        return message.removeprefix(f"{self.status}: ")
 
 
 @dataclass
@@ -97,14 +147,29 @@ class RunView:
     steps: list[StepView] = field(default_factory=list)  # not part of any item
     usage: Spend = field(default_factory=Spend)  # every call of the run
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # the run's own (not an item's)
+    failed_calls: list[CallView] = field(default_factory=list)  # calls of no item
+    error: str = ""  # what stopped the run, when something did
+    part_of: str = ""  # the run this one is part of (fix-issue's verification run)
     # role → the model(s) its calls ran on ("default": the backend's, no model named)
     models: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def outcome(self) -> str:
+        """The items' final statuses counted, in the order they first ended in them."""
+        counts = Counter(item.status for item in self.items if item.status != "running")
+        said = ", ".join(f"{n} {status}" for status, n in counts.items())
+        return said or ("no items" if self.state != "running" else "")
 
     def totals(self) -> str:
         return f"total: {self.usage.describe()}, {self.wall_s:.1f}s"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["outcome"] = self.outcome
+        for item, shown in zip(self.items, data["items"], strict=True):
+            shown["reason"] = item.reason
+        return data
 
 
 def save_diff(run_dir: Path, item: str, label: str, text: str) -> str:
@@ -116,10 +181,16 @@ def save_diff(run_dir: Path, item: str, label: str, text: str) -> str:
     return f"{DIFFS}/{name}"
 
 
+def part_of(info: dict[str, Any]) -> str:
+    """The run a run is part of (`run.json` details), or "" for a run of its own."""
+    return str((info.get("details") or {}).get("part_of") or "")
+
+
 def resolve_run(state_dir: Path, run_id: str) -> Path:
-    """The folder of run `run_id` (or of the newest run for `latest`); FixloopError if none."""
+    """The folder of run `run_id` (or of the newest run of the user's for `latest`: not one that
+    is part of another); FixloopError if none."""
     if run_id == LATEST:
-        runs = list_runs(state_dir)
+        runs = [info for info in list_runs(state_dir) if not part_of(info)]
         if not runs:
             raise FixloopError(Diagnostic(run_id, 1, 1, "usage", "no runs recorded here"))
         run_id = str(runs[-1]["id"])
@@ -161,17 +232,30 @@ def run_view(run_dir: Path) -> RunView:
         started_at=str(info.get("started_at") or ""),
         ended_at=str(info.get("ended_at") or ""),
         wall_s=_wall(info, events),
+        error=str((info.get("details") or {}).get("error") or ""),
+        part_of=part_of(info),
     )
     items: dict[str, ItemView] = {}
+    said_attempts: dict[str, int] = {}
+    tried: dict[str, set[str]] = {}
     current: str | None = None
     for number, event in numbered:
         try:
-            current = _take(view, items, current, run_dir, event)
+            current = _take(
+                view, items, current, run_dir, event, said_attempts=said_attempts, tried=tried
+            )
         except (TypeError, ValueError, AttributeError) as exc:
             # A line fixloop did not write (edited, or another tool's): say where, not crash.
             where = str(run_dir / "events.jsonl")
             problem = f"not an event as fixloop writes it ({exc})"
             raise FixloopError(Diagnostic(where, number, 1, "events", problem)) from None
+    for item_id, item in items.items():
+        if item.status == "running" and view.state != "running":  # the run ended under it
+            item.status = STOPPED
+            item.message = f"{STOPPED}: the run ended while it was worked on"
+        item.usage.attempts = len(tried.get(item_id, ()))
+        item.attempts = said_attempts.get(item_id, item.usage.attempts)
+    view.usage.attempts = sum(item.usage.attempts for item in items.values())
     view.items = list(items.values())
     return view
 
@@ -182,33 +266,38 @@ def _take(
     current: str | None,
     run_dir: Path,
     event: dict[str, Any],
+    *,
+    said_attempts: dict[str, int],
+    tried: dict[str, set[str]],
 ) -> str | None:
-    """Add one event to the view; the item now running (or None) after it."""
+    """Add one event to the view; the item now running (or None) after it. `said_attempts`:
+    the attempts items' own events name; `tried`: the attempt keys of their implementing calls."""
     kind = event.get("event")
     item_id = str(event.get("item") or "")
     if kind == "item" and item_id:
         item = items.setdefault(item_id, ItemView(item_id))
         item.title = str(event.get("title") or item.title)
-        item.status, item.message = str(event.get("status")), str(event.get("message") or "")
+        status = str(event.get("status"))
+        item.status, item.message = status, str(event.get("message") or "")
         item.commit = str(event.get("commit") or item.commit)
         if event.get("diff"):
             item.diff = _read_diff(run_dir, str(event["diff"]))
-        current = item_id if event.get("status") == "running" else None
+        if isinstance(event.get("attempts"), int):
+            said_attempts[item_id] = int(event["attempts"])
+        current = item_id if status == "running" else None
     elif kind == "step":
         step = _step(event)
         (items[current].steps if current in items else view.steps).append(step)
     elif kind == "agent":
-        view.usage.add(event)
-        _add_model(view.models, event)
-        owner = _owner(str(event.get("key") or ""))
-        if owner is not None:
-            item = items.setdefault(owner, ItemView(owner))
-            item.usage.add(event)
-            item.denied += [_denied(d) for d in event.get("denied") or []]
+        _add_call(view, items, tried, event)
+    elif kind == "tool" and item_id:
+        items.setdefault(item_id, ItemView(item_id)).tools.append(_tool(event))
     elif kind == "note" and item_id:
         item = items.setdefault(item_id, ItemView(item_id))
         item.scope_requests += [str(p) for p in event.get("scope_request") or []]
         item.notes.append(str(event.get("message") or ""))
+    elif kind == "note":
+        view.notes.append(str(event.get("message") or ""))
     elif kind == "warning":
         view.warnings.append(str(event.get("message") or ""))
     return current
@@ -220,50 +309,11 @@ def run_totals(state_dir: Path, run_id: str) -> dict[str, Any]:
     return {**asdict(view.usage), "wall_s": round(view.wall_s, 3), "line": view.totals()}
 
 
-def describe(view: RunView) -> list[str]:
-    """The run as a person reads it: one block per item, then the run's own steps, then totals."""
-    ended = f", ended {view.ended_at}" if view.ended_at else ""
-    lines = [f"run {view.id}  {view.workflow}  {view.state}  (started {view.started_at}{ended})"]
-    for item in view.items:
-        commit = f" [{item.commit}]" if item.commit else ""
-        lines.append(f"{item.id}  {item.status}  {item.title}{commit}".rstrip())
-        if item.message and item.message != item.status:
-            lines.append(f"  {item.message}")
-        lines.append(f"  {item.usage.attempts} attempt(s); {item.usage.describe()}")
-        lines += [f"  denied write: {denial}" for denial in item.denied]
-        lines += [f"  scope request: {path}" for path in item.scope_requests]
-        lines += [f"  note: {note}" for note in item.notes]
-        lines += _steps(item.steps, "  ")
-        if item.diff:
-            lines += ["  diff:", *(f"    {line}" for line in item.diff.splitlines())]
-    if view.steps:
-        lines.append("run steps:")
-        lines += _steps(view.steps, "")
-    lines += [f"warning: {warning}" for warning in view.warnings]
-    if view.models:
-        lines.append("models: " + ", ".join(f"{r}={m}" for r, m in sorted(view.models.items())))
-    lines.append(view.totals())
-    return lines
-
-
 def _add_model(models: dict[str, str], event: dict[str, Any]) -> None:
     role, model = str(event.get("role") or "?"), str(event.get("model") or "default")
     held = models.get(role, "").split("/") if role in models else []
     if model not in held:
         models[role] = "/".join([*held, model])
-
-
-def _steps(steps: list[StepView], indent: str) -> list[str]:
-    lines: list[str] = []
-    for step in steps:
-        verdict = "ok" if step.ok else f"FAILED (exit {step.exit_code})"
-        lines.append(
-            f"{indent}  step {step.workflow}#{step.step}: {verdict} {step.duration_s:.2f}s"
-        )
-        if step.failure:
-            lines.append(f"{indent}    {step.failure}")
-        lines += [f"{indent}    {at or '(runtime)'}: {command}" for at, command in step.ran]
-    return lines
 
 
 def _step(event: dict[str, Any]) -> StepView:
@@ -277,6 +327,50 @@ def _step(event: dict[str, Any]) -> StepView:
         duration_s=float(event.get("duration_s") or 0.0),
         ran=ran,
         failure=failure.splitlines()[-1] if failure else "",
+    )
+
+
+def _add_call(
+    view: RunView, items: dict[str, ItemView], tried: dict[str, set[str]], event: dict[str, Any]
+) -> None:
+    """A role call: the run's spend and models, and its item's (with the attempt it was) when it
+    has one."""
+    view.usage.add(event)
+    _add_model(view.models, event)
+    key = str(event.get("key") or "")
+    failed = _failed_call(event)
+    owner = _owner(key)
+    if owner is None:
+        view.failed_calls += [failed] if failed else []
+        return
+    item = items.setdefault(owner, ItemView(owner))
+    item.usage.add(event)
+    item.denied += [_denied(d) for d in event.get("denied") or []]
+    item.failed_calls += [failed] if failed else []
+    if event.get("role") in IMPLEMENTERS:
+        tried.setdefault(owner, set()).add("/".join(key.split("/")[:3]))
+
+
+def _failed_call(event: dict[str, Any]) -> CallView | None:
+    if event.get("outcome") == "ok":
+        return None
+    return CallView(
+        key=str(event.get("key") or ""),
+        outcome=str(event.get("outcome") or ""),
+        reason=str(event.get("reason") or ""),
+        detail=str(event.get("detail") or "").strip(),
+    )
+
+
+def _tool(event: dict[str, Any]) -> ToolView:
+    results = event.get("results")
+    return ToolView(
+        tool=str(event.get("tool") or "?"),
+        ok=bool(event.get("ok")),
+        path=str(event.get("path") or ""),
+        error=str(event.get("error") or ""),
+        duration_s=float(event.get("duration_s") or 0.0),
+        results=[str(r) for r in results] if isinstance(results, list) else [],
     )
 
 
@@ -318,11 +412,13 @@ def _moment(value: object) -> datetime | None:
 
 __all__ = [
     "LATEST",
+    "CallView",
     "ItemView",
     "RunView",
     "Spend",
     "StepView",
-    "describe",
+    "ToolView",
+    "part_of",
     "read_events",
     "resolve_run",
     "run_totals",

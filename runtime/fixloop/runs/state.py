@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -96,4 +96,35 @@ def stopped_runs(state_dir: Path, model: type[S], input_digest: str) -> list[tup
     return found
 
 
-__all__ = ["LATEST", "STATE_FILE", "RunState", "digest", "load_state", "save_state", "stopped_runs"]
+def finished_runs(
+    state_dir: Path, model: type[S], input_digest: str
+) -> list[tuple[str, S, dict[str, Any]]]:
+    """Runs of `model`'s workflow that finished their work on the same input, newest first,
+    with their saved state and `run.json`: what a workflow reads to tell that the work it is
+    asked for is done already (each workflow says what else must still hold; docs/workflows.md,
+    "Running again on finished input")."""
+    found: list[tuple[str, S, dict[str, Any]]] = []
+    workflow = model.model_fields["workflow"].default
+    for info in reversed(list_runs(state_dir)):
+        run_id = str(info.get("id", ""))
+        if info.get("workflow") != workflow or info.get("state") != "finished":
+            continue
+        try:
+            state = load_state(state_dir / "runs" / run_id, model)
+        except FixloopError:
+            continue
+        if state.input_digest == input_digest and state.done:
+            found.append((run_id, state, info))
+    return found
+
+
+__all__ = [
+    "LATEST",
+    "STATE_FILE",
+    "RunState",
+    "digest",
+    "finished_runs",
+    "load_state",
+    "save_state",
+    "stopped_runs",
+]

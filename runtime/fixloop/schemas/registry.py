@@ -31,6 +31,13 @@ def is_known(name: str) -> bool:
     return name in SCHEMAS
 
 
+def spelled(name: str) -> str | None:
+    """The schema `name` means in any case, with or without `-`/`_` between its words; None
+    when it names none. Documents still write the exact name (`is_known`): this is for people."""
+    wanted = name.replace("-", "").replace("_", "").lower()
+    return next((known for known in SCHEMAS if known.lower() == wanted), None)
+
+
 def json_schema(name: str) -> dict[str, Any]:
     return SCHEMAS[name].model_json_schema()
 
@@ -46,4 +53,4 @@ def parse_output(name: str, raw: object) -> BaseModel:
     return SCHEMAS[name].model_validate(data)
 
 
-__all__ = ["SCHEMAS", "ValidationError", "is_known", "json_schema", "parse_output"]
+__all__ = ["SCHEMAS", "ValidationError", "is_known", "json_schema", "parse_output", "spelled"]

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from tests.extras.browser.png import Image, read_png
+from tests.helpers.gitrepo import UserRepo
 from tests.workflows.execute_wave.conftest import Wave
 from tests.workflows.execute_wave.scripts import fix, implement, score, scores
 
@@ -105,9 +106,9 @@ def looks_right(path: Path) -> Image:
     return image
 
 
-def test_a_design_task_is_served_screenshotted_and_scored_from_the_pictures(
-    wave: Wave, tmp_path: Path
-) -> None:
+def banner_site(wave: Wave, serve: str) -> UserRepo:
+    """A blank page and its reference picture, committed; one design task (a blue banner) whose
+    dev server is `serve`, with one fix attempt."""
     repo = wave.repo
     (repo.path / "site").mkdir()
     (repo.path / "site/index.html").write_text(page((255, 255, 255), "blank"))
@@ -127,10 +128,17 @@ def test_a_design_task_is_served_screenshotted_and_scored_from_the_pictures(
                     "acceptanceCriteria": ["a blue banner"],
                 }
             ],
-            "devServerCommand": SERVE,
+            "devServerCommand": serve,
             "maxRetries": 1,
         }
     )
+    return repo
+
+
+def test_a_design_task_is_served_screenshotted_and_scored_from_the_pictures(
+    wave: Wave, tmp_path: Path
+) -> None:
+    repo = banner_site(wave, SERVE)
     script: dict[str, Any] = {
         "executor/1/implement": implement(1, {"site/index.html": page(RED, "Hello")}),
         "verifier/1/verify": score(1, scores("design", 5), kind="design", analysis="red, not blue"),
@@ -231,3 +239,35 @@ def test_a_killed_runs_dev_server_is_stopped_by_recovery(wave: Wave, tmp_path: P
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
     assert not record.exists()
     assert repo.worktrees() == [str(repo.path)]
+
+
+# A dev server that builds once: it copies the site when it starts and serves the copy.
+SERVE_A_BUILD = (
+    'build="$(mktemp -d)" && cp -R site "$build/" && '
+    'exec python3 -m http.server "$PORT" --bind "$HOST" --directory "$build"'
+)
+
+
+def test_a_page_that_stays_the_same_while_its_files_change_is_called_stale(
+    wave: Wave, tmp_path: Path
+) -> None:
+    repo = banner_site(wave, SERVE_A_BUILD)
+    script: dict[str, Any] = {
+        "executor/1/implement": implement(1, {"site/index.html": page(RED, "Hello")}),
+        "verifier/1/verify": score(1, scores("design", 5), kind="design", analysis="red"),
+        "fixer/1/attempt-1": fix({"site/index.html": page(BLUE, "Hello")}),
+        "verifier/1/attempt-1": score(1, scores("design", 5), kind="design", analysis="red"),
+    }
+    inner = ScriptedBackend(script)
+    context = Context(wave.pack, inner, EventStream(wave.events.append), browser=CHROMIUM)
+    options = ExecuteWaveOptions(tasks=wave.tasks_path, repo=repo.path, viewport=VIEWPORT)
+    result = run_execute_wave(options, context)
+
+    shots = Path(result.run_dir) / "shots"
+    assert banner(looks_right(shots / "task-1-attempt-1.png")) == RED  # the old build, served
+    warnings = [e.message for e in wave.events if e.kind.value == "warning"]
+    assert any("looks exactly as before although its files changed" in w for w in warnings)
+    verifier = next(c for c in inner.calls if c.key == "verifier/1/attempt-1")
+    assert "this picture is identical to the previous one" in verifier.system_prompt
+    first = next(c for c in inner.calls if c.key == "verifier/1/verify")
+    assert "identical" not in first.system_prompt

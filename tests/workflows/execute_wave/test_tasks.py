@@ -216,3 +216,39 @@ def test_the_plan_digest_ignores_what_a_run_writes(user_repo: UserRepo, tmp_path
     assert load_plan(path, user_repo.path).digest == first
     path.write_text(json.dumps([{**OK_TASK, "name": "renamed"}]))
     assert load_plan(path, user_repo.path).digest != first
+
+
+def test_config_jsonc_beside_tasks_json_gives_its_settings_and_tasks_json_wins(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "config.jsonc").write_text(
+        '{\n  // fe-harness keeps these here\n  "maxRetries": 2,\n  "reviewThreshold": 70,\n'
+        '  /* not execute-wave\'s */ "feToolsPath": "/opt/fe/tools.js",\n}\n'
+    )
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps({"tasks": [OK_TASK], "reviewThreshold": 90}))
+    plan = load_plan(tasks, tmp_path)
+    assert (plan.settings.maxRetries, plan.settings.reviewThreshold) == (2, 90)
+    # What the run uses is in the plan's digest: a change of the config is a different plan.
+    (tmp_path / "config.jsonc").write_text('{"maxRetries": 3}')
+    assert load_plan(tasks, tmp_path).digest != plan.digest
+
+
+def test_a_config_jsonc_that_does_not_parse_is_one_located_line(tmp_path: Path) -> None:
+    (tmp_path / "config.jsonc").write_text('{\n  "maxRetries": 2,\n  "x": }\n')
+    (tmp_path / "tasks.json").write_text(json.dumps([OK_TASK]))
+    with pytest.raises(FixloopError) as raised:
+        load_plan(tmp_path / "tasks.json", tmp_path)
+    [line] = str(raised.value).splitlines()
+    assert line.startswith(f"{tmp_path / 'config.jsonc'}:3:8: config: invalid JSON with comments")
+
+
+def test_a_bad_setting_in_config_jsonc_names_the_file_and_key(tmp_path: Path) -> None:
+    (tmp_path / "config.jsonc").write_text('{"maxRetries": "many"}')
+    (tmp_path / "tasks.json").write_text(json.dumps([OK_TASK]))
+    with pytest.raises(FixloopError) as raised:
+        load_plan(tmp_path / "tasks.json", tmp_path)
+    assert str(raised.value) == (
+        f"{tmp_path / 'config.jsonc'}:1:1: tasks: settings: maxRetries: expected an integer, "
+        "got a string"
+    )

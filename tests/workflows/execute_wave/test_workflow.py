@@ -57,7 +57,7 @@ def test_two_waves_merge_verify_fix_and_commit_exactly_the_passed_files(wave: Wa
     subjects = wave.repo.git("log", "--format=%s", f"{old_tip}..main").splitlines()
     assert subjects[0] == "feat: implement wave 2 tasks (no task passed)"
     assert "feat: implement wave 1 tasks (add mul, add div)" in subjects
-    assert subjects.count("merge: task 1 implementation") == 1
+    assert subjects.count("merge: task #1 implementation") == 1
     wave_one = next(
         line
         for line in wave.repo.git("log", "--format=%H %s").splitlines()
@@ -70,6 +70,9 @@ def test_two_waves_merge_verify_fix_and_commit_exactly_the_passed_files(wave: Wa
     assert on_disk["2"]["bestScore"] == 80 and on_disk["2"]["retryCount"] == 1
     assert on_disk["3"]["lastError"] == "Exceeded max retries (5)"
     assert on_disk["1"]["filesModified"] == ["src/mul.py"]
+    # When each executor returned, before its merge (and after the task started).
+    for task_id in ("1", "2", "3"):
+        assert on_disk[task_id]["startedAt"] <= on_disk[task_id]["executorFinishedAt"]
     assert wave.leftovers() == []
     results = Path(result.run_dir) / "context"
     first = json.loads((results / "wave-result-1.json").read_text())

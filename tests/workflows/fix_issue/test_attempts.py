@@ -3,6 +3,7 @@ and what the patch holds."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -97,8 +98,72 @@ def test_a_spent_budget_stops_the_attempts(tmp_path: Path, pack: Pack) -> None:
     script = {KEY.format(n): costly for n in (1, 2, 3)}
     result, backend = run(tmp_path, pack, script, RunBudget(max_cost_usd=0.5))
     assert len(backend.calls) == 1  # the second call was refused before it started
-    assert [a.reason.split(":")[0] for a in result.attempts] == ["", "run_budget"]
+    # A refused call is no attempt: one attempt, and the reason says what stopped the rest.
+    assert [a.number for a in result.attempts] == [1]
+    assert result.stop_reason == "run_budget"
     assert result.cost_usd == 0.5 and result.status is IssueStatus.UNRESOLVED
+    assert result.reason.endswith(
+        "then run cost budget spent: $0.5000 of $0.5000, so no further attempt started"
+    )
+    assert "after 1 attempt(s)" in result.summary_lines()[0]
+
+
+def test_the_token_budget_refuses_the_next_attempt_and_runs_no_more_tests(
+    tmp_path: Path, pack: Pack
+) -> None:
+    """150,000 tokens by default: two calls of 80,000 each spend it, the third is refused. It
+    is no attempt and runs no test: the sandbox ran the tests before and two checks only."""
+    heavy = {"tools": HALF_FIX, "output": FIXED_OUTPUT, "input_tokens": 70_000}
+    heavy["output_tokens"] = 10_000
+    script = {KEY.format(n): heavy for n in (1, 2, 3)}
+    repo = make_issue_repo(tmp_path / "repo")
+    backend = ScriptedBackend(script)
+    opener = recorder()
+    options = FixIssueOptions(
+        issue=write_issue(tmp_path), repo=repo, tests=[UNITTEST], open_sandbox=opener
+    )
+    assert options.max_tokens == 150_000
+    result = run_fix_issue(options, Context(pack, backend))
+    assert len(backend.calls) == 2 and len(result.attempts) == 2
+    assert result.stop_reason == "token_budget" and result.tokens == 160_000
+    assert result.stop_detail == "run token budget spent: 160000 of 150000 tokens"
+    assert "after 2 attempt(s)" in result.summary_lines()[0]
+    events = [json.loads(line) for line in Path(result.trace_path).read_text().splitlines()]
+    phases = [e["step"] for e in events if e["event"] == "phase" and e["workflow"] == "fix-issue"]
+    assert phases.count("fix-attempt") == 3 and phases.count("check-attempt") == 2
+    # The refused call ran no test: the sandbox ran what a run of two attempts runs.
+    two = recorder()
+    options = dataclasses.replace(options, open_sandbox=two, max_tokens=0, max_attempts=2)
+    make_issue_repo(tmp_path / "repo2")
+    options = dataclasses.replace(options, repo=tmp_path / "repo2")
+    run_fix_issue(options, Context(pack, ScriptedBackend(script)))
+    assert len(opener.opened[0].commands) == len(two.opened[0].commands)
+    # The second call was told how many tokens the run had left.
+    assert backend.calls[1].max_tokens == 70_000
+    saved = json.loads(Path(result.result_path).read_text())
+    assert (saved["stop_reason"], saved["tokens"], saved["max_tokens"]) == (
+        "token_budget",
+        160_000,
+        150_000,
+    )
+    state = json.loads((Path(result.result_path).parent / "state.json").read_text())
+    assert state["stop_reason"] == "token_budget" and len(state["attempts"]) == 2
+
+
+def test_no_token_budget_with_zero(tmp_path: Path, pack: Pack) -> None:
+    heavy = {"tools": HALF_FIX, "output": FIXED_OUTPUT, "input_tokens": 200_000}
+    script = {KEY.format(n): heavy for n in (1, 2, 3)}
+    repo = make_issue_repo(tmp_path / "repo")
+    backend = ScriptedBackend(script)
+    options = FixIssueOptions(
+        issue=write_issue(tmp_path),
+        repo=repo,
+        tests=[UNITTEST],
+        open_sandbox=recorder(),
+        max_tokens=0,
+    )
+    result = run_fix_issue(options, Context(pack, backend))
+    assert len(result.attempts) == 3 and result.stop_reason == ""
 
 
 def test_a_change_made_outside_the_tools_stays_out_of_the_patch(tmp_path: Path, pack: Pack) -> None:

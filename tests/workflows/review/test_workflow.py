@@ -140,7 +140,13 @@ def test_without_paths_or_a_phase_the_working_trees_changes_are_reviewed(
     ("paths", "options", "problem"),
     [
         ((), {}, "a REVIEW.md needs a phase"),
-        (("7",), {}, "no phase directory .planning/phases/07-*"),
+        ((), {}, "with a folder .planning/phases/02-NAME) or --phase; or write a findings JSON"),
+        (
+            ("7",),
+            {},
+            "make one (`mkdir -p .planning/phases/07-NAME`), or review files without a phase",
+        ),
+        (("7",), {}, "`fixloop review PATHS --format findings-json --output FILE`"),
         (("02", "../outside.py"), {}, "outside the repository"),
         (("02", "src/none.py"), {}, "no such file or folder"),
         (("src/app.py",), {"format": "findings-json"}, "name the file to write with --output"),

@@ -6,7 +6,6 @@ worktree), in the run's sandbox."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 from tests.helpers.gitrepo import UserRepo, make_user_repo
 from tests.helpers.reviews import REVIEW_REL, finding, fixed, pack, review_text, write_review
+from tests.helpers.typescript import install_typescript
 from tests.sandboxes.support import kinds
 
 from fixloop.agents.scripted import ScriptedBackend
@@ -29,17 +29,7 @@ TAX = "export const rate: number = 0.2;\n"
 
 @pytest.fixture(scope="module")
 def node_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("typescript")
-    done = subprocess.run(
-        ["npm", "install", "--no-audit", "--no-fund", "--silent", "typescript@5"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return folder / "node_modules"
+    return install_typescript(tmp_path_factory.mktemp("typescript"))
 
 
 @pytest.fixture

@@ -37,7 +37,8 @@ def record(
 ) -> None:
     """Fill `outcome`'s evidence from the acceptance (None: none ran) and the fixer's last runs."""
     if patch is not None and patch.is_file():
-        outcome.patch = mask_text(patch.read_text(encoding="utf-8", errors="replace")[:PATCH_CHARS])
+        outcome.model_patch = mask_text(patch.read_text(encoding="utf-8", errors="replace"))
+        outcome.patch = outcome.model_patch[:PATCH_CHARS]
     if acceptance is None:
         return
     outcome.output = _tail(acceptance.results or acceptance.base_results)

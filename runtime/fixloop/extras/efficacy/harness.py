@@ -33,7 +33,7 @@ from fixloop.events import Event, EventKind, EventStream
 from fixloop.extras.efficacy.corpus import Corpus, Task, load_corpus
 from fixloop.extras.efficacy.evidence import keep, record
 from fixloop.extras.efficacy.executor import LocalPool, TaskPool
-from fixloop.extras.efficacy.materialize import materialize
+from fixloop.extras.efficacy.materialize import hidden_from_patch, materialize
 from fixloop.extras.efficacy.outcome import BenchResult, TaskOutcome
 from fixloop.runs.run import new_run_id, now_iso
 from fixloop.sandboxes import choose_sandbox, open_sandbox
@@ -126,9 +126,20 @@ def backend_for(options: BenchOptions) -> Callable[[Task], Backend]:
     return scripted
 
 
-def _hidden(task: Task) -> HiddenTests:
+def _hidden(task: Task, repo: Path, base: str) -> HiddenTests:
+    """The task's hidden tests: its `hidden/` folder, or its test.patch's files at `base`."""
     commands = tuple(PresetTest(tuple(argv)) for argv in task.spec.acceptance)
-    return HiddenTests(files=task.hidden, commands=commands)
+    files = task.hidden
+    if task.test_patch is not None:
+        files = hidden_from_patch(task, repo, base, repo.parent / "hidden")
+    return HiddenTests(files=files, commands=commands)
+
+
+def _image(options: BenchOptions, task: Task) -> str | None:
+    """The task's image, for docker (auto may choose it); `--sandbox local|bwrap` runs none."""
+    if options.sandbox in ("local", "bwrap"):
+        return options.image
+    return task.spec.image or options.image
 
 
 def _selection(task: Task) -> TestSelection:
@@ -155,10 +166,10 @@ def _run_agent(
     fix = FixIssueOptions(
         issue=issue,
         repo=repo,
-        tests=list(task.tests),
+        tests=list(task.commands),
         sandbox=options.sandbox,
-        image=options.image,
-        hidden=_hidden(task),
+        image=_image(options, task),
+        hidden=_hidden(task, repo, base),
         issue_id=task.id,
         open_sandbox=options.open_sandbox,
         fail_to_pass=task.spec.fail_to_pass,
@@ -195,6 +206,32 @@ def _run_agent(
     return outcome, kept + _acceptance_trace(acceptance)
 
 
+def accept_patch(
+    options: BenchOptions, pack: Pack, task: Task, repo: Path, *, base: str, patch: Path
+) -> Acceptance:
+    """`patch` through the task's acceptance on a clean checkout of `base` (`repo` built by
+    `materialize`): what `--patches` scores and what `validate` proves a task with."""
+    hidden = _hidden(task, repo, base)
+    check = PatchCheck(
+        repo=repo,
+        base=base,
+        patch=patch.resolve(),
+        commands=tuple(PresetTest(argv) for argv in task.commands) + hidden.commands,
+        opener=options.open_sandbox,
+        sandbox=options.sandbox,
+        image=_image(options, task),
+        hidden_files=hidden.files,
+        selection=_selection(task),
+    )
+    return verify_patch(
+        check,
+        document=pack.workflow("fix-issue"),
+        protocol=pack.workflow("git-protocol"),
+        run_id=new_run_id(),
+        events=options.events,
+    )
+
+
 def _score_patch(
     options: BenchOptions, pack: Pack, task: Task, workdir: Path
 ) -> tuple[TaskOutcome, Kept]:
@@ -206,25 +243,7 @@ def _score_patch(
     if not patch.is_file() or not patch.read_bytes().strip():
         outcome.status, outcome.reason = "unresolved", f"no patch ({patch.name})"
         return outcome, []
-    hidden = _hidden(task)
-    check = PatchCheck(
-        repo=repo,
-        base=base,
-        patch=patch.resolve(),
-        commands=tuple(PresetTest(argv) for argv in task.tests) + hidden.commands,
-        opener=options.open_sandbox,
-        sandbox=options.sandbox,
-        image=options.image,
-        hidden_files=hidden.files,
-        selection=_selection(task),
-    )
-    acceptance = verify_patch(
-        check,
-        document=pack.workflow("fix-issue"),
-        protocol=pack.workflow("git-protocol"),
-        run_id=new_run_id(),
-        events=options.events,
-    )
+    acceptance = accept_patch(options, pack, task, repo, base=base, patch=patch)
     outcome.accepted = acceptance.accepted
     outcome.status = "resolved" if acceptance.accepted else "rejected"
     outcome.reason = acceptance.problem or "the patch passed acceptance"
@@ -358,4 +377,12 @@ def run_bench(options: BenchOptions, pack: Pack) -> BenchResult:
     return result
 
 
-__all__ = ["BenchOptions", "TaskJob", "backend_for", "export_tasks", "run_bench", "run_task"]
+__all__ = [
+    "BenchOptions",
+    "TaskJob",
+    "accept_patch",
+    "backend_for",
+    "export_tasks",
+    "run_bench",
+    "run_task",
+]

@@ -34,9 +34,12 @@ class TaskOutcome:
     tests: list[dict[str, str]] = field(default_factory=list)  # id, role, base, after_fix, accepted
     output: str = ""  # the runner's output tail at acceptance
     patch: str = ""  # the patch graded
+    # The whole patch (masked, not cut short), for SWE-bench's predictions; not in the report.
+    model_patch: str = field(default="", repr=False)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["model_patch"]
         data["wall_s"] = round(self.wall_s, 3)
         data["cost_usd"] = round(self.cost_usd, 6)
         return data

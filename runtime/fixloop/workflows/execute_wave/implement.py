@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from fixloop.agents.backend import BackendFailed
 from fixloop.diagnostics import FixloopError
 from fixloop.events import EventStream
 from fixloop.runs.run import Run
@@ -23,7 +24,7 @@ from fixloop.schemas.results import ImplResult
 from fixloop.workflows.execute_wave import design
 from fixloop.workflows.execute_wave.merge import commit_task
 from fixloop.workflows.execute_wave.state import TaskStatus
-from fixloop.workflows.execute_wave.work import CONTEXT, TaskWork
+from fixloop.workflows.execute_wave.work import CONTEXT, TaskWork, now
 from fixloop.workflows.kernel.errors import SkipItem
 
 if TYPE_CHECKING:
@@ -87,8 +88,15 @@ class Implementer:
         flow.item(work.id, TaskStatus.RUNNING, "running", title=work.task.name)
         try:
             self.implement()
+            work.executor_finished_at = now()
         except SkipItem as skip:
             work.fail(f"{skip.reason}: {skip.detail}" if skip.detail else skip.reason)
+        except BackendFailed:
+            work.fail("not done: the backend failed")
+            flow.item(
+                work.id, TaskStatus.FAILED, "failed: the backend failed", title=work.task.name
+            )
+            raise  # the run stops: every other task would meet the same failure
         except FixloopError as exc:  # a step or the browser failed for this task only
             work.fail(str(exc).splitlines()[0])
         if work.failed:

@@ -108,4 +108,26 @@ def plan_execute_wave(options: ExecuteWaveOptions) -> WavePlan:
     return WavePlan(options, repo, plan, waves, figma)
 
 
-__all__ = ["DEFAULT_PARALLEL", "LATEST", "ExecuteWaveOptions", "WavePlan", "plan_execute_wave"]
+def all_done(plan: WavePlan) -> str | None:
+    """Why the run need not start: every task of the waves asked for is `done` in tasks.json
+    (the statuses a run writes back as it commits them); None when one is not."""
+    if plan.options.resume is not None:
+        return None
+    chosen = [task for task in plan.tasks.tasks if task.wave in plan.waves]
+    if not chosen or any(task.status != "done" for task in chosen):
+        return None
+    waves = ", ".join(str(wave) for wave in plan.waves)
+    return (
+        f"every task of {plan.tasks.shown} in wave(s) {waves} is done ({len(chosen)} task(s)): "
+        "nothing to do; set a task's status to pending to run it again"
+    )
+
+
+__all__ = [
+    "DEFAULT_PARALLEL",
+    "LATEST",
+    "ExecuteWaveOptions",
+    "WavePlan",
+    "all_done",
+    "plan_execute_wave",
+]

@@ -147,6 +147,8 @@ class ExecuteWaveResult(Result):
         return {**{key: getattr(item, key) for key in keys}, "commit": item.commit}
 
     def summary_lines(self) -> list[str]:
+        if self.nothing_to_do:  # every task done already
+            return [self.nothing_to_do]
         passed = [task for task in self.tasks if task.passed]
         lines = [
             f"execute-wave run {self.run_id}: {len(self.tasks)} task(s), {len(passed)} passed, "

@@ -35,6 +35,7 @@ from typing import Any
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.files import UnreadableFile, load_json, read_text
 from fixloop.steps.paths import path_problem
+from fixloop.workflows.execute_wave.config_file import read_config
 
 STATUSES = ("pending", "in_progress", "done", "failed", "skipped")
 FINISHED = ("done", "failed", "skipped")
@@ -167,7 +168,7 @@ def load_plan(path: Path, repo: Path) -> TaskPlan:
     except json.JSONDecodeError as exc:
         problem = f"invalid JSON: {exc.msg}"
         raise FixloopError(Diagnostic(shown, exc.lineno, exc.colno, "tasks", problem)) from None
-    raw_tasks, settings = _split(data, refuse)
+    raw_tasks, settings = _split(data, refuse, *read_config(path))
     tasks = _check_tasks(raw_tasks, repo.resolve(), refuse)
     waves = _waves(tasks, refuse)
     plan_tasks = tuple(
@@ -196,13 +197,19 @@ def plan_digest(raw_tasks: Iterable[Mapping[str, Any]], settings: WaveSettings) 
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _split(data: Any, refuse: _Refuse) -> tuple[list[Any], WaveSettings]:
-    if isinstance(data, list):
-        return data, WaveSettings()
-    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
-        raise refuse("tasks.json", "", 'expected a list of tasks or {"tasks": [...]}')
+def _split(
+    data: Any, refuse: _Refuse, config_shown: str = "", config: Mapping[str, Any] | None = None
+) -> tuple[list[Any], WaveSettings]:
+    """The tasks, and the settings: `config.jsonc`'s (`config_file.py`), then tasks.json's."""
     known = {f.name: f for f in fields(WaveSettings)}
     values: dict[str, Any] = {}
+    for key, value in (config or {}).items():
+        if key in known:  # the file's other keys are fe-harness's own
+            values[key] = _setting(key, value, str(known[key].type), _Refuse(config_shown))
+    if isinstance(data, list):
+        return data, WaveSettings(**values)
+    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
+        raise refuse("tasks.json", "", 'expected a list of tasks or {"tasks": [...]}')
     for key, value in data.items():
         if key == "tasks":
             continue

@@ -10,8 +10,10 @@ that ended without a valid answer, scores 0 on every dimension: a failed verific
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fixloop.diagnostics import FixloopError
@@ -143,7 +145,7 @@ class Verification:
         work.shots.append(shot)
         reference = str(flow.wave_plan.repo / task.reference_image) if task.reference_image else ""
         compared = reference or f"the Figma design {task.figma_url}"
-        artifact = f"screenshots of {url} beside {compared}"
+        artifact = f"screenshots of {url} beside {compared}" + self.staleness(shot)
         return {
             "finding": design_finding(task),
             "question": DESIGN_QUESTION,
@@ -155,6 +157,30 @@ class Verification:
             "reference": reference,
             "dimensions": list(scoring.DESIGN_WEIGHTS),
         }
+
+    def staleness(self, shot: Path) -> str:
+        """'' when the picture can be trusted; else why not, for the verifier's artifact line
+        (and a warning): the page looked exactly as before although the task's files changed,
+        so the dev server serves a build of the old files (`devServerCommand` must reflect
+        edits live, or rebuild)."""
+        flow, work = self.flow, self.work
+        files = hashlib.sha256()
+        for relative in sorted(work.files or work.task.files):
+            path = flow.git.worktree / relative
+            files.update(relative.encode() + b"\0" + (path.read_bytes() if path.is_file() else b""))
+        look = (hashlib.sha256(shot.read_bytes()).hexdigest(), files.hexdigest())
+        before, work.last_look = work.last_look, look
+        if before is None or before[0] != look[0] or before[1] == look[1]:
+            return ""
+        flow.warn(
+            f"task {work.id}: the page looks exactly as before although its files changed: does "
+            "devServerCommand serve edits live? (a server that builds once serves the old page)",
+            item=work.id,
+        )
+        return (
+            " (WARNING: this picture is identical to the previous one although the task's files "
+            "changed since; the dev server may be serving a stale build)"
+        )
 
     def brief(self, output_rel: str) -> str:
         task = self.work.task

@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, wait
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fixloop.events import Event, EventStream
@@ -89,6 +90,10 @@ class TaskWork:
     shots: list[Path] = field(default_factory=list)
     attempts: int = 0
     fixed: bool = False
+    executor_finished_at: str = ""  # when its executor returned (tasks.json executorFinishedAt)
+    # (picture digest, files digest) of the last screenshot for the verifier: a page that looks
+    # the same while its files changed is a dev server that does not serve edits live.
+    last_look: tuple[str, str] | None = None
 
     @property
     def id(self) -> str:
@@ -114,21 +119,33 @@ def batches(tasks: Sequence[Task], max_browsers: int) -> list[list[Task]]:
 
 def in_parallel(pool: Executor, jobs: Sequence[Callable[[], object]], limit: int) -> None:
     """Run `jobs` on `pool` (any `concurrent.futures.Executor`), at most `limit` at once, and
-    wait for all of them; the first error one raised is raised here."""
+    wait for all of them; the first error one raised is raised here, once the jobs already
+    running have ended (they work in the run's worktrees, which the cleanup after the error
+    removes) and with none started after it."""
     pending: list[Future[object]] = []
     queue = list(jobs)
+    failure: BaseException | None = None
     while queue or pending:
-        while queue and len(pending) < limit:
+        while queue and failure is None and len(pending) < limit:
             pending.append(pool.submit(queue.pop(0)))
+        if not pending:
+            break
         done, _ = wait(pending, return_when="FIRST_COMPLETED")
         for future in done:
             pending.remove(future)
-            future.result()
+            failure = failure or future.exception()
+    if failure is not None:
+        raise failure
 
 
 def task_files_only(paths: Sequence[str]) -> list[str]:
     """Paths a task may own: everything but fixloop's own `.fixloop/` files."""
     return sorted(path for path in paths if not path.startswith(IGNORED_PREFIX))
+
+
+def now() -> str:
+    """A moment as tasks.json records it (`startedAt`, `executorFinishedAt`, `completedAt`)."""
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 __all__ = [
@@ -139,5 +156,6 @@ __all__ = [
     "TaskSteps",
     "TaskWork",
     "batches",
+    "now",
     "task_files_only",
 ]

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,12 @@ from fixloop.steps.result import StepFailed, required_output
 from fixloop.workflows.execute_wave import design, fixes, resume
 from fixloop.workflows.execute_wave.implement import Implementer
 from fixloop.workflows.execute_wave.merge import merge_one, remove_task
-from fixloop.workflows.execute_wave.plan import ExecuteWaveOptions, WavePlan, plan_execute_wave
+from fixloop.workflows.execute_wave.plan import (
+    ExecuteWaveOptions,
+    WavePlan,
+    all_done,
+    plan_execute_wave,
+)
 from fixloop.workflows.execute_wave.records import Records
 from fixloop.workflows.execute_wave.scoring import Score
 from fixloop.workflows.execute_wave.state import (
@@ -47,13 +51,10 @@ from fixloop.workflows.execute_wave.work import (
     TaskWork,
     batches,
     in_parallel,
+    now,
     task_files_only,
 )
 from fixloop.workflows.kernel.workflow import Context, Workflow, implements
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def by_id(works: Sequence[TaskWork]) -> list[TaskWork]:
@@ -96,6 +97,9 @@ class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
 
     def new_result(self, plan: WavePlan) -> ExecuteWaveResult:
         return ExecuteWaveResult(plan.tasks.shown)
+
+    def nothing_to_do(self, plan: WavePlan) -> str | None:
+        return all_done(plan)
 
     def new_state(self, plan: WavePlan) -> ExecuteWaveState:
         run = self.active_run
@@ -219,7 +223,12 @@ class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
         if work.merged:
             merged = f"merged ({', '.join(work.files)})"
             self.records.set(
-                work.id, TaskStatus.MERGED, merged, files=work.files, filesModified=work.files
+                work.id,
+                TaskStatus.MERGED,
+                merged,
+                files=work.files,
+                filesModified=work.files,
+                executorFinishedAt=work.executor_finished_at or None,
             )
         elif work.failed:
             self.fail(work)

@@ -106,7 +106,10 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
         if last is not None:
             said = "passed" if last.passed else "not passed"
             verdict_word = last.verdict or "no verdict"
-            self.note(f"{item.id} attempt {number}: {said} ({verdict_word}): {last.evidence}")
+            self.note(
+                f"{item.id} attempt {number}: {said} ({verdict_word}): {last.evidence}",
+                item=item.id,
+            )
         return recorded
 
     @implements("implement-item")
@@ -214,7 +217,7 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
         changed = sorted(gitrepo.changed_paths(self.git.worktree))
         if changed:
             self.git.rollback(changed)
-            self.note(f"{item.id}: rolled back {', '.join(changed)}")
+            self.note(f"{item.id}: rolled back {', '.join(changed)}", item=item.id)
 
     def undo_executor_commit(self, item: ItemRecord) -> None:
         """`undo-agent-commit` of the git protocol: back to `last-item` (or `baseline`)."""

@@ -12,7 +12,9 @@ put back here, per file:
   fail, whatever the fixer reported;
 - a failed attempt: the round's files get back their bytes and their index entries;
 - a run that stops on a failed step before a fix was verified: the fix is taken back out of the
-  user's files and kept in the run folder (`unverified/`), and `--resume` makes the round again.
+  user's files and kept in the run folder (`unverified/`), and `--resume` makes the round again;
+- a backend that fails during the call (`BackendFailed`: an outage, a rejected key): what the
+  call did before it failed is undone as for a failed attempt, then the run stops.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fixloop.agents.backend import AgentOutcome
+from fixloop.agents.backend import AgentOutcome, BackendFailed
 from fixloop.workflows.fix_findings import snapshots
 from fixloop.workflows.fix_findings.briefs import fixer_brief
 from fixloop.workflows.fix_findings.fixer_git import GitState
@@ -80,7 +82,16 @@ def call_fixer(
     record.in_flight.tree_before = str(tree)
     flow.save()
     git_before = GitState.capture(flow.repo)
-    outcome = flow.call("fixer", inputs, task, flow.repo, writable=record.scope, key=key)
+    try:
+        outcome = flow.call("fixer", inputs, task, flow.repo, writable=record.scope, key=key)
+    except BackendFailed:
+        # The turns before the failure may have edited: put everything back, then stop.
+        _undo_commit(flow, record, number, git_before)
+        record.notes += flow.guard.after(tree, record.scope).notes(f"R{number}")
+        restore_round_files(flow, record.in_flight)
+        record.in_flight = None
+        flow.save()
+        raise
     undone = _undo_commit(flow, record, number, git_before)
     stray = flow.guard.after(tree, record.scope)
     record.notes += stray.notes(f"R{number}")
@@ -124,13 +135,15 @@ def restore_round_files(flow: FindingsRun, before: RoundRecord) -> None:
         flow.steps.restore_index(changed, before.index_before)
 
 
-def take_back_unverified(flow: FindingsRun, record: FindingRecord) -> None:
-    """The run stops before this round's fix was staged: take it back out of the user's files.
+def take_back_unverified(flow: FindingsRun, record: FindingRecord, *, staged: bool = False) -> None:
+    """The run stops before this round's fix was verified: take it back out of the user's files
+    (and, with `staged`, out of the index too: a fix staged but never verified).
 
     The fixer's version is kept in the run folder; the round is dropped, so `--resume` makes it
     again from the files as they were."""
     last = record.rounds[-1] if record.rounds else None
-    if last is None or last.phase != "fixed":
+    phases = ("fixed", "staging", "staged") if staged else ("fixed",)
+    if last is None or last.phase not in phases:
         return
     kept = flow.active_run.dir / UNVERIFIED
     for name in last.files_changed:
@@ -138,7 +151,10 @@ def take_back_unverified(flow: FindingsRun, record: FindingRecord) -> None:
         if source.is_file() and not source.is_symlink():
             (kept / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, kept / name)
-    snapshots.restore(flow.repo, Path(last.snapshot_dir), last.snapshot)
+    if staged:
+        restore_round_files(flow, last)
+    else:
+        snapshots.restore(flow.repo, Path(last.snapshot_dir), last.snapshot)
     record.rounds.pop()
     record.notes.append(
         f"R{last.number}'s fix of {', '.join(last.files_changed)} was not verified when the run "

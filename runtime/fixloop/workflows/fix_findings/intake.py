@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from fixloop import gitrepo
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.runs.run import RUN_ID_PATTERN, read_run
-from fixloop.runs.state import LATEST, digest, stopped_runs
+from fixloop.runs.state import LATEST, digest, finished_runs, stopped_runs
 from fixloop.runs.state import load_state as load_run_state
 from fixloop.schemas.findings import Finding
 from fixloop.steps.paths import check_path, path_problem
@@ -177,3 +177,26 @@ def _resumed(root: Path, findings_path: Path, wanted: str, run_id: str) -> FixFi
         problem = f"run {run_id} read a different findings file; resume it with that file"
         raise FixloopError(Diagnostic(shown, 1, 1, "resume", problem))
     return state.model_copy(update={"resumed_from": run_id})
+
+
+def finished_earlier(state: FixFindingsState) -> str | None:
+    """Why this very findings file needs no run, or None: the latest finished run of it decided
+    every finding with none escalated, and what it staged is still in the index, entry for
+    entry (staged still, or committed since: a commit leaves the index as it was). A finding it
+    escalated, or a fix unstaged or changed since, and the file runs again."""
+    if state.resumed_from:
+        return None
+    repo = Path(state.repo)
+    state_dir = gitrepo.state_dir_of(repo)
+    for run_id, earlier, _ in finished_runs(state_dir, FixFindingsState, state.input_digest):
+        if any(record.bucket in (None, "escalated") for record in earlier.records):
+            return None
+        if gitrepo.index_entries(repo, earlier.staged_by_run) != earlier.staged_by_run:
+            return None
+        output = earlier.output()
+        return (
+            f"{state.input_path} was settled by run {run_id} ({len(output.resolved)} resolved, "
+            f"{len(output.dropped)} dropped, {len(output.demoted)} demoted; its fixes are still "
+            "in your index): nothing to do; change the findings file to run again"
+        )
+    return None

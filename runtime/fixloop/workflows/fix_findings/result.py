@@ -53,6 +53,8 @@ class FixFindingsResult(Result):
         state = self.state
         if self.dry_run:
             return ["fix-findings --dry-run: nothing was changed", *self.planned]
+        if self.nothing_to_do:  # settled already by an earlier run
+            return [self.nothing_to_do]
         output = state.output()
         ignored = ", ".join(map(str, state.ignored))
         lines = [

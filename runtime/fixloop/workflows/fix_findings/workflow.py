@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from fixloop import gitrepo
-from fixloop.agents.backend import AgentOutcome
+from fixloop.agents.backend import AgentOutcome, BackendFailed
 from fixloop.diagnostics import FixloopError, display_path
 from fixloop.runs.exclusive import exclusive_run
 from fixloop.runs.preflight import check_index_lock
@@ -55,7 +55,12 @@ from fixloop.workflows.fix_findings.fixer_call import (
     take_back_unverified,
     undo_interrupted_call,
 )
-from fixloop.workflows.fix_findings.intake import first_calls, load_state, needs_pre_gate
+from fixloop.workflows.fix_findings.intake import (
+    finished_earlier,
+    first_calls,
+    load_state,
+    needs_pre_gate,
+)
 from fixloop.workflows.fix_findings.options import FixFindingsOptions, PrestagedPolicy
 from fixloop.workflows.fix_findings.prestaged import settle_prestaged
 from fixloop.workflows.fix_findings.result import FixFindingsResult
@@ -104,6 +109,9 @@ class FixFindings(Workflow[FixFindingsOptions, FixFindingsState, FixFindingsResu
     def repository(self, state: FixFindingsState) -> Path:
         return Path(state.repo)
 
+    def nothing_to_do(self, state: FixFindingsState) -> str | None:
+        return finished_earlier(state)
+
     def first_calls(self, state: FixFindingsState) -> list[str]:
         return [] if state.resumed_from else first_calls(state)
 
@@ -148,6 +156,10 @@ class FixFindings(Workflow[FixFindingsOptions, FixFindingsState, FixFindingsResu
                         str(finding.id), bucket, title=finding.title, data={**where, "diff": diff}
                     )
             self.report()
+        except BackendFailed:
+            if record is not None:  # a fix nobody verified goes back out of the user's tree
+                take_back_unverified(self, record, staged=True)
+            raise
         except StepFailed as exc:
             if record is not None:
                 take_back_unverified(self, record)

@@ -45,6 +45,7 @@ from fixloop.workflows.fix_issue.plan import SandboxOpener
 from fixloop.workflows.fix_issue.suite import CommandRun, PresetTest, Suite
 
 VERIFY_SUFFIX = "-verify"
+TEST_RUNS = "test-runs"  # a record of every command run (`suite.py`)
 REPORTS = "reports"
 
 
@@ -116,6 +117,7 @@ def verify_patch(
             events.emit(event)
 
     run = Run.start(check.repo, document.spec.name, run_id=verify_id, events=EventStream(forward))
+    run.annotate(part_of=run_id)  # not a run of the user's: `runs show latest` passes it by
     acceptance = Acceptance(verify_id, run.dir)
     with run.failing_closed(acceptance.to_json, lambda exc: _remove_worktree(check, protocol, run)):
         _verify(check, document, run, acceptance)
@@ -161,7 +163,14 @@ def _sandbox(check: PatchCheck, worktree: Path, run: Run, reports: Path) -> Iter
         check.sandbox, worktree=worktree, image=check.image, run_id=run.id, writable=(reports,)
     )
     with opened as sandbox:
-        yield Suite(check.commands, sandbox, worktree, timeout_s=check.timeout_s, reports=reports)
+        yield Suite(
+            check.commands,
+            sandbox,
+            worktree,
+            timeout_s=check.timeout_s,
+            reports=reports,
+            records=run.dir / TEST_RUNS,
+        )
 
 
 def _at_base(check: PatchCheck, worktree: Path, suite: Suite) -> list[CommandRun]:

@@ -28,6 +28,7 @@ from fixloop.workflows.fix_issue.suite import PresetTest
 from fixloop.workflows.kernel.options import option, repo_option
 
 MAX_ATTEMPTS = 3
+MAX_TOKENS = 150_000  # the run's input and output tokens, all attempts together
 DEFAULT_TEST_TIMEOUT_S = 600.0
 PYTEST = ("python3", "-m", "pytest", "-q")
 _PYTEST_MARKERS = ("pytest.ini", "conftest.py", "tests", "test")
@@ -95,6 +96,21 @@ class FixIssueOptions:
         default=MAX_ATTEMPTS,
         metavar="N",
         help=f"fix attempts before giving up (default: {MAX_ATTEMPTS})",
+    )
+    max_tokens: int = option(
+        "--max-tokens",
+        type=int,
+        default=MAX_TOKENS,
+        metavar="N",
+        help="run budget: once the fixer's calls have used this many input and output tokens, "
+        f"no new attempt starts (default: {MAX_TOKENS:,}; 0: no token budget)",
+    )
+    keep_worktree: bool = option(
+        "--keep-worktree",
+        action="store_true",
+        default=False,
+        help="keep the run's worktree when the issue is not resolved (with fix.patch and "
+        "result.json in the run folder); fixloop recover or runs prune removes it later",
     )
     hidden: HiddenTests | None = None
     require_fail_to_pass: bool = False  # a benchmark task: a fail-to-pass test must exist
@@ -231,6 +247,8 @@ def plan_fix_issue(options: FixIssueOptions) -> FixIssuePlan:
     text, data = _read_issue(issue)
     if options.max_attempts < 1:
         raise _refuse("--max-attempts", "usage", "at least one attempt is needed")
+    if options.max_tokens < 0:
+        raise _refuse("--max-tokens", "usage", "a token budget is a number >= 0")
     repo = toplevel(options.repo)
     base = head(repo)  # first: an unborn branch has nothing to compare the tree with
     _check_clean(repo, issue)
@@ -264,6 +282,7 @@ def describe(plan: FixIssuePlan) -> dict[str, Any]:
 
 __all__ = [
     "MAX_ATTEMPTS",
+    "MAX_TOKENS",
     "FixIssueOptions",
     "FixIssuePlan",
     "HiddenTests",

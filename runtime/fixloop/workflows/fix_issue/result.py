@@ -6,8 +6,9 @@
   revision it left, and the patch was accepted on a clean checkout of the base commit;
 - `rejected`: such an attempt, but the patch did not apply or failed acceptance there;
 - `unresolved`: no attempt got that far (the fixer gave up, its answer was inconclusive, the
-  tests still failed, nothing changed, or the run budget was spent). A patch that was exported
-  anyway is still checked, and its acceptance reported, for whoever reads the result.
+  tests still failed, nothing changed, or a run budget was spent: `stop_reason` says which,
+  `token_budget` for the tokens; a call the budget refused is no attempt: it ran nothing). A
+  patch that was exported anyway is still checked, and its acceptance reported.
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ class FixIssueResult(Result):
     trace_path: str = ""
     changed_outside_tools: list[str] = field(default_factory=list)
     wall_s: float = 0.0
+    stop_reason: str = ""  # the run budget that refused the next attempt (`token_budget`, …)
+    stop_detail: str = ""  # in words: `run token budget spent: 150210 of 150000 tokens`
+    max_tokens: int = 0  # the run's token budget (0: none)
+    kept_worktree: str = ""  # --keep-worktree: where the unresolved run's worktree stays
+    environment: str = ""  # under docker: the image the fixer's tests ran in last
 
     def incomplete(self) -> bool:
         """Exit 0 only for a resolved issue."""
@@ -76,6 +82,10 @@ class FixIssueResult(Result):
         return sum(attempt.turns for attempt in self.attempts)
 
     @property
+    def tokens(self) -> int:
+        return sum(a.input_tokens + a.output_tokens for a in self.attempts)
+
+    @property
     def tool_calls(self) -> int:
         return sum(attempt.tool_calls for attempt in self.attempts)
 
@@ -87,6 +97,7 @@ class FixIssueResult(Result):
             "reason": self.reason,
             "base": self.base,
             "sandbox": self.sandbox,
+            "environment": self.environment,
             "tests": {
                 "commands": self.tests,
                 "before": [run.to_json() for run in self.tests_before],
@@ -97,8 +108,13 @@ class FixIssueResult(Result):
             "patch": {"path": self.patch_path, "files": self.patch_files},
             "cost_usd": self.cost_usd,
             "turns": self.turns,
+            "tokens": self.tokens,
+            "max_tokens": self.max_tokens,
+            "stop_reason": self.stop_reason,
+            "stop_detail": self.stop_detail,
             "tool_calls": self.tool_calls,
             "wall_s": round(self.wall_s, 3),
+            "kept_worktree": self.kept_worktree,
             "changed_outside_tools": self.changed_outside_tools,
             "result_path": self.result_path,
             "trace_path": self.trace_path,
@@ -117,6 +133,8 @@ class FixIssueResult(Result):
 
     def summary_lines(self) -> list[str]:
         """The summary a person reads at the end of a run."""
+        if self.nothing_to_do:  # resolved already by an earlier run
+            return [self.nothing_to_do]
         attempts = f"{len(self.attempts)} attempt(s)"
         lines = [f"fix-issue run {self.run_id}: {self.status} after {attempts}: {self.reason}"]
         accepted = "not run"
@@ -130,9 +148,12 @@ class FixIssueResult(Result):
         if self.patch_files:
             lines.append(f"  patch: {self.patch_path} ({self.patch_files} file(s)); git apply it")
         lines.append(f"  result: {self.result_path}")
+        if self.kept_worktree:
+            lines.append(f"  worktree kept: {self.kept_worktree} (fixloop recover removes it)")
         lines.append(f"  trace: {self.trace_path}")
         lines.append(
-            f"  {self.turns} turn(s), {self.tool_calls} tool call(s), ${self.cost_usd:.4f}, "
+            f"  {self.turns} turn(s), {self.tool_calls} tool call(s), {self.tokens} token(s), "
+            f"${self.cost_usd:.4f}, "
             f"{self.wall_s:.1f}s; {self.sandbox}"
         )
         lines += [f"Warning: {warning}" for warning in self.warnings]

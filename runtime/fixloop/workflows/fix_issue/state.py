@@ -29,14 +29,18 @@ class AttemptRecord(BaseModel):
     succeeded: bool = False  # the fixer said done AND every test passed at that revision
     turns: int = 0
     cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
     tool_calls: int = 0
 
 
 class FixIssueState(RunState):
     workflow: Literal["fix-issue"] = "fix-issue"
     base: str
+    checks: str = ""  # digest of what decides "resolved": the test commands and selections
     tests_before: list[dict[str, Any]] = Field(default_factory=list)
     attempts: list[AttemptRecord] = Field(default_factory=list)
+    stop_reason: str = ""  # a run budget that refused the next attempt: token_budget, …
 
 
 __all__ = ["AttemptRecord", "FixIssueState"]

@@ -14,7 +14,9 @@ With a `reports` folder (outside the worktree, writable in the sandbox and nowhe
 can reach), a command of a known runner (`runners.py`) also writes the runner's own report
 there, and its result carries every test's status as that report says (None: no usable report).
 The file is read and removed at once: it may quote test output, and the run folder keeps only
-masked text.
+masked text. With a `records` folder, every command run leaves a record there, masked:
+`0001.json`, `0002.json`, … (the command, its revision, status, exit code, time, each test's
+status from the report, the output's tail), the evidence behind every result the run names.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from fixloop.masking import dumps_masked
 from fixloop.sandboxes import Sandbox
 from fixloop.workflows.fix_issue.runners import TestReport, runner_for
 from fixloop.workflows.fix_issue.versions import workspace_revision
@@ -139,8 +142,11 @@ class Suite:
         *,
         timeout_s: float,
         reports: Path | None = None,
+        records: Path | None = None,
     ) -> None:
         self.commands = tuple(commands)
+        self.records = records
+        self._recorded = 0
         self.sandbox = sandbox
         self.worktree = worktree
         self.timeout_s = timeout_s
@@ -150,6 +156,12 @@ class Suite:
 
     def revision(self) -> str:
         return workspace_revision(self.worktree)
+
+    def use(self, sandbox: Sandbox) -> None:
+        """Run the commands in `sandbox` from now on (an image the fixer built): a result from
+        the old one says nothing about the new, so none is reused."""
+        self.sandbox = sandbox
+        self._results.clear()
 
     def run(self, indexes: Sequence[int] | None = None) -> list[CommandRun]:
         """Run the commands (all, or those at `indexes`) now, at the current revision."""
@@ -187,7 +199,18 @@ class Suite:
         )
         if not changed:
             self._results[before, index] = result
+        self._record(result)
         return result
+
+    def _record(self, result: CommandRun) -> None:
+        if self.records is None:
+            return
+        self.records.mkdir(exist_ok=True)
+        self._recorded += 1
+        tests = {key: str(test.status) for key, test in (result.tests or {}).items()}
+        data = {"number": self._recorded, **result.to_json(), "tests": tests}
+        path = self.records / f"{self._recorded:04d}.json"
+        path.write_text(dumps_masked(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
 
     def results_at(self, revision: str) -> list[CommandRun] | None:
         """Every command's result at exactly `revision`, or None when one has none there."""

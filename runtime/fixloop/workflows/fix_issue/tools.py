@@ -1,4 +1,5 @@
-"""The issue-fixer's tools: locate, read, edit, create and test, and nothing else.
+"""The issue-fixer's tools: locate, read, edit, create and test; `parts` add the patch preview
+(`diff_tool.py`) and, under docker, the model's own test image (`environment.py`).
 
 The only way the role changes the worktree is `edit_file` (a unique, exact replacement in a file
 whose version it names) and `create_file` (a file that does not exist yet). The claude backend
@@ -16,8 +17,8 @@ plays them from a script. Every call is checked and answered, never raised:
 - `run_tests` runs the preset commands only (`suite.py`), in the sandbox, and says which
   revision each result holds for.
 
-Calls run one at a time (a model may send several at once). Each emits a `tool` event; the
-arguments are summarised there, not copied (file contents stay out of the trace).
+Calls run one at a time (a model may send several at once). Each emits a `tool` event with the
+arguments summarised, not copied (file contents stay out of the trace).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -49,6 +50,18 @@ MAX_SCAN_BYTES = MAX_FILE_BYTES * 20
 
 class _Arguments(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+Handler = tuple[type[BaseModel], Callable[[Any], ToolReply]]
+
+
+class ToolPart(Protocol):
+    """More tools for the same toolbox (`diff_tool.py`, `environment.py`): their specs, and a
+    handler (arguments model, function) per name. They are called, traced and counted as the
+    toolbox's own."""
+
+    def specs(self) -> Sequence[ToolSpec]: ...
+    def handlers(self) -> Mapping[str, Handler]: ...
 
 
 class ListArgs(_Arguments):
@@ -113,12 +126,12 @@ SPECS = (
 )
 
 
-def _reply(ok: bool, **data: Any) -> ToolReply:
+def reply(ok: bool, **data: Any) -> ToolReply:
     return ToolReply(json.dumps({"ok": ok, **data}, ensure_ascii=False), is_error=not ok)
 
 
-def _refused(code: str, message: str, **data: Any) -> ToolReply:
-    return _reply(False, error=code, message=message, **data)
+def refused(code: str, message: str, **data: Any) -> ToolReply:
+    return reply(False, error=code, message=message, **data)
 
 
 @dataclass
@@ -131,6 +144,7 @@ class IssueTools:
     item: str = ""
     touched: set[str] = field(default_factory=set)  # files changed through edit or create
     secret_files: SecretFiles = field(default_factory=SecretFiles)
+    parts: Sequence[ToolPart] = ()
     calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -139,10 +153,10 @@ class IssueTools:
         return WRITING_TOOLS
 
     def specs(self) -> Sequence[ToolSpec]:
-        return SPECS
+        return [*SPECS, *(spec for part in self.parts for spec in part.specs())]
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> ToolReply:
-        handlers: dict[str, tuple[type[_Arguments], Callable[[Any], ToolReply]]] = {
+        handlers: dict[str, Handler] = {
             "list_files": (ListArgs, self.list_files),
             "search_code": (SearchArgs, self.search_code),
             "read_file": (ReadArgs, self.read_file),
@@ -150,12 +164,14 @@ class IssueTools:
             "create_file": (CreateArgs, self.create_file),
             "run_tests": (RunTestsArgs, self.run_tests),
         }
+        for part in self.parts:
+            handlers.update(part.handlers())
         with self._lock:
             self.calls += 1
             started = time.monotonic()
             if name not in handlers:
                 known = ", ".join(handlers)
-                reply = _refused("unknown_tool", f"no tool {name!r}; the tools are {known}")
+                answer = refused("unknown_tool", f"no tool {name!r}; the tools are {known}")
             else:
                 model, handler = handlers[name]
                 try:
@@ -163,16 +179,16 @@ class IssueTools:
                 except ValidationError as exc:
                     first = exc.errors()[0]
                     where = ".".join(str(part) for part in first["loc"]) or "(arguments)"
-                    reply = _refused("bad_arguments", f"{where}: {first['msg']}")
+                    answer = refused("bad_arguments", f"{where}: {first['msg']}")
                 else:
-                    reply = handler(parsed)
-            self._trace(name, arguments, reply, time.monotonic() - started)
-            return reply
+                    answer = handler(parsed)
+            self._trace(name, arguments, answer, time.monotonic() - started)
+            return answer
 
     def _trace(
-        self, name: str, arguments: Mapping[str, Any], reply: ToolReply, took: float
+        self, name: str, arguments: Mapping[str, Any], given: ToolReply, took: float
     ) -> None:
-        answer = json.loads(reply.text)
+        answer = json.loads(given.text)
         data: dict[str, Any] = {
             "tool": name,
             "ok": answer.get("ok", False),
@@ -184,6 +200,7 @@ class IssueTools:
         }
         if name == "run_tests":
             data["results"] = [r.get("status") for r in answer.get("results", [])]
+        data |= {key: answer[key] for key in ("files", "exit_code", "image_id") if key in answer}
         message = f"{name} {'ok' if data['ok'] else data['error']}"
         self.emit(Event(EventKind.TOOL, message, workflow="fix-issue", item=self.item, data=data))
 
@@ -193,11 +210,11 @@ class IssueTools:
         """The clean repository path and the file it names, or the refusal."""
         problem = path_problem(self.worktree, raw)
         if problem is not None:
-            return _refused("unsafe_path", problem)
+            return refused("unsafe_path", problem)
         clean = check_path(self.worktree, raw)
         secret = self.secret_files.problem(self.worktree, clean)
         if secret is not None:
-            return _refused("secret_file", secret)
+            return refused("secret_file", secret)
         return clean, self.worktree / clean
 
     def list_files(self, args: ListArgs) -> ToolReply:
@@ -213,7 +230,7 @@ class IssueTools:
             if path.startswith(prefix) and path[len(prefix) :].count("/") <= args.max_depth
         ]
         truncated = len(found) > MAX_LIST_ENTRIES
-        return _reply(True, files=found[:MAX_LIST_ENTRIES], truncated=truncated)
+        return reply(True, files=found[:MAX_LIST_ENTRIES], truncated=truncated)
 
     def search_code(self, args: SearchArgs) -> ToolReply:
         matches: list[dict[str, Any]] = []
@@ -244,16 +261,14 @@ class IssueTools:
                     snippet = line.strip()[:MAX_SNIPPET_CHARS]
                     matches.append({"path": path, "line": number, "text": snippet})
                     if len(matches) >= args.max_results:
-                        return _reply(
+                        return reply(
                             True,
                             matches=matches,
                             truncated=True,
                             skipped=skipped,
                             secret_files=withheld,
                         )
-        return _reply(
-            True, matches=matches, truncated=False, skipped=skipped, secret_files=withheld
-        )
+        return reply(True, matches=matches, truncated=False, skipped=skipped, secret_files=withheld)
 
     # -- reading and changing ---------------------------------------------------------------
 
@@ -273,7 +288,7 @@ class IssueTools:
         numbered = "".join(
             f"{number:>6}\t{line}" for number, line in enumerate(lines[first - 1 : last], first)
         )
-        return _reply(
+        return reply(
             True,
             path=path,
             version=file_version(data),
@@ -290,14 +305,14 @@ class IssueTools:
             return found
         path, target = found
         if not target.is_file() or target.is_symlink():
-            return _refused("not_found", f"{path} is not a file; create_file makes a new one")
+            return refused("not_found", f"{path} is not a file; create_file makes a new one")
         loaded = _load(target, path)
         if isinstance(loaded, ToolReply):
             return loaded
         data, text = loaded
         current = file_version(data)
         if args.version != current:
-            return _refused(
+            return refused(
                 "stale_version",
                 f"{path} is not at the version this edit is based on ({args.version[:12]}); it "
                 f"is now {current[:12]}. Read it again and edit what is there now.",
@@ -306,7 +321,7 @@ class IssueTools:
         if "\r\n" in text and "\r" not in old:  # the model writes \n; the file keeps its \r\n
             old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
         if old == new:
-            return _refused("no_change", "`old` and `new` are the same: nothing would change")
+            return refused("no_change", "`old` and `new` are the same: nothing would change")
         count = text.count(old)
         if count != 1:
             code, why = (
@@ -314,14 +329,14 @@ class IssueTools:
                 if count == 0
                 else ("ambiguous_match", f"was found {count} times; include more lines")
             )
-            return _refused(code, f"`old` {why}")
+            return refused(code, f"`old` {why}")
         changed = text.replace(old, new, 1).encode("utf-8")
         if len(changed) > MAX_FILE_BYTES:
-            return _refused("too_large", f"{path} would exceed {MAX_FILE_BYTES} bytes")
+            return refused("too_large", f"{path} would exceed {MAX_FILE_BYTES} bytes")
         target.write_bytes(changed)  # in place: the file keeps its mode
         self.touched.add(path)
         line = text[: text.index(old)].count("\n") + 1
-        return _reply(
+        return reply(
             True,
             path=path,
             version=file_version(changed),
@@ -335,14 +350,14 @@ class IssueTools:
             return found
         path, target = found
         if target.exists() or target.is_symlink():
-            return _refused("exists", f"{path} exists; read it and use edit_file")
+            return refused("exists", f"{path} exists; read it and use edit_file")
         data = args.content.encode("utf-8")
         if len(data) > MAX_FILE_BYTES:
-            return _refused("too_large", f"{path} would exceed {MAX_FILE_BYTES} bytes")
+            return refused("too_large", f"{path} would exceed {MAX_FILE_BYTES} bytes")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         self.touched.add(path)
-        return _reply(True, path=path, version=file_version(data), revision=self.suite.revision())
+        return reply(True, path=path, version=file_version(data), revision=self.suite.revision())
 
     # -- testing ----------------------------------------------------------------------------
 
@@ -353,13 +368,13 @@ class IssueTools:
         elif args.target.isdigit() and 1 <= int(args.target) <= count:
             indexes = [int(args.target) - 1]
         else:
-            return _refused("bad_target", f"target is `all` or a number from 1 to {count}")
+            return refused("bad_target", f"target is `all` or a number from 1 to {count}")
         runs = self.suite.run(indexes)
         results = [run.to_json() for run in runs]
         # A command that timed out or could not start says nothing about the code.
         broken = [r for r in runs if r.status in (RunStatus.TIMED_OUT, RunStatus.NOT_FOUND)]
         revision = runs[0].revision if runs else self.suite.revision()
-        return _reply(
+        return reply(
             not broken,
             revision=revision,
             passed=all_passed(runs),
@@ -372,20 +387,16 @@ class IssueTools:
         )
 
 
-def _matches(path: str, glob: str) -> bool:
-    return fnmatch.fnmatch(path, glob) or fnmatch.fnmatch(Path(path).name, glob)
-
-
 def _load(target: Path, shown: str) -> tuple[bytes, str] | ToolReply:
     if not target.is_file():
-        return _refused("not_found", f"{shown} is not a file")
+        return refused("not_found", f"{shown} is not a file")
     data = target.read_bytes()
     if len(data) > MAX_FILE_BYTES:
-        return _refused("too_large", f"{shown} is larger than {MAX_FILE_BYTES} bytes")
+        return refused("too_large", f"{shown} is larger than {MAX_FILE_BYTES} bytes")
     try:
         return data, data.decode("utf-8")
     except UnicodeDecodeError:
-        return _refused("not_text", f"{shown} is not UTF-8 text")
+        return refused("not_text", f"{shown} is not UTF-8 text")
 
 
-__all__ = ["SPECS", "IssueTools"]
+__all__ = ["SPECS", "Handler", "IssueTools", "ToolPart", "refused", "reply"]

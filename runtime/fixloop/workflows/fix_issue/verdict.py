@@ -11,9 +11,17 @@ def _first_line(text: str) -> str:
 
 
 def decide(result: FixIssueResult) -> tuple[IssueStatus, str]:
+    status, reason = _decide(result)
+    if result.stop_detail and status is IssueStatus.UNRESOLVED and result.attempts:
+        reason = f"{reason}; then {result.stop_detail}, so no further attempt started"
+    return status, reason
+
+
+def _decide(result: FixIssueResult) -> tuple[IssueStatus, str]:
     attempts = result.attempts
     if not attempts:
-        return IssueStatus.UNRESOLVED, "no attempt was made"
+        spent = f" ({result.stop_detail})" if result.stop_detail else ""
+        return IssueStatus.UNRESOLVED, f"no attempt was made{spent}"
     last = attempts[-1]
     acceptance = result.acceptance
     if last.succeeded and not result.patch_files:

@@ -10,21 +10,32 @@ leaves the user's branch where it was.
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from fixloop.agents.backend import StopReason
+from fixloop.agents.backend import AgentOutcome, StopReason
+from fixloop.agents.budget import BudgetedBackend, BudgetKind, RunBudget
 from fixloop.diagnostics import Diagnostic, FixloopError
-from fixloop.gitrepo import changed_paths
+from fixloop.gitrepo import changed_paths, patch_paths, state_dir_of
 from fixloop.runs.git_session import GitSession
-from fixloop.runs.state import digest
+from fixloop.runs.state import digest, finished_runs
 from fixloop.sandboxes import Sandbox
 from fixloop.sandboxes.protocol import SandboxChoice
 from fixloop.schemas.results import ImplResult
-from fixloop.workflows.fix_issue.acceptance import REPORTS, Acceptance, PatchCheck, verify_patch
+from fixloop.workflows.fix_issue.acceptance import (
+    REPORTS,
+    TEST_RUNS,
+    VERIFY_SUFFIX,
+    Acceptance,
+    PatchCheck,
+    verify_patch,
+)
 from fixloop.workflows.fix_issue.brief import ROLE, call_key, fixer_inputs, task_text
+from fixloop.workflows.fix_issue.diff_tool import DIFF_NAME, DiffTool
+from fixloop.workflows.fix_issue.environment import EnvironmentTool
 from fixloop.workflows.fix_issue.grading import TestSelection
 from fixloop.workflows.fix_issue.plan import (
     FixIssueOptions,
@@ -32,7 +43,13 @@ from fixloop.workflows.fix_issue.plan import (
     issue_id_of,
     plan_fix_issue,
 )
-from fixloop.workflows.fix_issue.result import FixIssueResult, IssueItemStatus, write_result
+from fixloop.workflows.fix_issue.record import write_artifacts, write_snapshot
+from fixloop.workflows.fix_issue.result import (
+    FixIssueResult,
+    IssueItemStatus,
+    IssueStatus,
+    write_result,
+)
 from fixloop.workflows.fix_issue.state import AttemptRecord, FixIssueState
 from fixloop.workflows.fix_issue.suite import RunStatus, Suite, all_passed
 from fixloop.workflows.fix_issue.tools import IssueTools
@@ -50,6 +67,11 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
     def __init__(self, context: Context, options: FixIssueOptions) -> None:
         super().__init__(context, options)
         self.started = time.monotonic()
+        self.calls_before = 0
+        # The run's token budget, inside the caller's (cost, wall time): one per run, so a
+        # bench of many issues gives each its own.
+        self.tokens = RunBudget(max_tokens=options.max_tokens or None)
+        self.dispatcher.backend = BudgetedBackend(self.dispatcher.backend, self.tokens)
 
     # -- the parts of the kernel's run -----------------------------------------------------
 
@@ -63,6 +85,7 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
     def new_result(self, plan: FixIssuePlan) -> FixIssueResult:
         result = FixIssueResult(str(self.options.issue), issue_id_of(self.options))
         result.tests = [test.shown for test in plan.tests]
+        result.max_tokens = self.options.max_tokens
         return result
 
     def sandbox_for(self, plan: FixIssuePlan) -> SandboxChoice:
@@ -70,35 +93,111 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
 
     def new_state(self, plan: FixIssuePlan) -> FixIssueState:
         return FixIssueState(
-            input_path=plan.issue_shown, input_digest=digest(plan.issue_bytes), base=plan.base
+            input_path=plan.issue_shown,
+            input_digest=digest(plan.issue_bytes),
+            base=plan.base,
+            checks=self.checks(plan),
         )
+
+    def run(self) -> FixIssueResult:
+        """The kernel's run; then, once the run is over (also when it failed), the SHA-256 of
+        every file it left (`record.py`)."""
+        try:
+            return super().run()
+        finally:
+            if self._run is not None:
+                verify = self._run.dir.with_name(f"{self._run.id}{VERIFY_SUFFIX}")
+                write_artifacts(self._run.dir, [verify])
+
+    def checks(self, plan: FixIssuePlan) -> str:
+        """What decides "resolved" besides the issue and the commit: the tests and selections."""
+        options = self.options
+        asked = [
+            [t.shown for t in plan.tests],
+            list(options.fail_to_pass),
+            list(options.pass_to_pass),
+        ]
+        return digest(json.dumps(asked).encode())
+
+    def nothing_to_do(self, plan: FixIssuePlan) -> str | None:
+        """The very issue was resolved on this very commit, with the same tests, by a finished run
+        whose patch is still there: running again would pay for the same patch. A benchmark
+        task (hidden tests) always runs."""
+        if self.options.hidden is not None or self.options.require_fail_to_pass:
+            return None
+        state_dir, issue = state_dir_of(plan.repo), digest(plan.issue_bytes)
+        for run_id, earlier, info in finished_runs(state_dir, FixIssueState, issue):
+            patch = state_dir / "runs" / run_id / PATCH_NAME
+            details = info.get("details") or {}
+            same = earlier.base == plan.base and earlier.checks == self.checks(plan)
+            if same and details.get("status") == "resolved" and patch.is_file():
+                self.result.patch_path = str(patch)
+                self.result.patch_files = len(patch_paths(plan.repo, patch))
+                return (
+                    f"{plan.issue_shown} was resolved by run {run_id} on {plan.base[:12]} with "
+                    f"these tests (patch: {patch}): nothing to do; change the issue, the tests "
+                    "or the commit to fix it again"
+                )
+        return None
 
     def work(self, plan: FixIssuePlan) -> None:
         result, state, run = self.result, self.state, self.active_run
         result.result_path = str(run.dir / RESULT_NAME)
         result.trace_path = str(run.events_path)
+        write_snapshot(
+            run.dir,
+            self.options,
+            self.pack,
+            self.context.backend,
+            role=ROLE,
+            models=self.context.models,
+        )
         with self.git_session() as git:
             result.base = state.base = git.base
+            # Kept unless it is resolved: also when something below raises.
+            git.keep = self.options.keep_worktree
+            result.kept_worktree = str(git.worktree) if git.keep else ""
             reports = run.dir / REPORTS
             reports.mkdir(exist_ok=True)
             with self.sandbox(git.worktree, run.id, reports) as sandbox:
                 suite = Suite(
-                    plan.tests, sandbox, git.worktree, timeout_s=self.timeout_s, reports=reports
+                    plan.tests,
+                    sandbox,
+                    git.worktree,
+                    timeout_s=self.timeout_s,
+                    reports=reports,
+                    records=run.dir / TEST_RUNS,
                 )
                 tools = IssueTools(
                     git.worktree, suite, self.emit, plan.issue_id, secret_files=plan.secret_files
                 )
-                self.tests_before(suite, state)
-                self.fix_until_the_tests_pass(plan, tools, suite, state)
+                tools.parts = [self.diff_tool(git, tools)]
+                with self.environment(suite, sandbox, reports) as environment:
+                    if environment is not None:
+                        tools.parts = [*tools.parts, environment]
+                    self.tests_before(suite, state)
+                    self.fix_until_the_tests_pass(plan, tools, suite, state)
             self.export_patch(git, tools)
             if result.patch_files:
                 result.acceptance = self.verify_patch(plan, Path(result.patch_path))
             result.status, result.reason = decide(result)
+            git.keep = git.keep and result.status is not IssueStatus.RESOLVED
+            result.kept_worktree = result.kept_worktree if git.keep else ""
+            if git.keep:
+                self.warn(
+                    f"the worktree of this unresolved run is kept: {git.worktree} (fix.patch "
+                    "and result.json are in the run folder; fixloop recover removes it)"
+                )
             result.wall_s = time.monotonic() - self.started
             self.write_result()
             state.done = True
             self.save_state()
-        self.item(plan.issue_id, result.status.item_status, result.reason)
+        # The patch (in the run's folder) is the item's diff: `runs show` shows it beside it.
+        data = {
+            "attempts": len(result.attempts),
+            **({"diff": PATCH_NAME} if result.patch_files else {}),
+        }
+        self.item(plan.issue_id, result.status.item_status, result.reason, data=data)
 
     def on_failure(self, exc: BaseException) -> None:
         result = self.result
@@ -108,7 +207,32 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             write_result(Path(result.result_path), result)
 
     def run_details(self) -> dict[str, str]:
-        return {"status": str(self.result.status), "result": self.result.result_path}
+        kept = {"kept_worktree": self.result.kept_worktree} if self.result.kept_worktree else {}
+        return {"status": str(self.result.status), "result": self.result.result_path, **kept}
+
+    def diff_tool(self, git: GitSession, tools: IssueTools) -> DiffTool:
+        def export(target: Path, paths: Iterable[str]) -> int:
+            return git.export_patch(target, paths=sorted(paths))
+
+        return DiffTool(tools, git.base, self.active_run.dir / DIFF_NAME, export)
+
+    @contextmanager
+    def environment(
+        self, suite: Suite, sandbox: Sandbox, reports: Path
+    ) -> Iterator[EnvironmentTool | None]:
+        """Under docker, `build_environment` (the fixer's own image for its tests); its images
+        are removed on the way out."""
+        if sandbox.choice.kind != "docker":
+            yield None
+            return
+        run = self.active_run
+        image = sandbox.choice.image or ""
+        tool = EnvironmentTool(suite, self.options.open_sandbox, run.id, run.dir, reports, image)
+        try:
+            yield tool
+        finally:
+            self.result.environment = tool.image
+            tool.close()
 
     @property
     def timeout_s(self) -> float:
@@ -134,7 +258,12 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
     ) -> None:
         """Attempts, until one succeeds, the fixer finds nothing to do, or the budget is spent."""
         for number in range(1, self.options.max_attempts + 1):
-            record = self.fix_attempt(plan, tools, number, list(state.attempts))
+            outcome = self.fix_attempt(plan, tools, number, list(state.attempts))
+            if outcome.reason is StopReason.RUN_BUDGET:
+                # Refused before it started: the fixer ran nothing, so neither do the tests.
+                self.budget_refused(plan, outcome)
+                return
+            record = self.attempt_record(number, outcome, tools)
             self.check_attempt(record, suite)
             state.attempts.append(record)
             self.result.attempts = list(state.attempts)
@@ -143,7 +272,7 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             tests = "passed" if all_passed(self.result.tests_after) else "failing"
             said = record.fixer_status or record.reason
             self.item(plan.issue_id, verdict, f"attempt {number}: fixer {said}; tests {tests}")
-            if record.succeeded or record.reason.startswith(StopReason.RUN_BUDGET):
+            if record.succeeded:
                 return
             if record.fixer_status == "no_task" and not tools.touched:
                 return
@@ -165,13 +294,27 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             problem = f"{missing[0]!r}: its program is not found in the sandbox"
             raise FixloopError(Diagnostic("--test", 1, 1, "test-command", problem))
 
+    def budget_refused(self, plan: FixIssuePlan, outcome: AgentOutcome) -> None:
+        """Say which run budget refused the next attempt; it is no attempt."""
+        stop = self.tokens.stopped_by or (
+            self.context.budget.stopped_by if self.context.budget else None
+        )
+        kind = stop.kind if stop is not None else None
+        self.result.stop_reason = str(
+            StopReason.TOKEN_BUDGET if kind is BudgetKind.TOKENS else StopReason.RUN_BUDGET
+        )
+        self.result.stop_detail = stop.describe() if stop is not None else outcome.detail
+        self.state.stop_reason = self.result.stop_reason
+        self.save_state()
+        self.item(plan.issue_id, IssueItemStatus.FAILED, self.result.stop_detail)
+
     @implements("fix-attempt")
     def fix_attempt(
         self, plan: FixIssuePlan, tools: IssueTools, number: int, earlier: list[AttemptRecord]
-    ) -> AttemptRecord:
+    ) -> AgentOutcome:
         self.item(plan.issue_id, IssueItemStatus.RUNNING, title=f"attempt {number}")
-        calls = tools.calls
-        outcome = self.call(
+        self.calls_before = tools.calls
+        return self.call(
             ROLE,
             fixer_inputs(plan, number, earlier),
             task_text(plan, number, self.options.max_attempts),
@@ -179,12 +322,18 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             key=call_key(plan, number),
             toolbox=tools,
         )
+
+    def attempt_record(
+        self, number: int, outcome: AgentOutcome, tools: IssueTools
+    ) -> AttemptRecord:
         record = AttemptRecord(
             number=number,
             outcome=str(outcome.status),
             turns=outcome.usage.turns,
             cost_usd=outcome.usage.cost_usd,
-            tool_calls=tools.calls - calls,
+            input_tokens=outcome.usage.input_tokens,
+            output_tokens=outcome.usage.output_tokens,
+            tool_calls=tools.calls - self.calls_before,
         )
         if outcome.ok and isinstance(outcome.output, ImplResult):
             record.fixer_status = outcome.output.status

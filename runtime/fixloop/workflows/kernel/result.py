@@ -100,6 +100,7 @@ class Result:
             "warnings": list(self.warnings),
             "dry_run": self.dry_run,
             "planned": list(self.planned),
+            "nothing_to_do": self.nothing_to_do,
         }
 
 

@@ -90,7 +90,11 @@ def plan_review(options: ReviewOptions) -> ReviewPlan:
     padded = padded_phase(phase) if phase is not None else ""
     folder = phase_directory(repo, phase) if phase is not None else None
     if phase is not None and folder is None:
-        problem = f"no phase directory {PHASES_DIR}/{padded}-* in {repo}"
+        problem = (
+            f"no phase directory {PHASES_DIR}/{padded}-* in {repo}; make one (`mkdir -p "
+            f"{PHASES_DIR}/{padded}-NAME`), or review files without a phase: `fixloop review "
+            "PATHS --format findings-json --output FILE`"
+        )
         raise _refuse(phase, problem)
     output = _output(options, repo, padded, folder)
     return ReviewPlan(options, repo, tuple(paths), padded, folder, output)
@@ -101,7 +105,8 @@ def _output(options: ReviewOptions, repo: Path, padded: str, folder: Path | None
         raise _refuse(
             "--format",
             "a REVIEW.md needs a phase (review-fix names its commits after it): give a phase "
-            "number (`fixloop review 02`) or --phase",
+            f"number (`fixloop review 02`, with a folder {PHASES_DIR}/02-NAME) or --phase; or "
+            "write a findings JSON instead: --format findings-json --output FILE",
         )
     if options.output is not None:
         target = options.output if options.output.is_absolute() else Path.cwd() / options.output

@@ -1,0 +1,1 @@
+"""A run's report as one self-contained HTML page (`fixloop runs show ID --html FILE`)."""
