@@ -92,9 +92,17 @@ def _refuse_links_out(task: Task, root: Path, what: str) -> None:
         raise _task_error(task, f"{what} holds {found[0]}{more}")
 
 
-def _clone(task: Task, target: Path) -> str:
-    repository = task.spec.repository
-    assert repository is not None
+class CloneError(Exception):
+    """Why a repository could not be cloned at a revision, in one line."""
+
+
+def clone_at(source: str, revision: str, target: Path) -> str:
+    """`source` (anything `git clone` takes: a url or a local path) cloned at `target`, branch
+    `main` at `revision` (a commit id, or a branch or tag of the source); returns the commit.
+
+    Nothing of the source is touched or shared: no hard links, no hooks, no submodules, no
+    `ext::` transport, and the clone keeps no remote. A symbolic link leading out of the
+    checkout is refused (`CloneError`), like a failed clone or a revision the source lacks."""
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         _git(
@@ -106,20 +114,46 @@ def _clone(task: Task, target: Path) -> str:
             "--no-checkout",
             "--no-hardlinks",
             "--",
-            task.source(),
+            source,
             str(target),
         )
     except subprocess.CalledProcessError as exc:
-        raise _task_error(task, f"cannot clone {task.source()}: {exc.stderr}") from None
+        raise CloneError(f"cannot clone {source}: {exc.stderr}") from None
     except subprocess.TimeoutExpired:
-        raise _task_error(task, f"cloning {task.source()} took too long") from None
-    try:
-        _git(target, "cat-file", "-e", f"{repository.commit}^{{commit}}")
-    except subprocess.CalledProcessError:
-        raise _task_error(task, f"{task.source()} has no commit {repository.commit}") from None
-    _git(target, "checkout", "--quiet", "-B", "main", repository.commit)
+        raise CloneError(f"cloning {source} took too long") from None
+    commit = _commit_of(target, revision)
+    if commit is None:
+        raise CloneError(f"{source} has no commit {revision}")
+    _git(target, "checkout", "--quiet", "-B", "main", commit)
     _git(target, "remote", "remove", "origin")  # the agent's repository names no server
-    return repository.commit
+    found = links_out(target)
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise CloneError(f"commit {commit[:12]} holds {found[0]}{more}")
+    return commit
+
+
+def _commit_of(clone: Path, revision: str) -> str | None:
+    """The commit `revision` names in a fresh clone: itself, or a branch of its source (the
+    clone has only the default one locally; the others are `origin/NAME`)."""
+    for name in (revision, f"refs/remotes/origin/{revision}"):
+        try:
+            found = _git(
+                clone, "rev-parse", "--verify", "--quiet", "--end-of-options", name + "^{commit}"
+            )
+        except subprocess.CalledProcessError:
+            continue
+        return found.strip()
+    return None
+
+
+def _clone(task: Task, target: Path) -> str:
+    repository = task.spec.repository
+    assert repository is not None
+    try:
+        return clone_at(task.source(), repository.commit, target)
+    except CloneError as exc:
+        raise _task_error(task, str(exc)) from None
 
 
 def _vendored(task: Task, target: Path) -> str:
@@ -137,9 +171,7 @@ def materialize(task: Task, target: Path) -> str:
     """Build `task`'s repository at `target` (on branch main); return its base commit."""
     if task.spec.repository is None:
         return _vendored(task, target)
-    base = _clone(task, target)
-    _refuse_links_out(task, target, f"commit {base[:12]}")
-    return base
+    return _clone(task, target)
 
 
 def hidden_from_patch(task: Task, repo: Path, base: str, target: Path) -> Path:
@@ -172,4 +204,4 @@ def hidden_from_patch(task: Task, repo: Path, base: str, target: Path) -> Path:
     return target
 
 
-__all__ = ["hidden_from_patch", "links_out", "materialize"]
+__all__ = ["CloneError", "clone_at", "hidden_from_patch", "links_out", "materialize"]

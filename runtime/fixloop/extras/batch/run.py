@@ -1,0 +1,301 @@
+"""A batch of fix-issue jobs through the efficacy bench's executor (`TaskPool.map`).
+
+Each job is an ordinary fix-issue run in a folder of its own under the batch folder (`OUT/<id>/`):
+its repository cloned there at the job's commit (`materialize.clone_at`: the user's repository is
+read, never written), its issue beside the clone, and the run's folder in the clone's own
+`.git/fixloop/runs/`, so `fixloop runs show latest --repo OUT/<id>/repo` shows it. Next to the
+clone, the patch, result.json, the acceptance trace and evidence.json (each test's status at the
+base, after the fix, at acceptance) are kept as `bench efficacy --out` keeps a task's.
+
+A job's failure is that job's row (`error`), never the batch's; the run budget (cost, wall
+time) covers the whole batch: once it is spent no job starts (`not-run`), and the jobs running
+stop at their next model call, as fix-issue does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from fixloop.agents.backend import Backend, Usage
+from fixloop.agents.budget import RunBudget
+from fixloop.agents.openai_config import OpenAIFlags
+from fixloop.agents.registry import load_backend
+from fixloop.diagnostics import FixloopError
+from fixloop.documents.pack import Pack
+from fixloop.events import Event, EventKind, EventStream
+from fixloop.extras.batch.jobs import Job
+from fixloop.extras.efficacy.evidence import keep, record
+from fixloop.extras.efficacy.executor import LocalPool, TaskPool
+from fixloop.extras.efficacy.materialize import CloneError, clone_at
+from fixloop.extras.efficacy.outcome import RESOLVED, TaskOutcome
+from fixloop.runs.run import now_iso
+from fixloop.sandboxes import open_sandbox
+from fixloop.workflows.fix_issue import FixIssueOptions, SandboxOpener, run_fix_issue
+from fixloop.workflows.fix_issue.plan import MAX_ATTEMPTS, MAX_TOKENS, preset_tests
+from fixloop.workflows.fix_issue.suite import summary
+from fixloop.workflows.kernel.workflow import Context
+
+KIND = "fix-issue"
+REPO = "repo"  # OUT/<id>/repo: the job's clone, holding its run folder
+ISSUE = "issue.md"
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    jobs: tuple[Job, ...]
+    out: Path  # the batch folder: OUT/<id>/ per job, the summary at its top
+    backend: str = "scripted"
+    script: Path | None = None  # scripted: one script, its keys naming each job's calls
+    openai: OpenAIFlags = field(default_factory=OpenAIFlags)
+    sandbox: str = "auto"
+    image: str | None = None  # every job's docker image, unless the job names its own
+    budget: RunBudget | None = None  # for the whole batch
+    max_attempts: int = MAX_ATTEMPTS  # each job's, as fix-issue's --max-attempts
+    max_tokens: int = MAX_TOKENS  # each job's token budget, as fix-issue's --max-tokens
+    events: EventStream = field(default_factory=EventStream)
+    models: Mapping[str, str] = field(default_factory=dict)
+    workers: int = 1
+    pool: TaskPool | None = None  # default: LocalPool(workers)
+    open_sandbox: SandboxOpener = open_sandbox
+
+
+@dataclass
+class JobOutcome(TaskOutcome):
+    """A job's row: the bench's task outcome, with where the job came from and went."""
+
+    line: int = 0  # its line in the jobs file
+    repository: str = ""  # as the line names it
+    commit: str = ""  # as the line names it (`base` is the commit it stood for)
+    folder: str = ""  # OUT/<id>: the clone (repo/), the issue, the patch, the verdict
+
+
+@dataclass
+class BatchResult:
+    jobs: str  # the jobs file, as the user named it
+    out: Path
+    backend: str
+    outcomes: list[JobOutcome] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every job was resolved; 1 otherwise."""
+        return 0 if all(o.status == RESOLVED for o in self.outcomes) else 1
+
+    def counts(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for outcome in self.outcomes:
+            found[outcome.status] = found.get(outcome.status, 0) + 1
+        return found
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "jobs_file": self.jobs,
+            "out": str(self.out),
+            "backend": self.backend,
+            "totals": {
+                "jobs": len(self.outcomes),
+                **self.counts(),
+                "cost_usd": round(sum(o.cost_usd for o in self.outcomes), 6),
+                "wall_s": round(self.wall_s, 3),
+            },
+            "jobs": [outcome.to_json() for outcome in self.outcomes],
+        }
+
+
+def _say(events: EventStream, job: Job, status: str, message: str, place: tuple[int, int]) -> None:
+    index, total = place
+    events.emit(
+        Event(
+            EventKind.ITEM,
+            message,
+            workflow="batch",
+            item=job.id,
+            title=job.title,
+            status=status,
+            data={"index": index, "total": total},
+        )
+    )
+
+
+def _row(job: Job, out: Path, status: str = "unresolved", reason: str = "") -> JobOutcome:
+    return JobOutcome(
+        id=job.id,
+        kind=KIND,
+        title=job.title,
+        status=status,
+        reason=reason,
+        line=job.line,
+        repository=job.repository,
+        commit=job.commit,
+        folder=str(out / job.id),
+    )
+
+
+def _image(options: BatchOptions, job: Job) -> str | None:
+    """The job's image, for docker (auto may choose it); `--sandbox local|bwrap` runs none."""
+    if options.sandbox in ("local", "bwrap"):
+        return options.image
+    return job.image or options.image
+
+
+def _commands(job: Job, repo: Path) -> tuple[tuple[str, ...], ...]:
+    """What the job's suite runs: its setup, then its tests (fix-issue's guess when it names
+    none: with a setup, the guess is made here, on the clone, as fix-issue would)."""
+    if not job.setup:
+        return job.tests
+    tests = job.tests or tuple(t.argv for t in preset_tests((), repo, check_found=False)[0])
+    return job.setup + tests
+
+
+def _fix(options: BatchOptions, pack: Pack, job: Job, backend: Backend) -> JobOutcome:
+    folder = options.out / job.id
+    repo = folder / REPO
+    outcome = _row(job, options.out)
+    try:
+        outcome.base = clone_at(job.source, job.commit, repo)
+    except CloneError as exc:
+        outcome.status, outcome.reason = "error", str(exc)
+        return outcome
+    issue = folder / ISSUE  # beside the clone, never in it
+    issue.write_text(job.issue, encoding="utf-8")
+    fix = FixIssueOptions(
+        issue=issue,
+        repo=repo,
+        tests=list(_commands(job, repo)),
+        fail_to_pass=job.fail_to_pass,
+        pass_to_pass=job.pass_to_pass,
+        sandbox=options.sandbox,
+        image=_image(options, job),
+        max_attempts=options.max_attempts,
+        max_tokens=options.max_tokens,
+        issue_id=job.id,
+        open_sandbox=options.open_sandbox,
+    )
+    context = Context(pack, backend, options.events, budget=options.budget, models=options.models)
+    result = run_fix_issue(fix, context)
+    acceptance = result.acceptance
+    outcome.status, outcome.reason = str(result.status), result.reason
+    outcome.run_id, outcome.sandbox = result.run_id, result.sandbox
+    outcome.tests_before, outcome.tests_after = (
+        summary(result.tests_before),
+        summary(result.tests_after),
+    )
+    outcome.accepted = None if acceptance is None else acceptance.accepted
+    outcome.attempts, outcome.turns = len(result.attempts), result.turns
+    outcome.tool_calls, outcome.cost_usd = result.tool_calls, result.cost_usd
+    patch = Path(result.patch_path) if result.patch_path else None
+    record(outcome, acceptance, after_fix=result.tests_after, patch=patch)
+    kept = [(Path(p), Path(p).name) for p in (result.result_path, result.patch_path) if p]
+    if acceptance is not None and acceptance.folder is not None:
+        kept.append((acceptance.folder / "events.jsonl", "acceptance-events.jsonl"))
+    keep(options.out, outcome, kept)
+    return outcome
+
+
+def run_job(
+    options: BatchOptions, pack: Pack, job: Job, backend: Backend, place: tuple[int, int]
+) -> JobOutcome:
+    """One job, timed; whatever goes wrong in it is its row, never the batch's."""
+    started, started_at = time.monotonic(), now_iso()
+    _say(options.events, job, "running", job.title, place)
+    try:
+        outcome = _fix(options, pack, job, backend)
+    except FixloopError as exc:
+        outcome = _row(job, options.out, "error", str(exc).splitlines()[0])
+    except Exception as exc:  # one job's failure (even a bug of ours) stops no other
+        problem = f"internal error: {type(exc).__name__}: {exc}".splitlines()[0]
+        outcome = _row(job, options.out, "error", problem)
+    outcome.wall_s = time.monotonic() - started
+    outcome.started_at, outcome.ended_at = started_at, now_iso()
+    keep(options.out, outcome, [])  # evidence.json again, with the times and any error
+    _say(options.events, job, outcome.status, f"{outcome.status}: {outcome.reason}", place)
+    return outcome
+
+
+Placed = tuple[int, Job]  # a job and its place in the batch (1-based)
+
+
+@dataclass
+class BatchJob:
+    """One job as a pool runs it; it pickles for a pool that sends it to other processes,
+    without the batch's event stream and budget, which stay here (`admit`, `settle`), and
+    without the backend, which each process loads again from the options."""
+
+    options: BatchOptions
+    pack: Pack
+    backend: Backend | None = None
+
+    @property
+    def total(self) -> int:
+        return len(self.options.jobs)
+
+    def __call__(self, placed: Placed) -> JobOutcome:
+        index, job = placed
+        if self.backend is None:
+            self.backend = backend_of(self.options)
+        return run_job(self.options, self.pack, job, self.backend, (index, self.total))
+
+    def admit(self, placed: Placed) -> JobOutcome | None:
+        """Asked as the job would start: once the batch's budget is spent, none starts."""
+        index, job = placed
+        spent = self.options.budget.exhausted() if self.options.budget else None
+        if spent is None:
+            return None
+        outcome = _row(job, self.options.out, "not-run", spent.describe())
+        _say(
+            self.options.events,
+            job,
+            outcome.status,
+            f"not-run: {outcome.reason}",
+            (index, self.total),
+        )
+        return outcome
+
+    def settle(self, placed: Placed, outcome: JobOutcome) -> None:
+        """A job that ran in another process: its cost charged to the batch's budget, its end
+        said on the batch's event stream."""
+        index, job = placed
+        if self.options.budget is not None:
+            self.options.budget.charge(Usage(cost_usd=outcome.cost_usd))
+        message = f"{outcome.status}: {outcome.reason}"
+        _say(self.options.events, job, outcome.status, message, (index, self.total))
+
+    def __getstate__(self) -> dict[str, object]:
+        away = replace(self.options, events=EventStream(), budget=None, pool=None)
+        return {"options": away, "pack": self.pack, "backend": None}
+
+
+def backend_of(options: BatchOptions) -> Backend:
+    """Who plays the issue-fixer in every job: one backend (a script's keys name each job's
+    calls, `issue-fixer/<id>/attempt-N`)."""
+    return load_backend(
+        options.backend, script=options.script, openai=options.openai, where="fix-issue batch"
+    )
+
+
+def run_batch(options: BatchOptions, pack: Pack, backend: Backend | None = None) -> BatchResult:
+    """Every job through the pool, rows in the jobs file's order whatever finished first."""
+    result = BatchResult(jobs="", out=options.out, backend=options.backend)
+    pool = options.pool or LocalPool(options.workers)
+    job = BatchJob(options, pack, backend)
+    started = time.monotonic()
+    placed = list(enumerate(options.jobs, 1))
+    result.outcomes = pool.map(job, placed, job.admit, job.settle)
+    result.wall_s = time.monotonic() - started
+    return result
+
+
+__all__ = [
+    "BatchJob",
+    "BatchOptions",
+    "BatchResult",
+    "JobOutcome",
+    "backend_of",
+    "run_batch",
+    "run_job",
+]
