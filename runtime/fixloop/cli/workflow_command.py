@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,8 @@ from fixloop.workflows.kernel.options import Argument, arguments
 from fixloop.workflows.kernel.workflow import Context
 from fixloop.workflows.registry import WORKFLOWS, Entry, run_workflow
 
+# A workflow command with verbs of its own (`fix-issue batch JOBS.jsonl`): the module adding them.
+VERBS = {"fix-issue": "fixloop.cli.batch_command"}
 _PLAIN_TYPES: tuple[Callable[[str], Any], ...] = (int, float, str, Path)
 
 
@@ -77,6 +80,8 @@ def add_command(subparsers: Subparsers, name: str, entry: Entry) -> argparse.Arg
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=functools.partial(run, name, entry))
+    if name in VERBS:
+        importlib.import_module(VERBS[name]).add_verbs(parser)
     return parser
 
 
