@@ -18,7 +18,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from fixloop.cli.backend_option import add_backend_arguments, budget_from_args, openai_flags
+from fixloop.cli.backend_option import (
+    add_backend_arguments,
+    backend_from_args,
+    backend_name,
+    budget_from_args,
+    openai_flags,
+)
 from fixloop.cli.contract_gate import gate
 from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.model_option import add_model_arguments, models_from_args
@@ -57,7 +63,7 @@ def add_verbs(parser: argparse.ArgumentParser) -> None:
     single = parser.format_usage().removeprefix("usage: ").rstrip()
     parser.usage = f"{single}\n       {parser.prog} batch JOBS.jsonl [--workers N] [options]"
     parser.epilog = (parser.epilog or "") + (
-        "\n\nA backlog: `fixloop fix-issue batch JOBS.jsonl` (see `fixloop fix-issue batch --help`)."
+        "\n\nA backlog of issues: `fixloop fix-issue batch JOBS.jsonl` (see its --help)."
     )
     assert isinstance(parser, _VerbParser)
     parser.verbs = {VERB: batch_parser(parser.prog, base)}
@@ -71,8 +77,8 @@ def batch_parser(
         description=(
             "Run fix-issue on every job of JOBS.jsonl, a team's backlog: one JSON object a line, "
             "with repository (a url, or a local path from the file's folder), commit (the base), "
-            "issue (its text, or {\"file\": PATH}) and tests (a list of test commands, or "
-            "{\"commands\", \"fail_to_pass\", \"pass_to_pass\"}); optional id, setup (commands "
+            'issue (its text, or {"file": PATH}) and tests (a list of test commands, or '
+            '{"commands", "fail_to_pass", "pass_to_pass"}); optional id, setup (commands '
             "run before the tests), image and meta. Every line is checked before any job runs. "
             "Each job runs on a clone of its own in OUT/<id>/repo (your repositories are only "
             "read), with its run folder there (`fixloop runs show latest --repo OUT/<id>/repo`) "
@@ -132,7 +138,9 @@ def _out(args: argparse.Namespace) -> Path:
     out: Path = args.out or args.jobs.with_suffix(".batch")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         where = display_path(out)
-        raise FixloopError(Diagnostic(where, 1, 1, "out", "exists and is not empty: name a new one"))
+        raise FixloopError(
+            Diagnostic(where, 1, 1, "out", "exists and is not empty: name a new one")
+        )
     return out.resolve()
 
 
@@ -145,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
     out = _out(args)
     jobs = load_jobs(args.jobs, out=out)  # every line, before anything runs: a bad one is exit 2
     pack = load_valid_pack(args.pack)
+    backend = backend_from_args(args, COMMAND)  # a bad choice: exit 2, before any job
     if args.pack is not None and not args.no_contract_check:
         gate(args.pack, None)  # each job's repository is a fresh clone: checked each time
     pool = None
@@ -156,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     options = BatchOptions(
         jobs=tuple(jobs),
         out=out,
-        backend=args.backend,
+        backend=backend_name(args),
         script=args.script,
         openai=openai_flags(args),
         sandbox=args.sandbox,
@@ -171,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
     )
     out.mkdir(parents=True, exist_ok=True)
     with progress:  # its live lines are gone before the summary prints
-        result = run_batch(options, pack)
+        result = run_batch(options, pack, backend)
     result.jobs = str(args.jobs)
     table = markdown(result)
     (out / "summary.md").write_text(table, encoding="utf-8")

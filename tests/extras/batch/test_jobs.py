@@ -26,8 +26,14 @@ def test_a_good_file_gives_each_job_its_tests_and_its_issue(
     tests = {"commands": [UNITTEST], "fail_to_pass": ["tests.test_stats.StatsTest.test_average"]}
     path = write_jobs(
         job("avg", base),
-        {"repository": "shop", "commit": "main", "issue": {"file": "42.md"}, "tests": tests,
-         "setup": [["python3", "-c", "pass"]], "meta": {"ticket": 42}},
+        {
+            "repository": "shop",
+            "commit": "main",
+            "issue": {"file": "42.md"},
+            "tests": tests,
+            "setup": [["python3", "-c", "pass"]],
+            "meta": {"ticket": 42},
+        },
     )
     first, second = load_jobs(path)
     assert (first.id, first.source, first.tests) == ("avg", str(repo), (tuple(UNITTEST.split()),))
@@ -40,19 +46,37 @@ BAD = "jobs.jsonl:2:{col}: "
 # (the line, where its column points (None: the line's start), the key and message expected)
 BAD_LINES = [
     ('{"id": "a", "repository": "shop"', None, "json: invalid JSON"),
-    ('{"id": "a", "repository": "shop", "commit": "x", "issue": "y", "tests": [], "owner": 1}',
-     '"owner"', "owner: unknown key"),
+    (
+        '{"id": "a", "repository": "shop", "commit": "x", "issue": "y", "tests": [], "owner": 1}',
+        '"owner"',
+        "owner: unknown key",
+    ),
     ('{"id": "a", "repository": "shop", "commit": "x", "issue": "y"}', None, "tests: missing"),
-    ('{"id": "a", "repository": "nowhere", "commit": "x", "issue": "y", "tests": []}',
-     '"repository"', "repository: no such directory"),
-    ('{"id": "a", "repository": "shop", "commit": "--all", "issue": "y", "tests": []}',
-     '"commit"', "commit: a commit id"),
-    ('{"id": "a", "repository": "shop", "commit": "x", "issue": "y", "tests": [7]}',
-     "7", "tests.0: a command is a string or a list of words"),
-    ('{"id": "a", "id": "b", "repository": "shop", "commit": "x", "issue": "y", "tests": []}',
-     '"id": "b"', "id: this key is given twice"),
-    ('{"id": "avg", "repository": "shop", "commit": "x", "issue": "y", "tests": []}',
-     '"id"', "id: 'avg' is line 1's id too"),
+    (
+        '{"id": "a", "repository": "nowhere", "commit": "x", "issue": "y", "tests": []}',
+        '"repository"',
+        "repository: no such directory",
+    ),
+    (
+        '{"id": "a", "repository": "shop", "commit": "--all", "issue": "y", "tests": []}',
+        '"commit"',
+        "commit: a commit id",
+    ),
+    (
+        '{"id": "a", "repository": "shop", "commit": "x", "issue": "y", "tests": [7]}',
+        "7",
+        "tests.0: a command is a string or a list of words",
+    ),
+    (
+        '{"id": "a", "id": "b", "repository": "shop", "commit": "x", "issue": "y", "tests": []}',
+        '"id": "b"',
+        "id: this key is given twice",
+    ),
+    (
+        '{"id": "avg", "repository": "shop", "commit": "x", "issue": "y", "tests": []}',
+        '"id"',
+        "id: 'avg' is line 1's id too",
+    ),
 ]
 
 
