@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import importlib
 import os
 import sys
@@ -130,7 +131,15 @@ _FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 def _main(arguments: list[str]) -> int:
-    parser = build_parser(arguments)
+    # What the command imports (its modules, their classes and constants) lives as long as the
+    # process: the cycle collector walking it at every collection, during the imports and after,
+    # was a tenth of a one-document `fixloop check` (bench/startup.py). Frozen, it is left out.
+    gc.disable()
+    try:
+        parser = build_parser(arguments)
+    finally:
+        gc.enable()
+    gc.freeze()
     command = ""
     try:
         # parse_args, in two halves: an unknown flag is refused once its command is known.
