@@ -127,24 +127,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout, sys.stderr = streams
 
 
+def _parser_frozen(arguments: list[str]) -> argparse.ArgumentParser:
+    """The parser, its command's modules imported with the collector off, then frozen.
+
+    What the command imports (its modules, their classes and constants) lives as long as the
+    process: the cycle collector walking it at every collection, during the imports and after,
+    was a tenth of a one-document `fixloop check` (bench/startup.py). Frozen, it is left out.
+    Only for the process's own command: called from a longer-lived program (a test), freezing
+    would keep that program's garbage from the collector for ever.
+    """
+    gc.disable()
+    try:
+        return build_parser(arguments)
+    finally:
+        gc.enable()
+        gc.freeze()
+
+
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 def _main(arguments: list[str], process: bool = False) -> int:
-    if not process:
-        parser = build_parser(arguments)
-    else:
-        # What the command imports (its modules, their classes and constants) lives as long as
-        # the process: the cycle collector walking it at every collection, during the imports
-        # and after, was a tenth of a one-document `fixloop check` (bench/startup.py). Frozen,
-        # it is left out. Only as the process's own command: called from a longer-lived program
-        # (a test), freezing would keep that program's garbage for ever.
-        gc.disable()
-        try:
-            parser = build_parser(arguments)
-        finally:
-            gc.enable()
-        gc.freeze()
+    parser = _parser_frozen(arguments) if process else build_parser(arguments)
     command = ""
     try:
         # parse_args, in two halves: an unknown flag is refused once its command is known.
