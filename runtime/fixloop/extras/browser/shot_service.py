@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-
-
 import socket
 import tempfile
 import threading
@@ -103,7 +101,7 @@ def _viewport(value: object) -> tuple[int, int]:
     try:
         check_viewport(size)
     except FixloopError as exc:
-        raise Refused(exc.diagnostic.message) from None
+        raise Refused(str(exc).splitlines()[0]) from None
     return size
 
 
