@@ -358,4 +358,3 @@ def test_a_design_executor_in_bwrap_takes_its_screenshot_from_inside_its_sandbox
     assert escape.exit_code == 2 and "inside" in escape.stderr, escape
     assert not outside.exists()
     assert wave.leftovers() == []
-
