@@ -8,19 +8,31 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import time
 from pathlib import Path
 
 from fixloop.cli.envelope import emit
 from fixloop.cli.pack_commands import Subparsers, add_json_option
 from fixloop.diagnostics import Diagnostic, FixloopError
-from fixloop.extras.browser.chromium import DEFAULT_VIEWPORT, cleanup, parse_viewport, screenshot
+from fixloop.extras.browser.chromium import (
+    DEFAULT_VIEWPORT,
+    Screenshot,
+    cleanup,
+    parse_viewport,
+    screenshot,
+)
+from fixloop.extras.browser.shot_service import SOCKET_VARIABLE, inside, request_screenshot
+from fixloop.sandboxes.launcher import working_tree_of
 
 DEFAULT_MAX_AGE_S = 300.0
 _EPILOG = (
     "The browser is the system's Chromium in headless mode (Debian: apt-get install -y "
     "chromium); nothing is downloaded. Each screenshot runs one browser with a fresh profile in "
     "its own process group, killed on timeout. `cleanup` stops only browsers fixloop started "
-    "(recognised by their profile folder), never other browsers of yours."
+    "(recognised by their profile folder), never other browsers of yours. Inside a run's "
+    f"sandbox, where {SOCKET_VARIABLE} names a screenshot service, the picture is taken by "
+    "that service (of the task's dev server only) and saved inside the working tree."
 )
 
 
@@ -84,7 +96,11 @@ def _seconds(value: float, flag: str, *, zero_ok: bool) -> float:
 def run_screenshot(args: argparse.Namespace) -> int:
     viewport = parse_viewport(args.viewport)
     timeout_s = _seconds(args.timeout, "--timeout", zero_ok=False)
-    shot = screenshot(args.url, args.out, viewport, timeout_s)
+    service = os.environ.get(SOCKET_VARIABLE, "")
+    if service:
+        shot = _asked(service, args.url, args.out, viewport, timeout_s)
+    else:
+        shot = screenshot(args.url, args.out, viewport, timeout_s)
     if args.json:
         taken = {"id": str(shot.path), "status": "saved", "url": args.url}
         size = {"width": shot.width, "height": shot.height, "seconds": round(shot.seconds, 3)}
@@ -93,6 +109,19 @@ def run_screenshot(args: argparse.Namespace) -> int:
         f"{shot.path}: {shot.width}x{shot.height} screenshot of {args.url} ({shot.seconds:.1f} s)"
     )
     return 0
+
+
+def _asked(
+    service: str, url: str, out: Path, viewport: tuple[int, int], timeout_s: float
+) -> Screenshot:
+    """The picture the run's screenshot service takes, saved inside the working tree."""
+    started = time.monotonic()
+    target = inside(out, working_tree_of(Path.cwd()))
+    png = request_screenshot(service, url, viewport, timeout_s)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(png)
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    return Screenshot(out, width, height, round(time.monotonic() - started, 3))
 
 
 def run_cleanup(args: argparse.Namespace) -> int:

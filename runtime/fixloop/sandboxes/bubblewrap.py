@@ -51,19 +51,24 @@ PROBE_TIMEOUT_S = 30.0
 
 
 def confinement(
-    worktree: Path, cwd: Path, read_only: Sequence[Path] = (), writable: Sequence[Path] = ()
+    worktree: Path,
+    cwd: Path,
+    read_only: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
+    services: Sequence[Path] = (),
 ) -> list[str]:
     """bubblewrap's options, in order: later mounts go on top of earlier ones (so a worktree,
     or a `read_only` folder, under /tmp or /run is bound on top of the private /tmp or the
     hidden /run; the worktree comes after the read-only folders, so one holding it cannot hide
     it, and the `writable` folders (a test runner's report folder) after it; the host's sockets
-    still in view are covered last; the hidden folders are made read-only
+    still in view are covered last, but the `services` handed in on purpose, bound at their
+    own paths; the hidden folders are made read-only
     once everything inside them is mounted; the worktree's git entries go back on top of
     it, read-only)."""
     shown = [word for folder in read_only for word in ("--ro-bind", str(folder), str(folder))]
     hidden = hidden_folders()
     sockets = host_sockets(
-        [Path("/"), *read_only, worktree], [Path(PRIVATE_TMP).resolve(), *hidden]
+        [Path("/"), *read_only, worktree], [Path(PRIVATE_TMP).resolve(), *hidden], shared=services
     )
     return [
         "--ro-bind",
@@ -87,6 +92,7 @@ def confinement(
             for word in ("--ro-bind", str(path), str(path))
         ),
         *(word for socket in sockets for word in ("--ro-bind", "/dev/null", str(socket))),
+        *(word for socket in services for word in ("--ro-bind", str(socket), str(socket))),
         *(word for folder in hidden for word in ("--remount-ro", str(folder))),
         "--unshare-all",
         "--die-with-parent",
@@ -137,11 +143,12 @@ class BubblewrapSandbox(SandboxBase):
         output_cap: int = OUTPUT_CAP_BYTES,
         read_only: Sequence[Path] = (),
         writable: Sequence[Path] = (),
+        services: Mapping[str, Path] | None = None,
     ) -> None:
         problem = unavailable()
         if problem is not None:
             raise sandbox_error(f"--sandbox bwrap: {problem}")
-        super().__init__(SandboxChoice(KIND, reason), worktree, output_cap)
+        super().__init__(SandboxChoice(KIND, reason), worktree, output_cap, services)
         self.bwrap = shutil.which("bwrap") or "bwrap"
         # Folders under the private /tmp the commands must still see (the step library, the
         # run's folder, this interpreter's environment, which runs the step library's tools):
@@ -168,7 +175,9 @@ class BubblewrapSandbox(SandboxBase):
             return not_found(words[0], KIND)
         command = [
             self.bwrap,
-            *confinement(self.worktree, where, self.read_only, self.writable),
+            *confinement(
+                self.worktree, where, self.read_only, self.writable, list(self.services.values())
+            ),
             "--",
             *words,
         ]

@@ -13,7 +13,7 @@ changes anything: `--sandbox bwrap` where bubblewrap cannot start, `--sandbox do
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from fixloop.sandboxes import bubblewrap, container, local
@@ -84,14 +84,18 @@ def open_chosen(
     memory: str = container.DEFAULT_MEMORY,
     pids: int = container.DEFAULT_PIDS,
     output_cap: int = OUTPUT_CAP_BYTES,
+    services: Mapping[str, Path] | None = None,
 ) -> Sandbox:
     """The sandbox `choice` names, on `worktree`, without choosing again (its reason stays the
     one `choose_sandbox` gave). `read_only`: folders the commands also see, read-only at their
     own paths (in a container; under bwrap's private /tmp; local sees the host's files anyway).
     `writable`: folders outside the worktree the commands may also write (a test runner's report
-    folder), read-write at their own paths; local writes anywhere anyway."""
+    folder), read-write at their own paths; local writes anywhere anyway. `services`: host
+    sockets handed in on purpose (variable → path; `host_services.checked_services`)."""
     if choice.kind == "local":
-        return local.LocalSandbox(worktree, reason=choice.reason, output_cap=output_cap)
+        return local.LocalSandbox(
+            worktree, reason=choice.reason, output_cap=output_cap, services=services
+        )
     if choice.kind == "bwrap":
         return bubblewrap.BubblewrapSandbox(
             worktree,
@@ -99,6 +103,7 @@ def open_chosen(
             output_cap=output_cap,
             read_only=read_only,
             writable=writable,
+            services=services,
         )
     if choice.kind != "docker":
         raise sandbox_error(f"unknown sandbox {choice.kind!r}; choose one of {', '.join(KINDS)}")
@@ -112,6 +117,7 @@ def open_chosen(
         output_cap=output_cap,
         read_only=read_only,
         writable=writable,
+        services=services,
     )
 
 
@@ -125,10 +131,11 @@ def open_sandbox(
     memory: str = container.DEFAULT_MEMORY,
     pids: int = container.DEFAULT_PIDS,
     output_cap: int = OUTPUT_CAP_BYTES,
+    services: Mapping[str, Path] | None = None,
 ) -> Sandbox:
     """A sandbox for commands in `worktree` (use it as a context manager). `run_id` labels
-    docker containers so that recovery can remove those of a dead run; `writable` as in
-    `open_chosen`."""
+    docker containers so that recovery can remove those of a dead run; `writable` and
+    `services` as in `open_chosen`."""
     return open_chosen(
         choose_sandbox(kind, image=image),
         worktree=worktree,
@@ -137,4 +144,5 @@ def open_sandbox(
         memory=memory,
         pids=pids,
         output_cap=output_cap,
+        services=services,
     )

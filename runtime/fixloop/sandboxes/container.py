@@ -120,6 +120,7 @@ class DockerSandbox(SandboxBase):
         output_cap: int = OUTPUT_CAP_BYTES,
         read_only: Sequence[Path] = (),
         writable: Sequence[Path] = (),
+        services: Mapping[str, Path] | None = None,
     ) -> None:
         import docker
 
@@ -133,7 +134,7 @@ class DockerSandbox(SandboxBase):
             raise sandbox_error(f"memory limit {memory!r}: expected a size of at least 6m")
         if pids < 1:
             raise sandbox_error(f"process limit {pids}: expected a number >= 1")
-        super().__init__(SandboxChoice(KIND, reason, image=image), worktree, output_cap)
+        super().__init__(SandboxChoice(KIND, reason, image=image), worktree, output_cap, services)
         self.client = connect()
         problem = image_problem(self.client, image)
         if problem is not None:
@@ -209,8 +210,15 @@ class DockerSandbox(SandboxBase):
                     *(
                         docker.types.Mount(str(socket), "/dev/null", type="bind", read_only=True)
                         for socket in host_sockets(
-                            [self.worktree, *self.writable, *self.read_only], []
+                            [self.worktree, *self.writable, *self.read_only],
+                            [],
+                            shared=self.services.values(),
                         )
+                    ),
+                    # The services handed in on purpose, at their own paths.
+                    *(
+                        docker.types.Mount(str(path), str(path), type="bind", read_only=True)
+                        for path in self.services.values()
                     ),
                 ],
                 network_mode="none",

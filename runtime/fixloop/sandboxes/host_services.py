@@ -22,6 +22,10 @@ tests, and ordinary test suites make Unix sockets of their own (Python's multipr
 forkserver, asyncio Unix servers, a database started by a fixture). Hiding the host's sockets
 keeps those working and leaves the host's services out of reach.
 
+A caller may hand a sandbox one service on purpose (`checked_services`: a variable and the
+socket it names, such as the screenshot service a design executor asks for its pictures): that
+socket alone is bound at its own path, and its variable set, in that sandbox.
+
 What remains (see docs/sandboxes.md): a socket bound after the command started, outside the
 hidden folders, or bound by a relative path (the kernel then lists no folder for it).
 """
@@ -61,6 +65,21 @@ _X11_DISPLAY = re.compile(r"^(?:unix)?:(\d+)(?:\.\d+)?$")
 def without_host_services(environment: Mapping[str, str]) -> dict[str, str]:
     """`environment` without the variables that name host services."""
     return {k: v for k, v in environment.items() if k not in HOST_SERVICE_VARIABLES}
+
+
+def checked_services(services: Mapping[str, Path] | None) -> dict[str, Path]:
+    """The host services a caller hands a sandbox on purpose (variable → socket path): each
+    socket is bound at its own path and named to the command by its variable. ValueError when
+    a variable is not a name of its own or a path is not a socket now."""
+    checked: dict[str, Path] = {}
+    for variable, path in (services or {}).items():
+        if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", variable) or variable in HOST_SERVICE_VARIABLES:
+            raise ValueError(f"{variable!r}: not a variable a service may be named by")
+        real = _socket_at(str(path)) if Path(path).is_absolute() else None
+        if real is None:
+            raise ValueError(f"{path}: no socket there for {variable}")
+        checked[variable] = real
+    return checked
 
 
 def hidden_folders(environ: Mapping[str, str] | None = None) -> list[Path]:
@@ -125,17 +144,20 @@ def host_sockets(
     *,
     environ: Mapping[str, str] | None = None,
     table: Path = UNIX_SOCKETS_TABLE,
+    shared: Iterable[Path] = (),
 ) -> list[Path]:
     """The host's Unix sockets a sandbox would see: each one inside a `visible` folder (bound
     into the sandbox) and not inside a `hidden` one, unless a visible folder inside the hidden
-    one shows it again. To be covered with /dev/null at their paths."""
+    one shows it again, and not one of the `shared` ones (`checked_services`). To be covered
+    with /dev/null at their paths."""
     environ = os.environ if environ is None else environ
     shown = [folder.resolve() for folder in visible]
+    kept = {path.resolve() for path in shared}
     candidates = [*_listed_socket_paths(table), *_named_socket_paths(environ)]
     found: dict[Path, None] = {}
     for candidate in candidates:
         real = _socket_at(candidate)
-        if real is None:
+        if real is None or real in kept:
             continue
         showing = [f for f in shown if real.is_relative_to(f)]
         if not showing:
@@ -149,6 +171,7 @@ def host_sockets(
 
 __all__ = [
     "HOST_SERVICE_VARIABLES",
+    "checked_services",
     "hidden_folders",
     "host_sockets",
     "without_host_services",

@@ -63,6 +63,9 @@ class RunSandbox:
     # Folders a container also sees, read-only at their own paths (the step library).
     read_only: tuple[str, ...] = field(default=())
     timeout_s: float = DEFAULT_TIMEOUT_S
+    # Host services one role call is handed on purpose (variable, socket path): the design
+    # executor's screenshot service. Live only while the call runs, so never in config.json.
+    services: tuple[tuple[str, str], ...] = field(default=())
 
     def open(self, worktree: Path) -> Sandbox:
         """The chosen sandbox on `worktree` (a context manager; close it when done)."""
@@ -71,6 +74,7 @@ class RunSandbox:
             worktree=worktree,
             run_id=self.run_id,
             read_only=[Path(folder) for folder in self.read_only],
+            services={variable: Path(path) for variable, path in self.services},
         )
 
     def argv(self, words: Sequence[str]) -> list[str]:

@@ -35,8 +35,9 @@ class LocalSandbox(SandboxBase):
         *,
         reason: str = NOT_ISOLATED,
         output_cap: int = OUTPUT_CAP_BYTES,
+        services: Mapping[str, Path] | None = None,
     ) -> None:
-        super().__init__(SandboxChoice(KIND, reason), worktree, output_cap)
+        super().__init__(SandboxChoice(KIND, reason), worktree, output_cap, services)
 
     def run(
         self,

@@ -28,7 +28,7 @@ from types import TracebackType
 from typing import Protocol, Self
 
 from fixloop.diagnostics import Diagnostic, FixloopError
-from fixloop.sandboxes.host_services import without_host_services
+from fixloop.sandboxes.host_services import checked_services, without_host_services
 
 DEFAULT_TIMEOUT_S = 300.0
 OUTPUT_CAP_BYTES = 1 << 20  # per stream
@@ -110,10 +110,21 @@ def checked_worktree(worktree: Path) -> Path:
 class SandboxBase:
     """What every sandbox shares: input checks, the base environment, the context manager."""
 
-    def __init__(self, choice: SandboxChoice, worktree: Path, output_cap: int) -> None:
+    def __init__(
+        self,
+        choice: SandboxChoice,
+        worktree: Path,
+        output_cap: int,
+        services: Mapping[str, Path] | None = None,
+    ) -> None:
         self._choice = choice
         self._worktree = checked_worktree(worktree)
         self.output_cap = output_cap
+        try:
+            # Host services handed in on purpose: bound at their paths, named by their variables.
+            self.services = checked_services(services)
+        except ValueError as exc:
+            raise sandbox_error(str(exc), "services") from None
 
     @property
     def choice(self) -> SandboxChoice:
@@ -138,7 +149,7 @@ class SandboxBase:
         # should not be told where they are.
         merged = without_host_services(
             {"TMPDIR": PRIVATE_TMP, "LANG": "C.UTF-8", **base, **(env or {})}
-        )
+        ) | {variable: str(path) for variable, path in self.services.items()}
         for key, value in merged.items():
             if not key or "=" in key or "\0" in key or "\0" in value:
                 raise sandbox_error(

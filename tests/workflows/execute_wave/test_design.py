@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -271,3 +273,88 @@ def test_a_page_that_stays_the_same_while_its_files_change_is_called_stale(
     assert "this picture is identical to the previous one" in verifier.system_prompt
     first = next(c for c in inner.calls if c.key == "verifier/1/verify")
     assert "identical" not in first.system_prompt
+
+
+class LooksFromItsSandbox:
+    """The scripted model, as a model whose Bash runs in the run's sandbox: after its edits it
+    runs the screenshot command its prompt names there, then tries to look elsewhere (the other
+    commands, each run in the same sandbox; what they print is kept)."""
+
+    name = "scripted"
+
+    def __init__(self, inner: ScriptedBackend, hostile: list[str]) -> None:
+        self.inner = inner
+        self.hostile = hostile
+        self.results: list[Any] = []
+
+    def dispatch(self, request: AgentRequest) -> AgentOutcome:
+        outcome = self.inner.dispatch(request)
+        command = re.search(r"^screenshot_command: (.+)$", request.system_prompt, re.MULTILINE)
+        url = re.search(r"^dev_server_url: (\S+)$", request.system_prompt, re.MULTILINE)
+        if request.role == "executor" and command and url:
+            assert request.sandbox is not None
+            hostile = [line.replace("URL", shlex.quote(url.group(1))) for line in self.hostile]
+            for line in [command.group(1).replace("NAME", "self-check"), *hostile]:
+                self.results.append(
+                    request.sandbox.run(["bash", "-c", line], cwd=request.cwd, timeout_s=120)
+                )
+            shutil.copyfile(request.cwd / ".fixloop/shots/self-check.png", self.hostile_keep)
+        return outcome
+
+    hostile_keep: Path = Path()
+
+
+def test_a_design_executor_in_bwrap_takes_its_screenshot_from_inside_its_sandbox(
+    wave: Wave, tmp_path: Path
+) -> None:
+    from fixloop.sandboxes import bubblewrap
+    from fixloop.sandboxes.protocol import SandboxChoice
+
+    if (problem := bubblewrap.unavailable()) is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"bwrap is needed under CI=true: {problem}")
+        pytest.skip(problem)
+    repo = banner_site(wave, SERVE)
+    script: dict[str, Any] = {
+        "executor/1/implement": implement(1, {"site/index.html": page(RED, "Hello")}),
+        "verifier/1/verify": score(1, scores("design", 9), kind="design"),
+    }
+    inner = ScriptedBackend(script)
+    with socket.socket() as probe:  # a port of the host that is not the task's dev server
+        probe.bind(("127.0.0.1", 0))
+        other = probe.getsockname()[1]
+    outside = tmp_path / "escaped.png"
+    python = shlex.quote(sys.executable)
+    shot = f"{python} -m fixloop browser screenshot"
+    hostile = [
+        # The dev server, asked directly: the sandbox's loopback is its own.
+        f"{python} -c 'import sys,urllib.request; urllib.request.urlopen(sys.argv[1])' URL",
+        f"{shot} http://127.0.0.1:{other}/ --out .fixloop/shots/x.png",
+        f"{shot} file:///etc/passwd --out .fixloop/shots/x.png",
+        f"{shot} URL --out {outside}",
+    ]
+    backend = LooksFromItsSandbox(inner, hostile)
+    backend.hostile_keep = tmp_path / "self-check.png"
+    context = Context(
+        wave.pack,
+        backend,
+        EventStream(wave.events.append),
+        browser=CHROMIUM,
+        sandbox=SandboxChoice("bwrap", "the test's"),
+    )
+    options = ExecuteWaveOptions(tasks=wave.tasks_path, repo=repo.path, viewport=VIEWPORT)
+    result = run_execute_wave(options, context)
+
+    assert inner.unplayed() == []
+    (task,) = result.tasks
+    assert task.status == "committed", task
+    own, direct, port, file, escape = backend.results
+    assert own.exit_code == 0, own.stderr
+    self_check = looks_right(tmp_path / "self-check.png")
+    assert banner(self_check) == RED  # the executor's edit, as its own dev server serves it
+    assert direct.exit_code != 0 and "Connection refused" in direct.stderr, direct
+    for refused in (port, file):
+        assert refused.exit_code == 2 and "refused" in refused.stderr, refused
+    assert escape.exit_code == 2 and "inside" in escape.stderr, escape
+    assert not outside.exists()
+    assert wave.leftovers() == []

@@ -160,7 +160,13 @@ def fixloop_browsers() -> list[ProcessInfo]:
 
 
 def _browser_argv(
-    binary: str, profile: Path, shot: Path, url: str, size: tuple[int, int]
+    binary: str,
+    profile: Path,
+    shot: Path,
+    url: str,
+    size: tuple[int, int],
+    *,
+    flags: Sequence[str] = (),
 ) -> list[str]:
     sandbox = (
         ["--no-sandbox"] if os.geteuid() == 0 else []
@@ -169,6 +175,7 @@ def _browser_argv(
         binary,
         *FLAGS,
         *sandbox,
+        *flags,
         f"--user-data-dir={profile}",
         f"--window-size={size[0]},{size[1]}",
         f"--screenshot={shot}",
@@ -189,11 +196,13 @@ def screenshot(
     *,
     profile_root: Path | None = None,
     browser: str | None = None,
+    flags: Sequence[str] = (),
 ) -> Screenshot:
     """A PNG of `url` at `viewport` (CSS pixels at scale 1) written to `out`.
 
     Errors are FixloopErrors: exit 2 for what the caller can fix (no browser, a bad viewport, an
     unreachable URL), exit 1 when the browser fails or runs past `timeout_s` (it is then killed).
+    `flags`: more of the browser's options (the screenshot service's network limits).
     """
     started = time.monotonic()
     check_viewport(viewport)
@@ -205,7 +214,10 @@ def screenshot(
     try:
         shot = profile / "screenshot.png"
         output = _run_browser(
-            _browser_argv(binary, profile, shot, url, viewport), profile, started, timeout_s
+            _browser_argv(binary, profile, shot, url, viewport, flags=flags),
+            profile,
+            started,
+            timeout_s,
         )
         size = png_size(shot)
         if size is None:

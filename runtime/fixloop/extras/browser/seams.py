@@ -13,6 +13,7 @@ from pathlib import Path
 
 from fixloop.extras.browser.chromium import cleanup, screenshot
 from fixloop.extras.browser.devserver import dev_server, sweep_dev_servers
+from fixloop.extras.browser.shot_service import SOCKET_VARIABLE, screenshot_service
 from fixloop.runs.recovery import Sweeper
 
 
@@ -32,6 +33,11 @@ class Chromium:
     ) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         return screenshot(url, target, viewport, timeout_s).path
+
+    @contextmanager
+    def screenshot_service(self, url: str, timeout_s: float) -> Iterator[tuple[str, Path]]:
+        with screenshot_service(url, timeout_s=timeout_s) as socket_path:
+            yield SOCKET_VARIABLE, socket_path
 
     def cleanup(self, max_age_s: float) -> int:
         return len(cleanup(max_age_s).stopped)

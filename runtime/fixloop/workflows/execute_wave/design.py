@@ -27,6 +27,7 @@ from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.workflows.kernel.browser import Browser
 
 DEFAULT_VIEWPORT = (1280, 800)
+SCREENSHOT_CLIENT = "screenshot.py"  # in the step library: python3 only, for docker images
 FIGMA = "figma"
 FIGMA_TOOLS = ("get_design_context", "get_screenshot")
 
@@ -74,14 +75,28 @@ def page_url(base: str, route: str) -> str:
     return base.rstrip("/") + "/" + route.lstrip("/")
 
 
-def screenshot_command(url: str, viewport: tuple[int, int]) -> str:
-    """What a design executor's Bash runs to look at its page (NAME is the executor's)."""
-    python = shlex.quote(sys.executable)
+def screenshot_command(url: str, viewport: tuple[int, int], client: Path | None = None) -> str:
+    """What a design executor's Bash runs to look at its page (NAME is the executor's).
+    `client`: the step library's python3-only client, for a sandbox without fixloop (docker);
+    else fixloop's own command, which asks the run's screenshot service when its variable is
+    set (bwrap) and takes the picture itself when not (local)."""
     size = f"{viewport[0]}x{viewport[1]}"
-    return (
-        f"{python} -m fixloop browser screenshot {shlex.quote(url)} "
-        f"--out .fixloop/shots/NAME.png --viewport {size}"
+    program = (
+        f"python3 {shlex.quote(str(client))}"
+        if client is not None
+        else f"{shlex.quote(sys.executable)} -m fixloop browser screenshot"
     )
+    return f"{program} {shlex.quote(url)} --out .fixloop/shots/NAME.png --viewport {size}"
+
+
+@contextmanager
+def screenshot_service(
+    browser: Browser | None, url: str, timeout_s: float
+) -> Iterator[tuple[tuple[str, str], ...]]:
+    """The screenshot service of the dev server at `url` for the `with` block, as the
+    services a role call's sandbox is handed (variable, socket path)."""
+    with _needed(browser).screenshot_service(url, timeout_s) as (variable, path):
+        yield ((variable, str(path)),)
 
 
 def _needed(browser: Browser | None) -> Browser:
@@ -151,6 +166,7 @@ __all__ = [
     "find_figma",
     "page_url",
     "screenshot_command",
+    "screenshot_service",
     "served",
     "shoot",
     "stop_stale_browsers",

@@ -112,6 +112,7 @@ class Implementer:
         with ExitStack() as stack:
             inputs = self.inputs(work.worktree)
             url = ""
+            services: tuple[tuple[str, str], ...] = ()
             if work.task.is_design:
                 base = stack.enter_context(
                     design.served(
@@ -124,9 +125,12 @@ class Implementer:
                     )
                 )
                 url = design.page_url(base, work.task.route)
+                services = self.services(stack, base)
                 inputs |= {
                     "dev_server_url": url,
-                    "screenshot_command": design.screenshot_command(url, flow.options.viewport),
+                    "screenshot_command": design.screenshot_command(
+                        url, flow.options.viewport, flow.screenshot_client()
+                    ),
                 }
             outcome = flow.call_for(
                 work,
@@ -136,6 +140,7 @@ class Implementer:
                 work.worktree,
                 key=f"executor/{work.id}/implement",
                 design=work.task.is_design,
+                services=services,
             )
             path = result_path(work.worktree, work.id)
             flow.records.keep(path, f"impl-result-{work.id}.json")
@@ -145,6 +150,17 @@ class Implementer:
             if url:
                 self.record_page(url)
         commit_task(flow, work)
+
+    def services(self, stack: ExitStack, base: str) -> tuple[tuple[str, str], ...]:
+        """In a sandbox without a network (bwrap, docker) the executor cannot reach its dev
+        server: the run takes its screenshots for it, through a service bound into its sandbox."""
+        if not self.flow.isolated_sandbox():
+            return ()
+        return stack.enter_context(
+            design.screenshot_service(
+                self.flow.context.browser, base, self.flow.options.screenshot_timeout_s
+            )
+        )
 
     def inputs(self, worktree: Path) -> dict[str, Any]:
         task = self.work.task

@@ -57,7 +57,17 @@ class WaveRun(Protocol):
         writable: Sequence[str] | None = None,
         key: str,
         design: bool = False,
+        services: tuple[tuple[str, str], ...] = (),
     ) -> AgentOutcome: ...
+
+    def isolated_sandbox(self) -> bool:
+        """Whether role calls' commands run in a sandbox without the host's network."""
+        ...
+
+    def screenshot_client(self) -> Path | None:
+        """The step library's python3-only screenshot client when the sandbox has no fixloop
+        (docker), else None."""
+        ...
 
     def step(self, name: str, cwd: Path, /, **inputs: str) -> StepResult: ...
 

@@ -24,6 +24,7 @@ from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
 from fixloop.runs.exclusive import exclusive_run
 from fixloop.steps.result import StepFailed, required_output
+from fixloop.steps.runner import step_library
 from fixloop.workflows.execute_wave import design, fixes, resume
 from fixloop.workflows.execute_wave.implement import Implementer
 from fixloop.workflows.execute_wave.merge import merge_one, remove_task
@@ -383,10 +384,14 @@ class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
         writable: Sequence[str] | None = None,
         key: str,
         design: bool = False,
+        services: tuple[tuple[str, str], ...] = (),
     ) -> AgentOutcome:
         """A role call about one task: its events carry the task's id (the run's dispatcher
-        otherwise: its backend, budget, timeout and sandbox)."""
-        dispatcher = replace(self.dispatcher, events=work.events)
+        otherwise: its backend, budget, timeout and sandbox, with `services` bound into it)."""
+        sandbox = self.dispatcher.sandbox
+        if services and sandbox is not None:
+            sandbox = replace(sandbox, services=services)
+        dispatcher = replace(self.dispatcher, events=work.events, sandbox=sandbox)
         figma = self.wave_plan.figma if design and work.task.figma_url else None
         return dispatcher.call(
             role,
@@ -398,6 +403,16 @@ class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
             extra_tools=figma.tools if figma else (),
             mcp_config=str(figma.config) if figma else None,
         )
+
+    def isolated_sandbox(self) -> bool:
+        sandbox = self.dispatcher.sandbox
+        return sandbox is not None and sandbox.choice.kind in ("bwrap", "docker")
+
+    def screenshot_client(self) -> Path | None:
+        sandbox = self.dispatcher.sandbox
+        if sandbox is None or sandbox.choice.kind != "docker":
+            return None
+        return step_library(self.doc) / design.SCREENSHOT_CLIENT
 
     def verification_server(self, works: list[TaskWork]) -> Any:
         """One dev server on the run's worktree while design tasks are verified and fixed."""

@@ -27,6 +27,14 @@ class Browser(Protocol):
         """A PNG of `url` at `target`; FixloopError when the browser or the page fails."""
         ...
 
+    def screenshot_service(
+        self, url: str, timeout_s: float
+    ) -> AbstractContextManager[tuple[str, Path]]:
+        """A service, for the `with` block, that takes screenshots of the dev server at `url`
+        (and of nothing else) for a sandboxed agent; yields the variable that names its Unix
+        socket to the agent's commands, and the socket's path (bound into the sandbox)."""
+        ...
+
     def cleanup(self, max_age_s: float) -> int:
         """Stop the headless browsers fixloop started at least `max_age_s` ago; how many."""
         ...

@@ -1,0 +1,243 @@
+"""The screenshot service: a sandboxed command gets a real PNG of its dev server, and nothing else.
+
+Real Chromium, a real dev server, the real bwrap sandbox (no network but its own loopback) with
+the service's socket bound into it; the command in it is fixloop's own `browser screenshot` or
+the step library's python3-only client. The hostile requests come from inside the sandbox too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.extras.browser.conftest import write_page
+from tests.extras.browser.png import read_png
+from tests.helpers.sandbox_image import docker_client, docker_image
+
+from fixloop.extras.browser.devserver import DevServer
+from fixloop.extras.browser.shot_service import (
+    REQUEST_LIMIT,
+    SOCKET_VARIABLE,
+    allowed_url,
+    screenshot_service,
+)
+from fixloop.sandboxes import bubblewrap
+from fixloop.sandboxes.bubblewrap import BubblewrapSandbox
+from fixloop.sandboxes.protocol import SandboxResult
+
+pytestmark = pytest.mark.slow
+__all__ = ["docker_client", "docker_image"]  # fixtures
+CLIENT = Path(__file__).parents[3] / "workflows" / "lib" / "screenshot.py"
+
+
+@pytest.fixture(autouse=True)
+def bwrap_works() -> None:
+    problem = bubblewrap.unavailable()
+    if problem is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"bwrap is needed under CI=true: {problem}")
+        pytest.skip(problem)
+
+
+@pytest.fixture
+def worktree(site: Path) -> Path:
+    subprocess.run(["git", "init", "-q", str(site)], check=True)
+    return site
+
+
+class _Counting(http.server.BaseHTTPRequestHandler):
+    hits: list[str] = []  # noqa: RUF012  (one list per test, reset by the fixture)
+
+    def do_GET(self) -> None:
+        self.hits.append(self.path)
+        body = b"<html><body style='background:#00ff00'>SECRET of another service</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        """Quiet."""
+
+
+@pytest.fixture
+def other_service() -> Iterator[tuple[int, list[str]]]:
+    """Another service on the host's loopback that the page must not reach: its requests."""
+    _Counting.hits = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Counting)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1], _Counting.hits
+    server.shutdown()
+    server.server_close()
+
+
+def in_sandbox(worktree: Path, socket_path: Path, argv: list[str]) -> SandboxResult:
+    with BubblewrapSandbox(worktree, services={SOCKET_VARIABLE: socket_path}) as sandbox:
+        return sandbox.run(argv, cwd=worktree, timeout_s=120)
+
+
+def fixloop_shot(url: str, out: str = ".fixloop/shots/me.png") -> list[str]:
+    command = [sys.executable, "-m", "fixloop", "browser", "screenshot", url, "--out", out]
+    return [*command, "--viewport", "320x240"]
+
+
+def client_shot(url: str, out: str = ".fixloop/shots/me.png") -> list[str]:
+    return ["python3", str(CLIENT), url, "--out", out, "--viewport", "320x240"]
+
+
+@pytest.mark.parametrize("command", [fixloop_shot, client_shot], ids=["fixloop", "python3"])
+def test_a_sandboxed_command_gets_a_real_png_of_its_dev_server(
+    chromium: str, worktree: Path, served: DevServer, command: object
+) -> None:
+    assert callable(command)
+    url = served.url + "index.html"
+    # The sandbox's own loopback has no dev server: asking directly is refused.
+    direct = [sys.executable, "-c", f"import urllib.request; urllib.request.urlopen({url!r})"]
+    with screenshot_service(served.url) as path:
+        refused = in_sandbox(worktree, path, direct)
+        assert refused.exit_code != 0 and "refused" in refused.stderr.lower(), refused
+        write_page(worktree, colour="#ff0000", title="edited")  # the picture shows the edit
+        done = in_sandbox(worktree, path, command(url))
+    assert done.exit_code == 0, done.stderr
+    picture = read_png(worktree / ".fixloop/shots/me.png")
+    assert (picture.width, picture.height) == (320, 240)
+    assert picture.pixel(160, 60) == (255, 0, 0)
+    assert not path.exists() and not path.parent.exists()  # the service cleaned up its socket
+
+
+@pytest.mark.parametrize("command", [fixloop_shot, client_shot], ids=["fixloop", "python3"])
+def test_hostile_requests_from_the_sandbox_are_refused(
+    *,
+    chromium: str,
+    worktree: Path,
+    served: DevServer,
+    other_service: tuple[int, list[str]],
+    tmp_path: Path,
+    command: object,
+) -> None:
+    assert callable(command)
+    other_port, hits = other_service
+    outside = tmp_path / "outside.png"
+    hostile = {
+        "another port": f"http://127.0.0.1:{other_port}/",
+        "another host": f"http://localhost:{served.port}/index.html",
+        "another scheme": f"https://127.0.0.1:{served.port}/index.html",
+        "a file": f"file://{worktree}/index.html",
+        "a user name": f"http://me@127.0.0.1:{served.port}/index.html",
+    }
+    with screenshot_service(served.url) as path:
+        for why, url in hostile.items():
+            done = in_sandbox(worktree, path, command(url))
+            assert done.exit_code == 2, (why, done)
+            assert "refused" in done.stderr, (why, done.stderr)
+        escaping = in_sandbox(worktree, path, command(served.url, out=str(outside)))
+        assert escaping.exit_code == 2 and "inside" in escaping.stderr, escaping
+        long = in_sandbox(worktree, path, command(served.url + "x" * REQUEST_LIMIT))
+        assert long.exit_code == 2 and "too long" in long.stderr, long
+    assert hits == []
+    assert not outside.exists()
+    assert not (worktree / ".fixloop").exists()
+
+
+def raw(path: Path, data: bytes) -> dict[str, object]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.settimeout(30)
+        connection.connect(str(path))
+        with contextlib.suppress(BrokenPipeError):  # it may stop reading at its limit
+            connection.sendall(data)
+        answer = connection.makefile("rb").readline()
+    reply: dict[str, object] = json.loads(answer)
+    return reply
+
+
+def test_the_service_bounds_what_it_reads_and_how_often_it_serves(
+    chromium: str, served: DevServer
+) -> None:
+    page = json.dumps({"url": served.url, "viewport": [64, 64]}).encode() + b"\n"
+    with screenshot_service(served.url, limit=1) as path:
+        oversized = raw(path, b'{"url": "' + b"a" * (REQUEST_LIMIT * 4) + b'"}\n')
+        too_large = f"the request is larger than {REQUEST_LIMIT} bytes"
+        assert oversized == {"ok": False, "error": too_large}
+        assert raw(path, b"rm -rf /\n")["error"] == "the request is not one line of JSON"
+        huge = json.dumps({"url": served.url, "viewport": [99999, 10]}).encode() + b"\n"
+        assert "between" in str(raw(path, huge)["error"])
+        first = raw(path, page)
+        assert first["ok"] is True and first["width"] == 64
+        assert "no more screenshots" in str(raw(path, page)["error"])
+
+
+def test_a_page_that_loads_another_origin_gets_nothing_from_it(
+    chromium: str, worktree: Path, served: DevServer, other_service: tuple[int, list[str]]
+) -> None:
+    other_port, hits = other_service
+    other = f"http://127.0.0.1:{other_port}"
+    (worktree / "index.html").write_text(
+        "<html><body style='margin:0;background:#ffffff'>"
+        f"<iframe src='{other}/frame' style='width:300px;height:200px;border:0'></iframe>"
+        f"<img src='{other}/img.png'><script>fetch('{other}/fetch')</script></body></html>"
+    )
+    (worktree / "go.html").write_text(f"<meta http-equiv='refresh' content='0;url={other}/go'>")
+    with screenshot_service(served.url) as path:
+        done = in_sandbox(worktree, path, fixloop_shot(served.url + "index.html"))
+        assert done.exit_code == 0, done.stderr
+        assert (0, 255, 0) not in read_png(worktree / ".fixloop/shots/me.png").colours()
+        # A redirect elsewhere ends at the dead proxy: the picture is the page before it, or
+        # none at all (when the browser got to the failed load first), never the other page.
+        redirected = in_sandbox(worktree, path, fixloop_shot(served.url + "go.html", "go.png"))
+        if redirected.exit_code == 0:
+            assert (0, 255, 0) not in read_png(worktree / "go.png").colours()
+        else:
+            assert "no screenshot" in redirected.stderr, redirected
+    assert hits == []
+
+
+def test_only_the_dev_servers_pages_are_rebuilt_into_the_url_the_browser_opens() -> None:
+    from fixloop.extras.browser.shot_service import Refused
+
+    for url in ("http://127.0.0.1:5/a b", "http://127.0.0.1:5/\\evil", "http://127.0.0.1:x/"):
+        with pytest.raises(Refused):
+            allowed_url(url, "127.0.0.1", 5)
+    assert allowed_url("http://127.0.0.1:5/a/../b?x=<1>#top", "127.0.0.1", 5) == (
+        "http://127.0.0.1:5/a/../b?x=%3C1%3E"
+    )
+
+
+@pytest.mark.needs("docker")
+def test_a_command_in_a_docker_image_without_fixloop_gets_its_png_through_the_client(
+    chromium: str, worktree: Path, served: DevServer, docker_image: str
+) -> None:
+    """The image has python3 and no fixloop: the step library's client, mounted read-only like
+    the step library, asks the service whose socket is bound into the container."""
+    from fixloop.sandboxes.container import DockerSandbox
+
+    url = served.url + "index.html"
+    argv = ["python3", str(CLIENT), url, "--out", "shots/me.png", "--viewport", "320x240"]
+    other = ["python3", str(CLIENT), "http://127.0.0.1:9/", "--out", "x.png"]
+    with (
+        screenshot_service(served.url) as path,
+        DockerSandbox(
+            worktree,
+            image=docker_image,
+            read_only=[CLIENT.parent],
+            services={SOCKET_VARIABLE: path},
+        ) as sandbox,
+    ):
+        write_page(worktree, colour="#ff0000", title="edited")
+        done = sandbox.run(argv, cwd=worktree, timeout_s=120)
+        refused = sandbox.run(other, cwd=worktree, timeout_s=120)
+    assert done.exit_code == 0, done.stderr
+    picture = read_png(worktree / "shots/me.png")
+    assert (picture.width, picture.height) == (320, 240)
+    assert picture.pixel(160, 60) == (255, 0, 0)
+    assert refused.exit_code == 2 and "refused" in refused.stderr, refused
