@@ -13,10 +13,12 @@ per tool round trip, and the run waits on the network meanwhile). Only `--worker
 Parallel efficiency = T(1) / (K * T(K)): 1.0 would be perfect scaling. What does not scale is
 the work each task does on the CPU (git, the test runs, the sandbox's start) when the machine
 has fewer cores than workers, and the tail: the last task to start runs alone (its share shrinks
-as the corpus grows: `--repeat 2` runs every task twice). Goal: >= 0.85
-at K=4. With `--ray` (needs fixloop[ray]) a third side runs the same corpus on a local Ray
-cluster at the same width (started before the clock starts), against the local pool's T(K):
-goal within 15%. Printed, never asserted: timings belong here, not in tests.
+as the corpus grows: `--repeat 2` runs every task twice), shorter when the longest tasks start
+first: the K side runs twice, in corpus order and longest first by what each task took in the
+serial run of the same round (`BenchOptions.expected`). Goal: >= 0.85 at K=4. With `--ray`
+(needs fixloop[ray]) the same corpus runs on a local Ray cluster at the same width (started
+before the clock starts), in both orders, against the local pool's T(K): goal within 15%.
+Printed, never asserted: timings belong here, not in tests.
 """
 
 from __future__ import annotations
@@ -70,8 +72,10 @@ def one_run(
     sandbox: str,
     pool: TaskPool | None = None,
     repeat: int = 1,
-) -> tuple[float, float]:
-    """The run's wall time, and the sum of its tasks' own wall times."""
+    expected: dict[str, float] | None = None,
+) -> tuple[float, float, dict[str, float]]:
+    """The run's wall time, the sum of its tasks' own wall times, and each task's (the mean of
+    its runs)."""
 
     def agent(task: Task) -> Backend:
         return Thinking(ScriptedBackend.from_file(task.answer), latency)
@@ -83,6 +87,7 @@ def one_run(
         agent=agent,
         pool=pool,
         tasks=tuple(task.id for task in load_corpus(corpus).tasks) * repeat,
+        expected=expected or {},
     )
     started = time.perf_counter()
     result: BenchResult = run_bench(options, pack)
@@ -90,31 +95,43 @@ def one_run(
     if result.resolved != len(result.outcomes):
         failed = [(o.id, o.status, o.reason) for o in result.outcomes if o.status != "resolved"]
         raise SystemExit(f"a task was not resolved: {failed}")
-    return elapsed, sum(outcome.wall_s for outcome in result.outcomes)
+    took: dict[str, list[float]] = {}
+    for outcome in result.outcomes:
+        took.setdefault(outcome.id, []).append(outcome.wall_s)
+    each = {task: statistics.mean(walls) for task, walls in took.items()}
+    return elapsed, sum(outcome.wall_s for outcome in result.outcomes), each
 
 
-def ray_side(pack: Pack, args: argparse.Namespace, k: int) -> float:
+ORDERS = ("corpus", "longest")  # tasks started in corpus order; the longest (by T(1)) first
+
+
+def ray_side(
+    pack: Pack, args: argparse.Namespace, k: int, expected: dict[str, float]
+) -> dict[str, float]:
+    """Ray's T(k) in each order (the median of the rounds)."""
     import ray
 
     from fixloop.extras.efficacy.ray_pool import RayPool
 
     ray.init(num_cpus=k, include_dashboard=False, log_to_driver=False)  # not on the clock
+    times: dict[str, list[float]] = {order: [] for order in ORDERS}
     try:
-        times = [
-            one_run(
-                pack,
-                args.corpus,
-                workers=k,
-                latency=args.latency,
-                sandbox=args.sandbox,
-                pool=RayPool("local", k),
-                repeat=args.repeat,
-            )[0]
-            for _ in range(args.rounds)
-        ]
+        for _ in range(args.rounds):
+            for order in ORDERS:
+                wall, _, _ = one_run(
+                    pack,
+                    args.corpus,
+                    workers=k,
+                    latency=args.latency,
+                    sandbox=args.sandbox,
+                    pool=RayPool("local", k),
+                    repeat=args.repeat,
+                    expected=expected if order == "longest" else None,
+                )
+                times[order].append(wall)
     finally:
         ray.shutdown()
-    return statistics.median(times)
+    return {order: statistics.median(walls) for order, walls in times.items()}
 
 
 def main() -> int:
@@ -133,39 +150,56 @@ def main() -> int:
         os.environ.setdefault(name, "bench@fixloop.invalid")
     pack, _ = load_pack(default_pack_root())
     k = args.workers
-    times: dict[int, list[float]] = {1: [], k: []}
-    busy: dict[int, list[float]] = {1: [], k: []}
+    sides = ("1", *ORDERS)
+    times: dict[str, list[float]] = {side: [] for side in sides}
+    busy: dict[str, list[float]] = {side: [] for side in sides}
+    expected: dict[str, float] = {}
+    loads = [os.getloadavg()[0]]
     for _ in range(args.rounds):
-        for workers in (1, k):  # side by side, alternating
-            wall, tasks = one_run(
+        for side in sides:  # side by side, alternating
+            wall, tasks, each = one_run(
                 pack,
                 args.corpus,
-                workers=workers,
+                workers=1 if side == "1" else k,
                 latency=args.latency,
                 sandbox=args.sandbox,
                 repeat=args.repeat,
+                # Longest first by what each task took in this round's serial run.
+                expected=expected if side == "longest" else None,
             )
-            times[workers].append(wall)
-            busy[workers].append(tasks)
-    serial, parallel = statistics.median(times[1]), statistics.median(times[k])
-    efficiency = serial / (k * parallel)
+            if side == "1":
+                expected = each
+            times[side].append(wall)
+            busy[side].append(tasks)
+            loads.append(os.getloadavg()[0])
+    serial = statistics.median(times["1"])
     print(
         f"corpus {args.corpus.name}: every task x{args.repeat}, {args.latency:g} s per model turn, "
-        f"sandbox {args.sandbox}, {os.cpu_count()} cores"
+        f"sandbox {args.sandbox}, {os.cpu_count()} cores, {args.rounds} round(s), "
+        f"load average {min(loads):.2f} to {max(loads):.2f}"
     )
-    print(f"T(1) = {serial:.2f} s   T({k}) = {parallel:.2f} s   speed-up {serial / parallel:.2f}x")
-    # Where the rest goes: each task slower beside others (CPU, disk, the interpreter lock),
-    # and workers idle at the end while the last tasks finish (the tail).
-    slower = statistics.median(busy[k]) / statistics.median(busy[1])
-    packing = statistics.median(busy[k]) / (k * parallel)
-    print(f"a task's wall time beside {k - 1} others: {slower:.2f}x   workers busy {packing:.0%}")
-    print(f"parallel efficiency T(1) / ({k} * T({k})) = {efficiency:.3f}   (goal >= 0.85)")
-    if args.ray:
-        on_ray = ray_side(pack, args, k)
+    print(f"T(1) = {serial:.2f} s")
+    parallel: dict[str, float] = {}
+    for order in ORDERS:
+        parallel[order] = statistics.median(times[order])
+        # Where the rest goes: each task slower beside others (CPU, disk, the interpreter
+        # lock), and workers idle at the end while the last tasks finish (the tail).
+        slower = statistics.median(busy[order]) / statistics.median(busy["1"])
+        packing = statistics.median(busy[order]) / (k * parallel[order])
         print(
-            f"Ray T({k}) = {on_ray:.2f} s   against the local pool's: "
-            f"{on_ray / parallel - 1:+.1%}   (goal within 15%)"
+            f"{order + ' order':>15}: T({k}) = {parallel[order]:.2f} s   "
+            f"speed-up {serial / parallel[order]:.2f}x   a task beside {k - 1} others "
+            f"{slower:.2f}x   workers busy {packing:.0%}   "
+            f"efficiency T(1) / ({k} * T({k})) = {serial / (k * parallel[order]):.3f}"
         )
+    print("goal: efficiency >= 0.85")
+    if args.ray:
+        on_ray = ray_side(pack, args, k, expected)
+        for order in ORDERS:
+            print(
+                f"{order + ' order':>15}: Ray T({k}) = {on_ray[order]:.2f} s   against the "
+                f"local pool's: {on_ray[order] / parallel[order] - 1:+.1%}   (goal within 15%)"
+            )
     return 0
 
 
