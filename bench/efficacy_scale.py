@@ -1,6 +1,7 @@
 """How well `bench efficacy --workers` scales: the same corpus at 1 worker and at K, side by side.
 
-    .venv/bin/python bench/efficacy_scale.py [--workers 4] [--latency 0.5] [--sandbox local]
+    .venv/bin/python bench/efficacy_scale.py [--workers 4] [--latency 0.5] [--jitter 0]
+                                             [--sandbox local]
                                              [--rounds 1] [--corpus bench/efficacy/corpus]
                                              [--repeat 1] [--ray]
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import sys
 import time
@@ -51,17 +53,26 @@ CORPUS = REPO_ROOT / "bench" / "efficacy" / "corpus"
 
 
 class Thinking:
-    """A task's scripted answer, given after `seconds` per turn the call took."""
+    """A task's scripted answer, given after `seconds` per turn the call took. With `jitter`
+    j, each turn takes seconds × a factor drawn evenly from [1 - j, 1 + j], from a generator
+    seeded by the task: the same draws on every side of the comparison, so T(1) and T(K) wait
+    the same total; only how the tasks' turns fall against each other differs."""
 
     name = "scripted"
 
-    def __init__(self, inner: ScriptedBackend, seconds: float) -> None:
+    def __init__(
+        self, inner: ScriptedBackend, seconds: float, jitter: float = 0.0, seed: str = ""
+    ) -> None:
         self.inner = inner
         self.seconds = seconds
+        self.jitter = jitter
+        self.draws = random.Random(seed)
 
     def dispatch(self, request: AgentRequest) -> AgentOutcome:
         outcome = self.inner.dispatch(request)
-        time.sleep(self.seconds * max(1, outcome.usage.turns))
+        turns = max(1, outcome.usage.turns)
+        factors = [1 + self.jitter * (2 * self.draws.random() - 1) for _ in range(turns)]
+        time.sleep(self.seconds * sum(factors))
         return outcome
 
 
@@ -72,6 +83,7 @@ def one_run(
     workers: int,
     latency: float,
     sandbox: str,
+    jitter: float = 0.0,
     pool: TaskPool | None = None,
     repeat: int = 1,
     expected: dict[str, float] | None = None,
@@ -80,7 +92,7 @@ def one_run(
     its runs)."""
 
     def agent(task: Task) -> Backend:
-        return Thinking(ScriptedBackend.from_file(task.answer), latency)
+        return Thinking(ScriptedBackend.from_file(task.answer), latency, jitter, seed=task.id)
 
     options = BenchOptions(
         corpus=corpus,
@@ -112,6 +124,12 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per model turn")
+    parser.add_argument(
+        "--jitter",
+        type=float,
+        default=0.0,
+        help="each turn's think time varies by up to this fraction (0: every turn the same)",
+    )
     parser.add_argument("--sandbox", default="local")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1, help="every task this many times")
@@ -160,7 +178,8 @@ def main() -> int:
             ray.shutdown()
     serial = statistics.median(times["1"])
     print(
-        f"corpus {args.corpus.name}: every task x{args.repeat}, {args.latency:g} s per model turn, "
+        f"corpus {args.corpus.name}: every task x{args.repeat}, {args.latency:g} s per model turn "
+        f"(jitter {args.jitter:g}), "
         f"sandbox {args.sandbox}, {os.cpu_count()} cores, {args.rounds} round(s), "
         f"load average {min(loads):.2f} to {max(loads):.2f}"
     )
