@@ -20,6 +20,7 @@ from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.blocks import MarkdownDocument, StepStyle, parse_markdown
 from fixloop.documents.claude_code import manifest_findings
 from fixloop.documents.config import Profile, find_config
+from fixloop.documents.digest import pack_digest
 from fixloop.documents.discovery import (
     CLAUDE_MANIFEST,
     MANIFEST,
@@ -95,10 +96,20 @@ class Pack:
     broken: set[str] = field(default_factory=set)
     folded: int = 0  # follow-on problems left out by validation (see `validate.py`)
     scripts: list[str] = field(default_factory=list)  # Claude Code's JavaScript workflows
+    _digest: str = field(default="", repr=False, compare=False)
 
     @property
     def name(self) -> str:
         return self.manifest.name if self.manifest else self.root.name
+
+    @property
+    def digest(self) -> str:
+        """`pack_digest` of the root, read once per loaded pack: every task of a bench run
+        records the same pack, and reading each of its documents again per task (on the
+        interpreter lock, beside the other workers) would cost each task that much more."""
+        if not self._digest:
+            self._digest = pack_digest(self.root)
+        return self._digest
 
     def agent(self, name: str) -> AgentDoc:
         """The agent `name` or `<pack>:name`; a FixloopError naming the known ones otherwise."""

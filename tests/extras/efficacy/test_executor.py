@@ -18,7 +18,7 @@ from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import Pack
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.extras.efficacy import BenchOptions, TaskOutcome, load_corpus, run_bench
-from fixloop.extras.efficacy.executor import LocalPool
+from fixloop.extras.efficacy.executor import LocalPool, in_order, longest_first
 from fixloop.sandboxes import Sandbox, open_sandbox
 
 TASKS = ("regex", "api-misuse", "off-by-one", "string-formatting")
@@ -179,3 +179,38 @@ def test_the_pool_keeps_the_order_of_its_items_whatever_finishes_first() -> None
 def test_zero_workers_is_refused() -> None:
     with pytest.raises(FixloopError, match="--workers"):
         LocalPool(0)
+
+
+def test_longest_first_starts_unknown_then_longest_and_keeps_ties_in_order() -> None:
+    took = {"a": 1.0, "b": 5.0, "d": 5.0, "e": 3.0}  # "c" never ran before
+    items = ["a", "b", "c", "d", "e"]
+    order = longest_first(items, took.get)
+    assert [items[index] for index in order] == ["c", "b", "d", "e", "a"]
+
+
+def test_in_order_starts_items_in_the_order_given_and_returns_them_in_theirs() -> None:
+    started: list[str] = []
+
+    def job(item: str) -> str:
+        started.append(item)
+        return item.upper()
+
+    assert in_order(LocalPool(1), job, ["x", "y", "z"], [2, 0, 1]) == ["X", "Y", "Z"]
+    assert started == ["z", "x", "y"]
+    with pytest.raises(ValueError, match="each item once"):
+        in_order(LocalPool(1), job, ["x", "y"], [0, 0])
+
+
+@pytest.mark.slow
+def test_a_bench_with_known_times_starts_the_longest_first_and_reports_in_task_order(
+    pack: Pack,
+) -> None:
+    tasks = TASKS[:3]
+    expected = {"regex": 1.0, "api-misuse": 2.0, "off-by-one": 9.0}
+    result, progress = _bench(pack, 1, tasks=tasks, expected=expected)
+    starts = [item for item, status, _, _ in progress.lines if status == "running"]
+    assert starts == ["off-by-one", "api-misuse", "regex"]
+    assert [o.id for o in result.outcomes] == list(tasks)
+    # Its place in the run is still the task's place in the corpus, not in the start order.
+    places = {(item, index) for item, _, index, _ in progress.lines}
+    assert places == {(task, n) for n, task in enumerate(tasks, 1)}

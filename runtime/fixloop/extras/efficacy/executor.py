@@ -11,13 +11,17 @@ The interface (`TaskPool.map`) is what another engine implements (`ray_pool.RayP
 job and the items, return one result per item, in order. A pool that runs jobs elsewhere gets a
 job it can pickle (the harness's `TaskJob`), and does in this process what the job's copy
 there cannot: `admit` before an item starts, `settle` as each result comes back.
+
+A pool starts items in the order it is given them. When how long each takes is known (an
+earlier run's record), `in_order(pool, ..., longest_first(...))` starts the longest first: the
+run then ends on short tasks, so fewer workers wait idle at the end for the last one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from fixloop.diagnostics import Diagnostic, FixloopError
 
@@ -57,6 +61,35 @@ def admitted(
     return run
 
 
+def longest_first(items: Sequence[Item], expected: Callable[[Item], float | None]) -> list[int]:
+    """The items' indexes in the order to start them: those of unknown length first (one could
+    be the longest), then the longest expected first; ties keep the items' order."""
+    return sorted(
+        range(len(items)),
+        key=lambda index: (0, 0.0) if (took := expected(items[index])) is None else (1, -took),
+    )
+
+
+def in_order(
+    pool: TaskPool,
+    job: Callable[[Item], Result],
+    items: Sequence[Item],
+    order: Sequence[int],
+    *,
+    admit: Admit[Item, Result] | None = None,
+    settle: Settle[Item, Result] | None = None,
+) -> list[Result]:
+    """`pool.map`, the items started in `order` (a permutation of their indexes), the results
+    still in the items' order."""
+    if sorted(order) != list(range(len(items))):
+        raise ValueError("order must name each item once")
+    results = pool.map(job, [items[index] for index in order], admit, settle)
+    placed: list[Any] = [None] * len(items)
+    for index, result in zip(order, results, strict=True):
+        placed[index] = result
+    return placed
+
+
 class LocalPool:
     def __init__(self, workers: int = 1) -> None:
         if workers < 1:
@@ -86,4 +119,4 @@ class LocalPool:
             return [future.result() for future in futures]
 
 
-__all__ = ["Admit", "LocalPool", "Settle", "TaskPool", "admitted"]
+__all__ = ["Admit", "LocalPool", "Settle", "TaskPool", "admitted", "in_order", "longest_first"]

@@ -32,7 +32,7 @@ from fixloop.documents.pack import Pack
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.extras.efficacy.corpus import Corpus, Task, load_corpus
 from fixloop.extras.efficacy.evidence import keep, record
-from fixloop.extras.efficacy.executor import LocalPool, TaskPool
+from fixloop.extras.efficacy.executor import LocalPool, TaskPool, in_order, longest_first
 from fixloop.extras.efficacy.materialize import hidden_from_patch, materialize
 from fixloop.extras.efficacy.outcome import BenchResult, TaskOutcome
 from fixloop.runs.run import new_run_id, now_iso
@@ -72,6 +72,9 @@ class BenchOptions:
     workers: int = 1  # tasks at once on this machine (`--workers`); ignored when `pool` is given
     pool: TaskPool | None = None  # where tasks run; default: LocalPool(workers)
     agent: Callable[[Task], Backend] | None = None  # who plays each task; default: `backend`
+    # Seconds each task took before (task id → wall time, an earlier run's record): the longest
+    # start first, so the run does not end waiting on one long task. Results keep task order.
+    expected: Mapping[str, float] = field(default_factory=dict)
 
 
 def _say(
@@ -368,9 +371,12 @@ def run_bench(options: BenchOptions, pack: Pack) -> BenchResult:
         sandbox=options.sandbox,
     )
     pool = options.pool or LocalPool(options.workers)
+    _ = pack.digest  # read once here, not by the first tasks at once (and shipped with it)
     job = TaskJob(options, pack, len(tasks), backend)
     started = time.monotonic()
-    result.outcomes = pool.map(job, list(enumerate(tasks, 1)), job.admit, job.settle)
+    placed = list(enumerate(tasks, 1))
+    order = longest_first(placed, lambda item: options.expected.get(item[1].id))
+    result.outcomes = in_order(pool, job, placed, order, admit=job.admit, settle=job.settle)
     result.wall_s = time.monotonic() - started
     # The sandbox that really ran the commands, as the first task that ran one reported it.
     result.sandbox = next((o.sandbox for o in result.outcomes if o.sandbox), options.sandbox)

@@ -34,8 +34,16 @@ def _ray() -> Any:
         raise FixloopError(Diagnostic("--ray", 1, 1, "usage", problem), exit_code=2) from None
 
 
-def _run(job: Callable[[Any], Any], item: Any) -> Any:
-    return job(item)
+class _Worker:
+    """One slot of the pool, a Ray actor for the whole `map`: it takes the job once (one
+    unpickling of the job and its pack, one import of fixloop per worker process) and then runs
+    item after item, where a Ray task per item would pay both each time."""
+
+    def __init__(self, job: Callable[[Any], Any]) -> None:
+        self.job = job
+
+    def run(self, item: Any) -> Any:
+        return self.job(item)
 
 
 class RayPool:
@@ -78,26 +86,37 @@ class RayPool:
         settle: Settle[Item, Result] | None,
     ) -> list[Result]:
         ray = self.ray
-        remote = ray.remote(num_cpus=1, max_retries=0)(_run)
-        shipped = ray.put(job)  # once, not once a task
         results: dict[int, Result] = {}
-        flying: dict[Any, int] = {}  # object ref → the item's index
         queue = list(enumerate(items))
-        while queue or flying:
-            while queue and len(flying) < self.workers:
-                index, item = queue.pop(0)
-                instead = admit(item) if admit is not None else None
-                if instead is not None:
-                    results[index] = instead
+        if not queue:
+            return []
+        actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_Worker)
+        shipped = ray.put(job)  # once, not once a worker
+        # Started together, before the first item is admitted: each imports fixloop while the
+        # others do, not when its first item would already be on the clock.
+        idle = [actor.remote(shipped) for _ in range(min(self.workers, len(items)))]
+        flying: dict[Any, tuple[int, Any]] = {}  # object ref → the item's index, its worker
+        try:
+            while queue or flying:
+                while queue and idle:
+                    index, item = queue.pop(0)
+                    instead = admit(item) if admit is not None else None
+                    if instead is not None:
+                        results[index] = instead
+                        continue
+                    worker = idle.pop()
+                    flying[worker.run.remote(item)] = (index, worker)
+                if not flying:
                     continue
-                flying[remote.remote(shipped, item)] = index
-            if not flying:
-                continue
-            [done], _ = ray.wait(list(flying), num_returns=1)
-            index = flying.pop(done)
-            results[index] = ray.get(done)
-            if settle is not None:
-                settle(items[index], results[index])
+                [done], _ = ray.wait(list(flying), num_returns=1)
+                index, worker = flying.pop(done)
+                idle.append(worker)
+                results[index] = ray.get(done)
+                if settle is not None:
+                    settle(items[index], results[index])
+        finally:
+            for worker in idle + [worker for _, worker in flying.values()]:
+                ray.kill(worker)
         return [results[index] for index in range(len(items))]
 
 

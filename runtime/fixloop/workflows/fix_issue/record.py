@@ -22,7 +22,6 @@ from typing import Any
 
 from fixloop import __version__
 from fixloop.agents.backend import Backend
-from fixloop.documents.digest import pack_digest
 from fixloop.documents.pack import Pack
 from fixloop.masking import dumps_masked
 from fixloop.workflows.fix_issue.plan import FixIssueOptions
@@ -88,7 +87,7 @@ def write_snapshot(
             "fixloop_version": __version__,
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "options": given,
-            "pack": {"root": str(pack.root), "digest": pack_digest(pack.root)},
+            "pack": {"root": str(pack.root), "digest": pack.digest},
             "fixer": model_of(backend, models.get(spec.name) or spec.model),
         },
     )
