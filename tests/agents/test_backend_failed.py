@@ -198,7 +198,8 @@ def _stopped_by_the_outage(done: subprocess.CompletedProcess[str], key: str) -> 
     problems = [line for line in done.stderr.splitlines() if ": backend: " in line]
     assert problems == [
         f"--backend:1:1: backend: {key}: the model call failed: API Error: 529 Overloaded; "
-        "the run stopped, nothing more was tried"
+        "the run stopped, nothing more was tried; run the same command again once the backend "
+        "answers"
     ], done.stderr
 
 

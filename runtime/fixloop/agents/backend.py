@@ -129,7 +129,10 @@ class BackendFailed(FixloopError):
     def __init__(self, key: str, detail: str) -> None:
         self.key = key
         self.detail = detail
-        message = f"{key}: {detail}; the run stopped, nothing more was tried"
+        message = (
+            f"{key}: {detail}; the run stopped, nothing more was tried;"
+            " run the same command again once the backend answers"
+        )
         super().__init__(Diagnostic("--backend", 1, 1, "backend", message), exit_code=1)
 
 

@@ -281,14 +281,17 @@ def children(node: Node_) -> list[Node_]:
     return []
 
 
-# Event ids are unique in a process: each extraction takes the next range of 100,000.
+# Event ids are unique in a process: each extraction takes the next range of 2**40 ids, more
+# than any block can hold commands (a block is bounded in bytes long before that), so two
+# blocks' ids never meet.
+_RANGE = 1 << 40
 _ranges = itertools.count(1)
 
 
 def extract(
     body: Seq, path: str, step: str | None, *, block: int, finally_: bool
 ) -> tuple[list[CommandEvent], dict[int, list[CommandEvent]]]:
-    walk = _Walk(path, step, block, finally_, next(_ranges) * 100_000)
+    walk = _Walk(path, step, block, finally_, next(_ranges) * _RANGE)
     walk.node(body, ("finally",) if finally_ else ())
     return walk.events, walk.by_command
 

@@ -13,15 +13,32 @@ import threading
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.helpers.gitrepo import UserRepo
 from tests.helpers.reviews import APP_FIX, UTIL_BROKEN, finding, review_text, run, write_review
+from tests.workflows.execute_wave.conftest import Wave
+from tests.workflows.execute_wave.scripts import implement, score, scores
+from tests.workflows.execute_wave.test_design import (
+    RED,
+    REFERENCE,
+    SERVE,
+    VIEWPORT,
+    banner_site,
+    page,
+)
 
+from fixloop.agents.scripted import ScriptedBackend
 from fixloop.cli.main import main
+from fixloop.documents.pack import default_pack_root, load_pack
+from fixloop.events import EventStream
 from fixloop.extras.browser.chromium import find_chromium, png_size, screenshot
+from fixloop.extras.browser.seams import CHROMIUM
 from fixloop.extras.report.html import render_html
 from fixloop.runs.show import ItemView, RunView
+from fixloop.workflows.execute_wave import ExecuteWaveOptions, run_execute_wave
+from fixloop.workflows.kernel.workflow import Context
 
 pytestmark = pytest.mark.needs("chromium")
 
@@ -139,3 +156,35 @@ def test_design_tasks_show_their_screenshots_beside_their_reference(tmp_path: Pa
         "1 screenshot: verify-1",
     ]
     assert all(p["src"].startswith("data:image/png;base64,") for p in pictures)
+
+
+def test_a_real_design_waves_pictures_are_paired_with_its_reference(
+    user_repo: UserRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A design wave run for real (its dev server, Chromium's screenshots, the verifier's score):
+    the report shows the reference and each picture the run took, byte for byte."""
+    wave = Wave(user_repo, load_pack(default_pack_root())[0])
+    repo = banner_site(wave, SERVE)
+    script: dict[str, Any] = {
+        "executor/1/implement": implement(1, {"site/index.html": page(RED, "Hello")}),
+        "verifier/1/verify": score(1, scores("design", 9), kind="design"),
+    }
+    context = Context(wave.pack, ScriptedBackend(script), EventStream(), browser=CHROMIUM)
+    options = ExecuteWaveOptions(tasks=wave.tasks_path, repo=repo.path, viewport=VIEWPORT)
+    result = run_execute_wave(options, context)
+    assert [t.status for t in result.tasks] == ["committed"]
+    shots = sorted((Path(result.run_dir) / "shots").glob("task-1-*.png"))
+    assert [s.name for s in shots] == ["task-1-implemented.png", "task-1-verify.png"]
+
+    report = tmp_path / "report.html"
+    argv = ["runs", "show", result.run_id, "--repo", str(repo.path), "--html", str(report)]
+    assert main(argv) == 0, capsys.readouterr().err
+    pictures = dom_of(report).all("img")
+    assert [p["alt"] for p in pictures] == [
+        "1 reference",
+        "1 screenshot: implemented",
+        "1 screenshot: verify",
+    ]
+    prefix = "data:image/png;base64,"
+    shown = [base64.b64decode(p["src"].removeprefix(prefix)) for p in pictures]
+    assert shown == [REFERENCE, *(s.read_bytes() for s in shots)]
