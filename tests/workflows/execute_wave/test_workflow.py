@@ -193,6 +193,37 @@ def test_scores_are_recomputed_never_trusted_and_a_missing_review_fails(wave: Wa
     ] == ["src/d.py"]
 
 
+def test_a_result_file_left_from_before_is_never_read_as_this_round_s(wave: Wave) -> None:
+    """The attacks: the executor plants a passing review result for its own task; later a
+    round's reviewer writes nothing, leaving the previous round's file in place."""
+    planted = implement(1, {"src/a.py": "a\n"})
+    perfect = score(1, scores("logic", 10))["edits"][0]
+    planted["edits"].append(perfect)
+    assert perfect["path"] == ".fixloop/context/review-result-1.json"
+    silent = {"output": {"schema_version": "v1", "findings": [], "checks_run": []}}
+    script = {
+        "executor/1/implement": planted,
+        "reviewer/1/verify": silent,
+        "fixer/1/attempt-1": fix({"src/a.py": "a = 1\n"}),
+        "reviewer/1/attempt-1": silent,
+        "executor/2/implement": implement(2, {"src/b.py": "b\n"}),
+        "reviewer/2/verify": score(2, scores("logic", 7, correctness=5)),  # 65: fails
+        "fixer/2/attempt-1": fix({"src/b.py": "b = 1\n"}),
+        "reviewer/2/attempt-1": silent,  # the verify round's file must not count again
+    }
+    wave.write_tasks(
+        {"tasks": [{"id": 1, "name": "planted"}, {"id": 2, "name": "stale"}], "maxRetries": 1}
+    )
+    result = wave.run(script)
+    by_id = {t.id: t for t in result.tasks}
+    assert (by_id["1"].total, by_id["1"].status) == (0, "rolled-back")
+    assert (by_id["2"].total, by_id["2"].status) == (65, "rolled-back")
+    missing = [w for w in result.warnings if "missing or invalid (MISSING_RESULT)" in w]
+    # task 2's is its second round's: had the first round's file been read again, no warning
+    assert [w.split(":")[0] for w in missing] == ["task 1", "task 2"], missing
+    assert wave.file("src/a.py") is None and wave.file("src/b.py") is None
+
+
 def test_the_fix_loop_rolls_back_a_regression_to_its_checkpoint(wave: Wave) -> None:
     wave.write_tasks({"tasks": [{"id": 1, "name": "parser"}], "maxRetries": 3})
     # The third fix replaces `'second'` exactly once: it only applies to attempt 1's file, so it
