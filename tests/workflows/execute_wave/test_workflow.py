@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from tests.workflows.execute_wave.conftest import Wave
 from tests.workflows.execute_wave.scripts import fix, implement, score, scores
 
+from fixloop.agents.backend import AgentRequest
 from fixloop.events import EventKind
 
 MUL = "def mul(a, b):\n    return a * b\n"
@@ -191,6 +194,32 @@ def test_scores_are_recomputed_never_trusted_and_a_missing_review_fails(wave: Wa
     assert [
         path for path in ("src/a.py", "src/b.py", "src/c.py", "src/d.py") if wave.file(path)
     ] == ["src/d.py"]
+
+
+def test_a_task_is_in_progress_with_its_start_time_before_its_executor_runs(wave: Wave) -> None:
+    wave.write_tasks([{"id": 1, "name": "first"}, {"id": 2, "name": "second", "dependsOn": [1]}])
+    seen: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def watch(request: AgentRequest) -> None:
+        if request.role == "executor":
+            seen[request.key] = wave.tasks()  # tasks.json as the executor starts
+
+    script = {
+        "executor/1/implement": implement(1, {"src/a.py": "a\n"}),
+        "reviewer/1/verify": score(1, scores("logic", 10)),
+        "executor/2/implement": implement(2, {"src/b.py": "b\n"}),
+        "reviewer/2/verify": score(2, scores("logic", 10)),
+    }
+    result = wave.run(script, watch=watch)
+    assert result.exit_code == 0, result.to_json()
+    first, second = seen["executor/1/implement"], seen["executor/2/implement"]
+    assert first["1"]["status"] == "in_progress" and "startedAt" in first["1"]
+    assert first["2"].get("status", "pending") == "pending" and "startedAt" not in first["2"]
+    assert second["2"]["status"] == "in_progress"
+    assert second["2"]["startedAt"] >= first["1"]["startedAt"]  # ISO times sort as text
+    datetime.fromisoformat(first["1"]["startedAt"])
+    after = wave.tasks()
+    assert after["1"]["startedAt"] == first["1"]["startedAt"] and after["1"]["status"] == "done"
 
 
 def test_a_result_file_left_from_before_is_never_read_as_this_round_s(wave: Wave) -> None:
