@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from fixloop.agents.backend import AgentRequest
-from fixloop.agents.role_tools import RoleTools
+from fixloop.agents.role_tools import MAX_SCAN_ENTRIES, RoleTools
 from fixloop.agents.shell_tool import BashPolicy
 from fixloop.agents.toolbox import WRITING_TOOLS, ToolReply, ToolSpec
 from fixloop.documents.tools import parse_tool
@@ -197,3 +197,46 @@ def test_bash_runs_in_the_run_s_sandbox(repo: Path) -> None:
     ran = answer(own.call("Bash", {"command": f"touch inside; touch {outside} || echo refused"}))
     assert "refused" in ran["output"] and "Read-only file system" in ran["output"]
     assert (repo / "inside").is_file() and not outside.exists()
+
+
+def test_a_hard_link_the_shell_made_to_a_file_outside_is_neither_read_nor_written(
+    repo: Path,
+) -> None:
+    """The attack: the model's own shell links a file outside the worktree under a name inside
+    it, then reads and writes that name with the file tools."""
+    outside = repo.parent / "outside.txt"
+    own = tools(repo)
+    made = answer(own.call("Bash", {"command": f"ln {outside} linked.txt && echo made"}))
+    assert "made" in made["output"] and (repo / "linked.txt").stat().st_nlink == 2
+    wrote = answer(own.call("Write", {"file_path": "linked.txt", "content": "pwned\n"}))
+    edit = {"file_path": "linked.txt", "old_string": "not", "new_string": "pwned"}
+    edited = answer(own.call("Edit", edit))
+    read = answer(own.call("Read", {"file_path": "linked.txt"}))
+    for refused in (wrote, edited, read):
+        assert refused["ok"] is False and "hard link" in refused["message"], refused
+    assert [(d.tool, d.path) for d in own.denied] == [
+        ("Write", "linked.txt"),
+        ("Edit", "linked.txt"),
+    ]
+    grep = answer(own.call("Grep", {"pattern": "yours"}))
+    assert grep["matches"] == [] and grep["hard_links"] == ["linked.txt"]
+    assert outside.read_text() == "not yours\n"
+
+
+def test_a_walk_stops_at_its_entry_limit_and_says_how_much_it_left(repo: Path) -> None:
+    many = repo / "vendor"
+    many.mkdir()
+    for number in range(MAX_SCAN_ENTRIES + 50):
+        (many / f"f{number:05d}.txt").touch()
+    (many / "deeper").mkdir()
+    (many / "deeper" / "needle.txt").write_text("needle\n")
+    own = tools(repo)
+    listed = answer(own.call("Glob", {"pattern": "**/*.txt"}))
+    assert listed["truncated"] is True and listed["unvisited"] > 0
+    assert "stopped after 20000 entries" in listed["message"]
+    found = answer(own.call("Grep", {"pattern": "needle"}))
+    assert found["matches"] == [] and found["truncated"] is True and found["unvisited"] > 0
+    narrower = answer(own.call("Grep", {"pattern": "needle", "path": "vendor/deeper"}))
+    assert narrower["matches"] == ["vendor/deeper/needle.txt:1:needle"]
+    assert narrower["truncated"] is False and "unvisited" not in narrower
+    assert MAX_SCAN_ENTRIES == 20_000

@@ -136,6 +136,8 @@ def test_an_escalated_finding_exits_1_with_the_escalation_summary(
         ([finding(), finding(2, title="")], "findings.json:1:1: findings: finding 2: title:"),
         ([finding(), finding()], "findings: finding 1: id is used by an earlier finding"),
         ([{"title": "no id"}], "findings: finding #1: id: Field required"),
+        ([finding(criterion=None)], "findings: finding 1: criterion: required for a P0 finding"),
+        ([finding(severity="P1", criterion=" ")], "finding 1: criterion: required for a P1"),
         ({"findings": []}, "findings: schema_version: expected 'v1'"),
         ("just text", "findings: expected a ReviewOutput envelope or a JSON list of findings"),
         ([finding(file="../outside.py")], "finding 1: file: '../outside.py': '..' could leave"),

@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 import yaml
 from tests.helpers import cli
-from tests.helpers.fix_issue import STATS, fixing_script, make_issue_repo, write_issue
+from tests.helpers.fix_issue import (
+    FIXED_OUTPUT,
+    STATS,
+    fixing_script,
+    make_issue_repo,
+    write_issue,
+)
 from tests.helpers.gitrepo import git
 
 from fixloop.agents.toolbox import qualified
@@ -103,6 +109,10 @@ BAD_INPUT = {
         ["ISSUE.md", "--test", "python3 -m 'unittest"],
         '--test:1:1: test-command: "python3 -m \'unittest": No closing quotation',
     ),
+    "no test timeout": (
+        ["ISSUE.md", "--test-timeout", "0"],
+        "--test-timeout:1:1: usage: a test timeout is a number of seconds > 0",
+    ),
     "docker without a daemon": (
         ["ISSUE.md", "--sandbox", "docker", "--image", "python:3"],
         "--sandbox:1:1: sandbox: no Docker daemon",
@@ -142,6 +152,22 @@ def test_bad_input_is_one_line_exit_two_and_nothing_changes(
     assert (
         git(repo, "status", "--porcelain") == "" and git(repo, "worktree", "list").count("\n") == 1
     )
+
+
+def test_the_help_states_the_test_timeout_and_a_command_past_it_is_no_result(
+    repo: Path, tmp_path: Path
+) -> None:
+    shown = fixloop("fix-issue", "--help", cwd=tmp_path)
+    assert "--test-timeout SECONDS" in shown.stdout and "(default: 600)" in shown.stdout
+    issue = write_issue(tmp_path)
+    script = script_file(tmp_path, {"issue-fixer/ISSUE/attempt-1": {"output": FIXED_OUTPUT}})
+    sleeper = "python3 -c 'import time; time.sleep(60)'"
+    arguments = ["--repo", str(repo), "--test", sleeper, "--test-timeout", "1", "--json"]
+    done = fixloop("fix-issue", str(issue), *arguments, "--script", script, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    result = json.loads(done.stdout)["result"]
+    assert result["status"] == "unresolved"
+    assert [run["status"] for run in result["tests"]["before"]] == ["timed_out"]
 
 
 def test_an_unborn_branch_is_one_line_exit_two(repo: Path, tmp_path: Path) -> None:

@@ -216,7 +216,7 @@ def test_fix_issue_through_the_versioned_tools(tmp_path: Path) -> None:
     repo = make_issue_repo(tmp_path / "repo")
     issue = write_issue(tmp_path)
     replay = ChatReplay(fixing_script())
-    with ChatServer(replay) as server:
+    with ChatServer(replay, served_model="scripted-model-2026-09-14") as server:
         done = run_openai(
             server,
             "fix-issue",
@@ -239,6 +239,12 @@ def test_fix_issue_through_the_versioned_tools(tmp_path: Path) -> None:
     assert (repo / "calc/stats.py").read_text() == STATS, "the user's tree is never touched"
     git(repo, "apply", "--check", result["patch"]["path"])
     assert key_on_disk(repo, tmp_path) == []
+    # The model the server said answered is recorded beside the one asked for.
+    assert [a["served_model"] for a in result["attempts"]] == ["scripted-model-2026-09-14"]
+    trace = Path(result["trace_path"]).read_text(encoding="utf-8").splitlines()
+    [agent] = [json.loads(line) for line in trace if '"event": "agent"' in line]
+    assert agent["served_model"] == "scripted-model-2026-09-14"
+    assert first.model == "scripted-model"  # what was asked for
 
 
 def test_review_writes_the_review_review_fix_takes(user_repo: UserRepo) -> None:

@@ -6,6 +6,7 @@ shell command, then `fixloop recover`."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -25,6 +26,7 @@ from fixloop.runs.git_session import load_protocol
 from fixloop.runs.recovery import recover
 from fixloop.runs.run import Run
 from fixloop.sandboxes import SandboxChoice
+from fixloop.sandboxes.build import build_image
 from fixloop.sandboxes.daemon import LABEL_RUN_ID, LABEL_SANDBOX
 from fixloop.sandboxes.launcher import RunSandbox, write_launcher
 from fixloop.sandboxes.sweep import CONTAINERS_RELEASED, sweep_containers
@@ -76,6 +78,34 @@ def test_only_dead_runs_of_this_repository_lose_their_containers(
         for container_id in containers.values():
             if _exists(docker_client, container_id):
                 docker_client.api.remove_container(container_id, force=True)
+
+
+@NEEDS_DOCKER
+def test_an_image_a_dead_run_s_model_built_is_removed_with_its_containers(
+    user_repo: UserRepo, docker_client: Any, docker_image: str
+) -> None:
+    """A SIGKILL skips the sandbox's own removal of the image `build_environment` built: the
+    image carries the run's labels, so recovery removes it; another run's stays."""
+    dead = _ran_in_docker(Run.start(user_repo.path, "fix-issue"), docker_image)
+    live = _ran_in_docker(Run.start(user_repo.path, "fix-issue"), docker_image)
+    dead.close()
+    images = {}
+    for run in (dead, live):
+        built = build_image(
+            f"FROM {docker_image}\nRUN true\n", run_id=run.id, tag=f"fixloop-env/t:{run.id.lower()}"
+        )
+        assert built.exit_code == 0, built.log
+        images[run.id] = built.image_id
+    try:
+        report = recover(user_repo.path, load_protocol(), sweepers=(sweep_containers,))
+        assert any(f"run {dead.id}: removed its sandbox image" in line for line in report.swept)
+        assert not docker_client.api.images(filters={"label": f"{LABEL_RUN_ID}={dead.id}"})
+        assert docker_client.api.images(filters={"label": f"{LABEL_RUN_ID}={live.id}"})
+    finally:
+        live.close()
+        for image_id in images.values():
+            with contextlib.suppress(Exception):
+                docker_client.api.remove_image(image_id, force=True)
 
 
 def _run_ids(repo: Path) -> list[str]:

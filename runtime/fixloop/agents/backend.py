@@ -107,6 +107,9 @@ class AgentOutcome:
     detail: str = ""
     usage: Usage = field(default_factory=Usage)
     denied: tuple[DeniedWrite, ...] = ()
+    # The model the server said answered (its last answer's `model`), which may differ from the
+    # name asked for (an alias, a gateway's routing); "" when the backend is not told.
+    served_model: str = ""
 
     @property
     def ok(self) -> bool:

@@ -116,6 +116,7 @@ class _Call:
     stderr: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_LINES))
     # What the call has used so far, for live progress; the result's own figures are the record.
     so_far: Usage = field(default_factory=Usage)
+    served_model: str = ""  # the model the call's own last turn came from, as the CLI says
 
     async def pre_tool_use(
         self, hook_input: HookInput, tool_use_id: str | None, context: HookContext
@@ -164,6 +165,8 @@ class _Call:
             texts = [block.text for block in message.content if isinstance(block, TextBlock)]
             if texts:
                 self.last_text = "\n".join(texts)
+            if message.parent_tool_use_id is None and message.model:
+                self.served_model = str(message.model)[:200]
             raw, was = message.usage or {}, self.so_far
             self.so_far = Usage(  # a subagent's turn is not one of the call's own
                 was.turns + int(message.parent_tool_use_id is None),
@@ -212,7 +215,15 @@ def _granted(tools: tuple[str, ...]) -> frozenset[str]:
 
 
 def _inconclusive(reason: StopReason, detail: str, usage: Usage, call: _Call) -> AgentOutcome:
-    return AgentOutcome(OutcomeStatus.INCONCLUSIVE, None, reason, detail, usage, tuple(call.denied))
+    return AgentOutcome(
+        OutcomeStatus.INCONCLUSIVE,
+        None,
+        reason,
+        detail,
+        usage,
+        tuple(call.denied),
+        call.served_model,
+    )
 
 
 def _result_outcome(request: AgentRequest, call: _Call, usage: Usage) -> AgentOutcome:
@@ -241,7 +252,13 @@ def _result_outcome(request: AgentRequest, call: _Call, usage: Usage) -> AgentOu
         return _inconclusive(StopReason.BACKEND_ERROR, f"{what}: {first}{hint}", usage, call)
     if request.output_schema is None:
         answer = FinalText(result.result or call.last_text)
-        return AgentOutcome(OutcomeStatus.OK, answer, usage=usage, denied=tuple(call.denied))
+        return AgentOutcome(
+            OutcomeStatus.OK,
+            answer,
+            usage=usage,
+            denied=tuple(call.denied),
+            served_model=call.served_model,
+        )
     fmt = OutputFormat.for_schema(request.output_schema)
     try:
         output = parse_structured(request.output_schema, fmt, result)
@@ -249,7 +266,13 @@ def _result_outcome(request: AgentRequest, call: _Call, usage: Usage) -> AgentOu
         return _inconclusive(StopReason.MISSING, str(exc), usage, call)
     except ValueError as exc:
         return _inconclusive(StopReason.MALFORMED, str(exc), usage, call)
-    return AgentOutcome(OutcomeStatus.OK, output, usage=usage, denied=tuple(call.denied))
+    return AgentOutcome(
+        OutcomeStatus.OK,
+        output,
+        usage=usage,
+        denied=tuple(call.denied),
+        served_model=call.served_model,
+    )
 
 
 async def aclose(stream: AsyncIterator[object]) -> None:

@@ -190,4 +190,6 @@ def agent_event(request: AgentRequest, outcome: AgentOutcome, elapsed_s: float) 
         "elapsed_s": round(elapsed_s, 3),
         "denied": [{"tool": d.tool, "path": d.path, "reason": d.reason} for d in outcome.denied],
     }
+    if outcome.served_model:  # what answered, when the server said (an alias may resolve)
+        data["served_model"] = outcome.served_model
     return Event(EventKind.AGENT, f"{request.role} {outcome.status}", data=data)

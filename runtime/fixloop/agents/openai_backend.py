@@ -106,6 +106,7 @@ class _Call:
     input_tokens: int = 0
     output_tokens: int = 0
     bad_answers: int = 0
+    served_model: str = ""  # the `model` of the server's last answer
     nudged: bool = False
     messages: list[dict[str, Any]] = field(default_factory=list)
 
@@ -125,12 +126,22 @@ class _Call:
 
     def stop(self, reason: StopReason, detail: str) -> AgentOutcome:
         return AgentOutcome(
-            OutcomeStatus.INCONCLUSIVE, None, reason, detail, self.usage(), tuple(self.own.denied)
+            OutcomeStatus.INCONCLUSIVE,
+            None,
+            reason,
+            detail,
+            self.usage(),
+            tuple(self.own.denied),
+            self.served_model,
         )
 
     def done(self, output: BaseModel) -> AgentOutcome:
         return AgentOutcome(
-            OutcomeStatus.OK, output, usage=self.usage(), denied=tuple(self.own.denied)
+            OutcomeStatus.OK,
+            output,
+            usage=self.usage(),
+            denied=tuple(self.own.denied),
+            served_model=self.served_model,
         )
 
     def tools(self) -> list[dict[str, Any]]:
@@ -317,6 +328,7 @@ class OpenAIBackend:
                 self.refused = detail
             return call.stop(reason, detail)
         call.turns += 1
+        call.served_model = str(getattr(response, "model", "") or "")[:200]
         if response.usage is not None:
             call.input_tokens += response.usage.prompt_tokens or 0
             call.output_tokens += response.usage.completion_tokens or 0

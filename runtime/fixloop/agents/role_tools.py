@@ -10,7 +10,8 @@ keeps:
   a `DeniedWrite` the workflow reads, and an error the model reads;
 - reads (`Read`, `Grep`, `Glob`) stay inside the worktree too (the one path check,
   `steps.paths`), and never read a secret file (`fixloop.secret_files`): what a model reads goes
-  to its provider;
+  to its provider; a file with more than one name (a hard link its shell may have made to a file
+  outside) is neither read nor written, and Grep passes it by;
 - `Bash` as `shell_tool.py` says: whole, or only the programs the role's entries name, in the
   run's sandbox;
 - a tool the role was not given, or one the call's lent toolbox replaces (fix-issue's versioned
@@ -36,7 +37,7 @@ from fixloop.agents.shell_tool import DEFAULT_TIMEOUT_S, BashPolicy, run_command
 from fixloop.agents.toolbox import ToolReply, ToolSpec
 from fixloop.documents.tools import parse_tool
 from fixloop.secret_files import SecretFiles
-from fixloop.steps.paths import unsafe_reason
+from fixloop.steps.paths import hard_link_problem, unsafe_reason
 
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
@@ -44,6 +45,7 @@ MAX_MATCHES = 200
 MAX_FILES_LISTED = 1000
 MAX_FILE_BYTES = 2_000_000
 MAX_SCAN_BYTES = 50_000_000
+MAX_SCAN_ENTRIES = 20_000  # files and folders one Glob or Grep walk visits
 
 _PATH = {"type": "string", "description": "A path in the worktree (relative, or absolute)."}
 SPECS: Mapping[str, ToolSpec] = {
@@ -212,6 +214,9 @@ class RoleTools:
         secret = self.secret_files.problem(self.root, clean)
         if secret is not None:
             return _refused(secret)
+        linked = hard_link_problem(self.root / clean, clean)
+        if linked is not None:
+            return _refused(linked)
         return clean, self.root / clean
 
     def _text(self, target: Path, shown: str) -> str | ToolReply:
@@ -284,30 +289,44 @@ class RoleTools:
         target.write_text(text.replace(old, new, -1 if every else 1), encoding="utf-8")
         return _reply(True, path=shown, replaced=count if every else 1)
 
-    def _files(self, arguments: Mapping[str, Any]) -> tuple[str, list[str]] | ToolReply:
+    def _files(self, arguments: Mapping[str, Any]) -> tuple[str, list[str], int] | ToolReply:
+        """The folder named, its files (secret ones left out) and how many entries the walk left
+        unvisited when it stopped at MAX_SCAN_ENTRIES (a vendored tree must not hold one call
+        for minutes): counted from the folders it did not enter, so the model knows to narrow."""
         found = self._inside(arguments.get("path") or ".", folder=True)
         if isinstance(found, ToolReply):
             return found
         shown, base = found
         listed: list[str] = []
+        visited, unvisited = 0, 0
         for folder, dirs, files in os.walk(base):
             dirs[:] = sorted(d for d in dirs if d != ".git" and not Path(folder, d).is_symlink())
-            for name in sorted(files):
+            room = MAX_SCAN_ENTRIES - visited
+            if room <= 0:  # counted, not entered
+                unvisited += len(dirs) + len(files)
+                dirs[:] = []
+                continue
+            names = sorted(files)
+            for name in names[:room]:
                 relative = Path(folder, name).relative_to(self.root).as_posix()
                 if self.secret_files.pattern_of(relative) is None:
                     listed.append(relative)
-        return shown, listed
+            unvisited += max(len(names) - room, 0)
+            visited += min(len(names), room) + len(dirs)
+        return shown, listed, unvisited
 
     def _glob(self, arguments: Mapping[str, Any]) -> ToolReply:
         pattern = str(arguments["pattern"])
         found = self._files(arguments)
         if isinstance(found, ToolReply):
             return found
-        shown, files = found
+        shown, files, unvisited = found
         prefix = "" if shown == "." else shown + "/"
         matched = [f for f in files if _glob_match(f.removeprefix(prefix), pattern)]
-        truncated = len(matched) > MAX_FILES_LISTED
-        return _reply(True, files=matched[:MAX_FILES_LISTED], truncated=truncated)
+        truncated = len(matched) > MAX_FILES_LISTED or unvisited > 0
+        return _reply(
+            True, files=matched[:MAX_FILES_LISTED], truncated=truncated, **_unvisited(unvisited)
+        )
 
     def _grep(self, arguments: Mapping[str, Any]) -> ToolReply:
         flags = re.IGNORECASE if arguments.get("case_insensitive") else 0
@@ -318,19 +337,34 @@ class RoleTools:
         found = self._files(arguments)
         if isinstance(found, ToolReply):
             return found
-        _, files = found
+        _, files, unvisited = found
         only = arguments.get("glob")
         matches: list[str] = []
+        linked: list[str] = []  # hard links: never read (the other name may be outside)
         scanned = 0
+
+        def answer(truncated: bool) -> ToolReply:
+            more = {"hard_links": linked} if linked else {}
+            return _reply(
+                True,
+                matches=matches,
+                truncated=truncated or unvisited > 0,
+                **more,
+                **_unvisited(unvisited),
+            )
+
         for relative in files:
             if only and not _glob_match(relative, str(only)):
                 continue
             target = self.root / relative
             if target.is_symlink() or target.stat().st_size > MAX_FILE_BYTES:
                 continue
+            if hard_link_problem(target, relative) is not None:
+                linked.append(relative)
+                continue
             scanned += target.stat().st_size
             if scanned > MAX_SCAN_BYTES:  # a vendored tree must not hold the call for minutes
-                return _reply(True, matches=matches, truncated=True)
+                return answer(True)
             try:
                 lines = target.read_text(encoding="utf-8").splitlines()
             except (UnicodeDecodeError, OSError):
@@ -339,8 +373,8 @@ class RoleTools:
                 if regex.search(line):
                     matches.append(f"{relative}:{number}:{line[:MAX_LINE_CHARS]}")
                     if len(matches) >= MAX_MATCHES:
-                        return _reply(True, matches=matches, truncated=True)
-        return _reply(True, matches=matches, truncated=False)
+                        return answer(True)
+        return answer(False)
 
     def _bash(self, arguments: Mapping[str, Any]) -> ToolReply:
         command = arguments["command"]
@@ -362,6 +396,17 @@ class RoleTools:
             timed_out=done.timed_out,
             output=done.output,
         )
+
+
+def _unvisited(count: int) -> dict[str, Any]:
+    """What a walk that stopped at MAX_SCAN_ENTRIES tells the model (nothing when it did not)."""
+    if not count:
+        return {}
+    return {
+        "unvisited": count,
+        "message": f"the walk stopped after {MAX_SCAN_ENTRIES} entries; {count} more (files, "
+        "and folders not entered) were not looked at: name a narrower path",
+    }
 
 
 def _glob_match(path: str, pattern: str) -> bool:

@@ -8,7 +8,8 @@ an out-of-scope edit into a scope-expansion request instead of losing it.
 Paths are resolved the way the tool would resolve them (relative to the worktree, symlinks
 followed), so `../x`, an absolute path elsewhere, or a symlink pointing out are all outside; where a
 write lands must then pass the safe-path rule (`steps.paths`): the worktree's own git metadata (a
-`.git` at any depth) is never writable by a role.
+`.git` at any depth) is never writable by a role, and neither is a file with more than one name
+(a hard link a shell command made: the other name may be outside the worktree).
 
 Bash is not path-checked here: a shell command can write anywhere, and no honest parser of
 arbitrary shell can promise otherwise. Roles that must not write get no Bash (or only
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.agents.backend import DeniedWrite
-from fixloop.steps.paths import unsafe_reason
+from fixloop.steps.paths import hard_link_problem, unsafe_reason
 
 # Tool name → the input key holding the path it writes.
 WRITE_TOOLS: Mapping[str, str] = {
@@ -75,6 +76,9 @@ class WriteScope:
             return DeniedWrite(tool, inside, "the worktree's git metadata is not writable")
         if reason is not None:
             return DeniedWrite(tool, inside, f"{inside} is refused: {reason}")
+        linked = hard_link_problem(target, inside)
+        if linked is not None:
+            return DeniedWrite(tool, inside, linked)
         if self.writable is not None and inside not in self.writable:
             allowed = ", ".join(self.writable) or "none"
             return DeniedWrite(

@@ -5,7 +5,8 @@ Every container fixloop starts carries the label `fixloop.sandbox=docker` and
 `fixloop.run-id=<run id>`. A sandbox removes its containers itself, also when the caller fails;
 only a SIGKILL of fixloop skips that, and then `remove_leftovers(run_ids)` (recovery's sweeper,
 `sweep.sweep_containers`, for runs that are dead) removes them. Nothing here needs a daemon: without
-one there is nothing left over.
+one there is nothing left over. An image a run's model had built (`build.py`) carries the same
+labels and is removed the same way.
 """
 
 from __future__ import annotations
@@ -109,9 +110,10 @@ class LeftoverContainer:
     id: str
     run_id: str
     status: str
+    kind: str = "container"  # or "image": one the run's model had built (`build.py`)
 
     def describe(self) -> str:
-        return f"container {self.id[:12]} of run {self.run_id or '(none)'} ({self.status})"
+        return f"{self.kind} {self.id[:12]} of run {self.run_id or '(none)'} ({self.status})"
 
 
 def leftover_containers() -> list[LeftoverContainer]:
@@ -126,7 +128,8 @@ def leftover_containers() -> list[LeftoverContainer]:
 
 
 def remove_leftovers(run_ids: Iterable[str]) -> list[LeftoverContainer]:
-    """Remove the sandbox containers of these runs (callers pass only runs that are dead)."""
+    """Remove the sandbox containers of these runs, then the images they built (callers pass
+    only runs that are dead)."""
     wanted = set(run_ids)
     client = _client_or_none()
     if client is None or not wanted:
@@ -141,6 +144,14 @@ def remove_leftovers(run_ids: Iterable[str]) -> list[LeftoverContainer]:
             with contextlib.suppress(docker.errors.NotFound):  # removed meanwhile: fine
                 client.api.remove_container(leftover.id, force=True)
             removed.append(leftover)
+        # Then the images the runs built (after their containers, which would hold them).
+        for image in client.api.images(filters={"label": f"{LABEL_SANDBOX}=docker"}):
+            run_id = (image.get("Labels") or {}).get(LABEL_RUN_ID, "")
+            if run_id not in wanted:
+                continue
+            with contextlib.suppress(docker.errors.NotFound):
+                client.api.remove_image(image["Id"], force=True)
+            removed.append(LeftoverContainer(image["Id"], run_id, "built", "image"))
     finally:
         client.close()
     return removed

@@ -42,7 +42,7 @@ def sweep_containers(dead_run_folders: Sequence[Path]) -> list[str]:
     for folder in docker:
         (folder / SANDBOX_LAUNCHER).parent.joinpath(CONTAINERS_RELEASED).touch()
     return [
-        f"run {gone.run_id}: removed its sandbox container {gone.id[:12]} ({gone.status})"
+        f"run {gone.run_id}: removed its sandbox {gone.kind} {gone.id[:12]} ({gone.status})"
         for gone in removed
     ]
 

@@ -16,6 +16,13 @@ A leading `-` is allowed: a user's `-notes.txt` is a repository file fixloop mus
 and put back; every step passes paths after `--`, as `./path` or through `--pathspec-from-file`,
 so no command reads one as an option (docs/step-library.md).
 
+The model's file tools add one rule of their own (`hard_link_problem`): a regular file with more
+than one name is refused. A hard link the model's shell made to a file outside the repository is
+a path inside it that passes every rule above, and a write through it changes the other file too;
+git and the steps see an ordinary file, so the rule belongs to the tools, not to the paths a step
+is handed. It holds at the moment a tool opens the file, not against a process racing the tool
+(the run owns its worktree).
+
 This module is the rule's only Python definition; the shared step library
 (`workflows/lib/fixloop.sh`, `fixloop_refuse_unsafe_path`) is its only bash one, and
 `tests/steps/safe_path_cases.yaml` holds the cases on which both must agree.
@@ -24,6 +31,7 @@ This module is the rule's only Python definition; the shared step library
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -123,6 +131,21 @@ def unsafe_reason(root: Path, raw: str) -> str | None:
     if followed and not reason.startswith("a symbolic link"):
         reason = f"a symbolic link to a refused path ({reason})"
     return reason
+
+
+def hard_link_problem(target: Path, shown: str) -> str | None:
+    """Why the file tools refuse the existing file `target` (named `shown`) for its links: it is a
+    regular file with more than one name. None for one name, a folder or no file at all."""
+    try:
+        info = target.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink <= 1:
+        return None
+    return (
+        f"{shown!r}: a hard link (the file has {info.st_nlink} names, one may be outside the "
+        "repository); the tools read and write only files with one name"
+    )
 
 
 def path_problem(root: Path, raw: str) -> str | None:

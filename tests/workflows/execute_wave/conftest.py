@@ -4,7 +4,7 @@ it (untracked, as a plan usually is), and one call that runs a wave with a scrip
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from tests.helpers.gitrepo import UserRepo, make_user_repo
 
+from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.events import Event, EventStream
@@ -27,6 +28,17 @@ TASKS_REL = "plan/tasks.json"
 def pack() -> Pack:
     loaded, _ = load_pack(default_pack_root())
     return loaded
+
+
+@dataclass
+class _Watched:
+    inner: ScriptedBackend
+    watch: Callable[[AgentRequest], None]
+    name: str = "scripted"
+
+    def dispatch(self, request: AgentRequest) -> AgentOutcome:
+        self.watch(request)
+        return self.inner.dispatch(request)
 
 
 @dataclass
@@ -51,11 +63,17 @@ class Wave:
         return {str(task["id"]): task for task in listed}
 
     def run(
-        self, script: Mapping[str, Any], sandbox: SandboxChoice | None = None, **options: Any
+        self,
+        script: Mapping[str, Any],
+        sandbox: SandboxChoice | None = None,
+        watch: Callable[[AgentRequest], None] | None = None,
+        **options: Any,
     ) -> ExecuteWaveResult:
+        """Run a wave; `watch` sees each role call's request before the model plays it."""
         self.backend = ScriptedBackend(script)
+        backend: Backend = self.backend if watch is None else _Watched(self.backend, watch)
         events = EventStream(self.events.append)
-        context = Context(self.pack, self.backend, events, sandbox=sandbox, browser=CHROMIUM)
+        context = Context(self.pack, backend, events, sandbox=sandbox, browser=CHROMIUM)
         chosen = ExecuteWaveOptions(tasks=self.tasks_path, repo=self.repo.path, **options)
         return run_execute_wave(chosen, context)
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from tests.workflows.execute_wave.conftest import Wave
 from tests.workflows.execute_wave.scripts import fix, implement, score, scores
 
+from fixloop.agents.backend import AgentRequest
 from fixloop.events import EventKind
 
 MUL = "def mul(a, b):\n    return a * b\n"
@@ -191,6 +194,63 @@ def test_scores_are_recomputed_never_trusted_and_a_missing_review_fails(wave: Wa
     assert [
         path for path in ("src/a.py", "src/b.py", "src/c.py", "src/d.py") if wave.file(path)
     ] == ["src/d.py"]
+
+
+def test_a_task_is_in_progress_with_its_start_time_before_its_executor_runs(wave: Wave) -> None:
+    wave.write_tasks([{"id": 1, "name": "first"}, {"id": 2, "name": "second", "dependsOn": [1]}])
+    seen: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def watch(request: AgentRequest) -> None:
+        if request.role == "executor":
+            seen[request.key] = wave.tasks()  # tasks.json as the executor starts
+
+    script = {
+        "executor/1/implement": implement(1, {"src/a.py": "a\n"}),
+        "reviewer/1/verify": score(1, scores("logic", 10)),
+        "executor/2/implement": implement(2, {"src/b.py": "b\n"}),
+        "reviewer/2/verify": score(2, scores("logic", 10)),
+    }
+    result = wave.run(script, watch=watch)
+    assert result.exit_code == 0, result.to_json()
+    first, second = seen["executor/1/implement"], seen["executor/2/implement"]
+    assert first["1"]["status"] == "in_progress" and "startedAt" in first["1"]
+    assert first["2"].get("status", "pending") == "pending" and "startedAt" not in first["2"]
+    assert second["2"]["status"] == "in_progress"
+    assert second["2"]["startedAt"] >= first["1"]["startedAt"]  # ISO times sort as text
+    datetime.fromisoformat(first["1"]["startedAt"])
+    after = wave.tasks()
+    assert after["1"]["startedAt"] == first["1"]["startedAt"] and after["1"]["status"] == "done"
+
+
+def test_a_result_file_left_from_before_is_never_read_as_this_round_s(wave: Wave) -> None:
+    """The attacks: the executor plants a passing review result for its own task; later a
+    round's reviewer writes nothing, leaving the previous round's file in place."""
+    planted = implement(1, {"src/a.py": "a\n"})
+    perfect = score(1, scores("logic", 10))["edits"][0]
+    planted["edits"].append(perfect)
+    assert perfect["path"] == ".fixloop/context/review-result-1.json"
+    silent = {"output": {"schema_version": "v1", "findings": [], "checks_run": []}}
+    script = {
+        "executor/1/implement": planted,
+        "reviewer/1/verify": silent,
+        "fixer/1/attempt-1": fix({"src/a.py": "a = 1\n"}),
+        "reviewer/1/attempt-1": silent,
+        "executor/2/implement": implement(2, {"src/b.py": "b\n"}),
+        "reviewer/2/verify": score(2, scores("logic", 7, correctness=5)),  # 65: fails
+        "fixer/2/attempt-1": fix({"src/b.py": "b = 1\n"}),
+        "reviewer/2/attempt-1": silent,  # the verify round's file must not count again
+    }
+    wave.write_tasks(
+        {"tasks": [{"id": 1, "name": "planted"}, {"id": 2, "name": "stale"}], "maxRetries": 1}
+    )
+    result = wave.run(script)
+    by_id = {t.id: t for t in result.tasks}
+    assert (by_id["1"].total, by_id["1"].status) == (0, "rolled-back")
+    assert (by_id["2"].total, by_id["2"].status) == (65, "rolled-back")
+    missing = [w for w in result.warnings if "missing or invalid (MISSING_RESULT)" in w]
+    # task 2's is its second round's: had the first round's file been read again, no warning
+    assert [w.split(":")[0] for w in missing] == ["task 1", "task 2"], missing
+    assert wave.file("src/a.py") is None and wave.file("src/b.py") is None
 
 
 def test_the_fix_loop_rolls_back_a_regression_to_its_checkpoint(wave: Wave) -> None:

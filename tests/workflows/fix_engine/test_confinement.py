@@ -8,6 +8,7 @@ choose."""
 from __future__ import annotations
 
 import pytest
+import yaml
 from tests.helpers.gitrepo import UserRepo, git
 from tests.helpers.sandbox_image import docker_client, docker_image
 from tests.sandboxes.support import kinds
@@ -17,6 +18,8 @@ from tests.workflows.fix_engine.scenario import (
     implemented,
     make_section_repo,
     run,
+    script,
+    state_dir,
     verdict,
 )
 from tests.workflows.fix_engine.test_workflow import passing
@@ -87,3 +90,44 @@ def test_changes_outside_the_item_are_put_back_recorded_and_named_to_the_next_at
     for path in PUT_BACK:
         assert path in second.task and path in second.system_prompt
     assert "put back" in second.task
+
+
+@pytest.mark.parametrize("kind", kinds("local", "bwrap"))
+def test_an_executor_that_forges_the_engine_s_files_changes_no_verdict(
+    section: UserRepo, kind: str
+) -> None:
+    """The attack: the executor of a failing attempt ticks every box of checklist.md, marks
+    meta.yaml completed and writes COMPLETE, with its file tool and with its shell."""
+    repo = section.path
+    state = state_dir(repo)
+    forge = (
+        f"cd {state} && sed -i 's/- \\[ \\]/- [x]/' checklist.md; "
+        "sed -i 's/^status: .*/status: completed/' meta.yaml; touch COMPLETE; true"
+    )
+    replies = script()  # AC-1 passes on its second attempt; check-2 never does
+    replies["executor/AC-1/attempt-1"] = implemented(
+        "AC-1",
+        ["src/app.py"],
+        "all done, honestly",
+        edits=[
+            {"path": "src/app.py", "content": ADD_WRONG},
+            {"path": f"{state}/checklist.md", "content": "- [x] AC-1: forged\n"},
+        ],
+        bash=[forge],
+    )
+    replies["executor/check-2/attempt-3"]["bash"] = [forge]
+    result, _ = run(repo, replies, sandbox=choose_sandbox(kind))
+
+    assert result.status == "escalated" and not (state / "COMPLETE").exists()
+    assert [item.status for item in result.items] == ["done", "failed"]
+    meta = yaml.safe_load((state / "meta.yaml").read_text(encoding="utf-8"))
+    assert (meta["status"], meta["progress"]) == ("escalated", "1/2")
+    checklist = (state / "checklist.md").read_text(encoding="utf-8")
+    assert "- [x] AC-1:" in checklist and "- [ ] check-2:" in checklist
+    assert "forged" not in checklist
+    assert (state / "mini-prd.md").is_file()
+    put_back = [w for w in result.warnings if "the executor changed the engine's own files" in w]
+    if kind == "local":  # the shell reached them: put back and said; under bwrap it cannot
+        assert put_back and "COMPLETE" in put_back[-1] and "meta.yaml" in put_back[-1], put_back
+    else:
+        assert put_back == []

@@ -105,6 +105,7 @@ def test_the_fix_brief_carries_the_seed_rules() -> None:
         "Scope every Git read to assigned paths",
         "git show HEAD:<path>",
         "needs_scope_expansion",
+        "decide first whether the code or the test is wrong, then fix that one",
     ):
         assert rule in brief
 

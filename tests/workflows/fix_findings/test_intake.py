@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from fixloop.diagnostics import FixloopError
 from fixloop.schemas.findings import Finding
 from fixloop.steps.paths import path_problem
 from fixloop.workflows.fix_findings.intake import (
@@ -22,6 +23,7 @@ BASE = Finding(
     body="b",
     file="a.py",
     confidence=0.4,
+    criterion="no crash on empty input",
     verdict="confirmed",
     evidence="Verifier: real",
 )
@@ -63,6 +65,21 @@ def test_an_envelope_and_a_list_read_the_same(tmp_path: Path) -> None:
     envelope.write_text(json.dumps({"schema_version": "v1", "findings": [raw], "checks_run": []}))
     listing.write_text(json.dumps([raw]))
     assert load_findings(envelope, tmp_path) == load_findings(listing, tmp_path) == [BASE]
+
+
+def test_a_taken_finding_must_name_its_criterion_one_left_out_need_not(tmp_path: Path) -> None:
+    findings = tmp_path / "f.json"
+    without = BASE.model_dump(mode="json") | {"criterion": None}
+    findings.write_text(json.dumps([without]))
+    with pytest.raises(FixloopError) as refused:
+        load_findings(findings, tmp_path)
+    assert str(refused.value).endswith(
+        "f.json:1:1: findings: finding 1: criterion: required for a P1 finding (name the "
+        "criterion it violates)"
+    )
+    left_out = [without | {"severity": "P2"}, without | {"id": 2, "verdict": "rejected"}]
+    findings.write_text(json.dumps(left_out))
+    assert [f.criterion for f in load_findings(findings, tmp_path)] == [None, None]
 
 
 def test_a_symlink_that_stays_inside_is_fine(tmp_path: Path) -> None:

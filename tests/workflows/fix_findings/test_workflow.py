@@ -115,6 +115,7 @@ def test_round_two_gets_round_one_context_and_the_staged_diff_is_the_artifact(
     assert "verifier says confirmed" in fixer_r2.system_prompt  # previous_attempts
     assert "never run `git stash`" in fixer_r2.task
     assert "git show HEAD:<path>" in fixer_r2.task
+    assert "decide first whether the code or the test is wrong" in fixer_r2.task
     assert fixer_r2.writable == ("calc.py",)
     verifier_r1 = backend.calls[1]
     assert "is this finding resolved?" in verifier_r1.system_prompt

@@ -55,4 +55,6 @@ def test_the_model_fixes_the_issue_with_the_versioned_tools(tmp_path: Path, pack
     assert '"passed": true' in results[-1]
     assert result.attempts[0].fixer_status == FIXED_OUTPUT["status"]
     assert result.attempts[0].tool_calls == 6 and result.cost_usd > 0
+    # The role asked for `opus`; the record keeps the model that answered, as the API named it.
+    assert result.attempts[0].served_model == server.conversation[-1].model != "opus"
     git(repo, "apply", "--check", result.patch_path)

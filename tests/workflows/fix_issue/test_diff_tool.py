@@ -20,6 +20,7 @@ from tests.helpers.gitrepo import git
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
 from fixloop.workflows.fix_issue import FixIssueOptions, IssueStatus, run_fix_issue
+from fixloop.workflows.fix_issue.diff_tool import PREVIEW_CHARS
 from fixloop.workflows.kernel.workflow import Context
 
 KEY = "issue-fixer/ISSUE/attempt-1"
@@ -62,3 +63,26 @@ def test_git_diff_shows_the_patch_the_run_would_hand_back(tmp_path: Path, pack: 
     diffs = [e for e in events if e["event"] == "tool" and e.get("tool") == "git_diff"]
     assert [e.get("files") for e in diffs] == [0, None, 1]
     assert all("preview" not in e for e in diffs)  # the trace summarises; it copies no code
+
+
+def test_a_long_patch_is_previewed_in_20000_characters_and_kept_whole(
+    tmp_path: Path, pack: Pack
+) -> None:
+    repo = make_issue_repo(tmp_path / "repo")
+    content = "".join(f"line {number}\n" for number in range(5000))  # about 50,000 characters
+    tools = [
+        {"name": "create_file", "input": {"path": "calc/table.txt", "content": content}},
+        {"name": "git_diff", "input": {}},
+    ]
+    failed = {"id": "ISSUE", "status": "failed", "notes": "only a table"}
+    script = {KEY: {"tools": tools, "output": failed}}
+    backend = Listening(ScriptedBackend(script))
+    options = FixIssueOptions(
+        issue=write_issue(tmp_path), repo=repo, tests=[UNITTEST], max_attempts=1
+    )
+    run_fix_issue(options, Context(pack, backend))
+    [shown] = backend.of("git_diff")
+    assert shown["truncated"] is True and len(shown["preview"]) == PREVIEW_CHARS == 20_000
+    whole = Path(shown["patch_path"]).read_text()
+    assert len(whole) > 50_000 and whole.startswith(shown["preview"])
+    assert shown["bytes"] == len(whole.encode())

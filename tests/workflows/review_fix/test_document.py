@@ -12,10 +12,13 @@ import re
 import subprocess
 from collections.abc import Iterator
 
+import pytest
 import tree_sitter_bash
+from tests.helpers.gitrepo import UserRepo
 from tests.helpers.reviews import pack
 from tree_sitter import Language, Node, Parser
 
+from fixloop.cli.main import main
 from fixloop.documents.blocks import Step
 
 RUNTIME = {"FIXLOOP_OUTPUT", "FIXLOOP_RUN_ID", "FIXLOOP_RUN_DIR", "FIXLOOP_STEP", "TMPDIR"}
@@ -105,3 +108,33 @@ def test_every_output_a_step_writes_is_declared() -> None:
         )
     }
     assert written == set(flow.spec.outputs)
+
+
+REPORT = "---\nphase: 02-cart\n{status}iteration: 1\n---\n\n# Phase 02: Code Review Fix Report\n"
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "reported"),
+    [
+        ("status: all_fixed\n", "all_fixed"),
+        ('status: "partial"\n', "partial"),
+        ("status: none_fixed\r\n", "none_fixed"),
+        ("status: fixed_everything\n", None),  # not one of the three
+        ("", None),  # no status at all
+    ],
+)
+def test_check_fix_report_passes_only_a_valid_status(
+    user_repo: UserRepo, capsys: pytest.CaptureFixture[str], frontmatter: str, reported: str | None
+) -> None:
+    """The step the document runs before it commits REVIEW-FIX.md, run as `fixloop step run`:
+    a report without a valid status fails it (exit 1), so it is not committed."""
+    report = user_repo.path / "REVIEW-FIX.md"
+    report.write_text(REPORT.format(status=frontmatter), encoding="utf-8")
+    argv = ["step", "run", "review-fix", "check-fix-report", "--repo", str(user_repo.path)]
+    code = main([*argv, "--input", "FIX_REPORT_PATH=REVIEW-FIX.md"])
+    out, err = capsys.readouterr()
+    if reported is None:
+        assert code == 1 and "REVIEW-FIX.md has no valid status" in err
+        assert "REPORT_STATUS" not in out
+    else:
+        assert code == 0 and out.splitlines() == [f"REPORT_STATUS={reported}"], (out, err)

@@ -91,6 +91,26 @@ def test_all_flag_adds_info_findings(user_repo: UserRepo) -> None:
     assert len(backend.calls) == 1
 
 
+@pytest.mark.parametrize("status", ["needs-another-look", ""])
+def test_an_unknown_status_is_warned_about_and_its_findings_are_fixed(
+    user_repo: UserRepo, status: str
+) -> None:
+    write_review(
+        user_repo.path,
+        review_text(finding("CR-01", "add subtracts", "src/app.py:2"), status=status),
+    )
+    tip = user_repo.head()
+    result, backend = run(user_repo.path, {"fixer/CR-01/iteration-1": APP_FIX})
+    assert result.review_status == "unknown"
+    assert "REVIEW.md has no recognised status; trying to fix its findings anyway" in (
+        result.warnings
+    )
+    assert [call.key for call in backend.calls] == ["fixer/CR-01/iteration-1"]
+    assert messages(user_repo.path, tip)[0] == "fix(02): CR-01 add subtracts"
+    assert (user_repo.path / "src/app.py").read_text() == APP_FIXED
+    _clean(user_repo)
+
+
 @pytest.mark.parametrize("status", ["clean", "skipped"])
 def test_clean_or_skipped_review_exits_without_report_or_worktree(
     user_repo: UserRepo, status: str

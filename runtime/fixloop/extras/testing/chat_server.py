@@ -148,6 +148,9 @@ class ChatServer:
     script: Sequence[ChatTurn] | ChatResponder = ()
     requests: list[ChatRequest] = field(default_factory=list)
     unscripted: int = 0
+    # The model every answer names; None: the one asked for. A real server often names another
+    # (an alias resolved to a dated version, a gateway's routing).
+    served_model: str | None = None
 
     def __post_init__(self) -> None:
         self._turns = [] if callable(self.script) else list(self.script)
@@ -258,7 +261,8 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 error = {"message": turn.error_message, "type": "scripted", "code": None}
                 self._json(turn.error_status, {"error": error})
                 return
-            self._json(200, server.completion(turn, str(body.get("model", ""))))
+            model = server.served_model or str(body.get("model", ""))
+            self._json(200, server.completion(turn, model))
 
         def _json(self, status: int, payload: JsonObject) -> None:
             data = json.dumps(payload).encode()

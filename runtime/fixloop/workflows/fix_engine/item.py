@@ -12,6 +12,12 @@ decides passed or failed from it (a missing or invalid verdict is a failed attem
 it in meta.yaml. A passed item is committed (exactly its changed files, `commit-paths`), then
 recorded; an item whose third attempt failed is rolled back file by file.
 
+Only the coordinator writes the engine's own files (`ENGINE_FILES` in the section's state
+folder). The state lives under `.git`, which no role's file tools may write, but a shell without
+a sandbox can: so each role call is bracketed, and a file it changed, added or removed there is
+put back byte for byte and warned about before anything reads it (a forged `COMPLETE` on an
+escalated section, a `meta.yaml` that says `completed`).
+
 An executor that commits on its own has its commit undone by the protocol's steps (rollback to
 the last checkpoint, then a commit recording the undo; history is never rewritten).
 
@@ -22,7 +28,8 @@ attempt, the item stays pending, and `--resume` continues it later.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +55,7 @@ from fixloop.workflows.kernel.scope_policy import not_granted
 from fixloop.workflows.kernel.workflow import Workflow, implements
 
 LAST_ITEM = "last-item"  # the run's tag at its last item commit: where an undo goes back to
+ENGINE_FILES = ("mini-prd.md", "checklist.md", "meta.yaml", "error_report.yaml", "COMPLETE")
 
 
 class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
@@ -120,7 +128,8 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
         run budget refused the call."""
         worktree = self.git.worktree
         inputs, task = executor_brief(self.section, item, number, worktree, result_path)
-        outcome = self.call("executor", inputs, task, worktree, key=executor_key(item, number))
+        with self.engine_files_kept(item, "executor"):
+            outcome = self.call("executor", inputs, task, worktree, key=executor_key(item, number))
         if self._refused(outcome):
             return None
         if self.git.head_moved():
@@ -158,7 +167,8 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
         worktree = self.git.worktree
         inputs, task = verifier_brief(self.section, item, changed, worktree)
         key = verifier_key(item, number)
-        outcome = self.call("verifier", inputs, task, worktree, writable=[], key=key)
+        with self.engine_files_kept(item, "verifier"):
+            outcome = self.call("verifier", inputs, task, worktree, writable=[], key=key)
         if self._refused(outcome):
             return
         if not (outcome.ok and isinstance(outcome.output, ReviewOutput)):
@@ -225,10 +235,38 @@ class ItemLoop(Workflow[FixEngineOptions, Section, FixEngineResult]):
         self.git.undo_agent_commit(changed, undo_message(self.section, item), LAST_ITEM)
         self.warn(f"{item.id}: the executor committed on its own; its commit was undone")
 
+    @contextmanager
+    def engine_files_kept(self, item: ItemRecord, role: str) -> Iterator[None]:
+        """The engine's files after the `with` block exactly as before it."""
+        state = self.section.state
+        before = {name: _bytes_of(state / name) for name in ENGINE_FILES}
+        try:
+            yield
+        finally:
+            changed = [name for name, data in before.items() if _bytes_of(state / name) != data]
+            for name in changed:
+                target, data = state / name, before[name]
+                target.unlink(missing_ok=True)  # a link the role put there goes, not its target
+                if data is not None:
+                    target.write_bytes(data)
+            if changed:
+                self.warn(
+                    f"{item.id}: put back {', '.join(changed)}: the {role} changed the engine's "
+                    "own files, which only fixloop writes",
+                    item=item.id,
+                )
+
     def _refused(self, outcome: AgentOutcome) -> bool:
         if outcome.reason is StopReason.RUN_BUDGET:
             self.stopped = outcome.detail or "the run budget is spent"
         return bool(self.stopped)
+
+
+def _bytes_of(path: Path) -> bytes | None:
+    """A file's bytes; None when there is no regular file (a link counts as a change)."""
+    if path.is_symlink() or not path.is_file():
+        return None if not path.is_symlink() else b"\0link"
+    return path.read_bytes()
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -236,4 +274,4 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_text(dumps_masked(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-__all__ = ["LAST_ITEM", "ItemLoop"]
+__all__ = ["ENGINE_FILES", "LAST_ITEM", "ItemLoop"]

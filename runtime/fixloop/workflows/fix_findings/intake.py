@@ -2,7 +2,8 @@
 
 Every finding is validated on its own, so an error names the finding (`finding 3: severity: …`);
 a finding's `file` must be a repository path (`steps.paths.path_problem`, the one safe-path rule;
-it also refuses a symbolic link that leads out, which a fixer editing it would write through).
+it also refuses a symbolic link that leads out, which a fixer editing it would write through); a
+finding the intake takes (confirmed, P0 or P1) must name its `criterion`, as the schema says.
 Nothing here touches the repository: bad input is refused before the loop starts.
 
 The intake filter and the pre-gate trigger are here too, as small named predicates, and so is
@@ -62,6 +63,13 @@ def load_findings(path: Path, repo: Path) -> list[Finding]:
             raise refuse(f"{name}: {key}: {message}") from None
         if str(finding.id) in seen:
             raise refuse(f"{name}: id is used by an earlier finding")
+        if in_scope(finding) and not (finding.criterion or "").strip():
+            # The fixer fixes against it and the verifier judges by it: without one, a fix of
+            # a P0 would be checked against nothing. Findings the intake leaves out need none.
+            raise refuse(
+                f"{name}: criterion: required for a {finding.severity} finding (name the "
+                "criterion it violates)"
+            )
         seen.add(str(finding.id))
         if finding.file is not None:
             problem = path_problem(repo, finding.file)

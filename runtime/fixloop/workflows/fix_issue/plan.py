@@ -112,10 +112,19 @@ class FixIssueOptions:
         help="keep the run's worktree when the issue is not resolved (with fix.patch and "
         "result.json in the run folder); fixloop recover or runs prune removes it later",
     )
+    # A preset command is a project's whole suite, not one test the model picked: 600 s, not
+    # the 60 s a single test would get, or a real project's suite never finishes once.
+    test_timeout_s: float = option(
+        "--test-timeout",
+        type=float,
+        default=DEFAULT_TEST_TIMEOUT_S,
+        metavar="SECONDS",
+        help="stop a test command that runs longer; its run is a failed test run, never a "
+        f"result about the code (default: {DEFAULT_TEST_TIMEOUT_S:.0f})",
+    )
     hidden: HiddenTests | None = None
     require_fail_to_pass: bool = False  # a benchmark task: a fail-to-pass test must exist
     issue_id: str = ""  # names the role calls (`issue-fixer/ID/attempt-N`); default: file stem
-    test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S
     open_sandbox: SandboxOpener = open_sandbox
 
 
@@ -249,6 +258,8 @@ def plan_fix_issue(options: FixIssueOptions) -> FixIssuePlan:
         raise _refuse("--max-attempts", "usage", "at least one attempt is needed")
     if options.max_tokens < 0:
         raise _refuse("--max-tokens", "usage", "a token budget is a number >= 0")
+    if not options.test_timeout_s > 0:  # NaN too
+        raise _refuse("--test-timeout", "usage", "a test timeout is a number of seconds > 0")
     repo = toplevel(options.repo)
     base = head(repo)  # first: an unborn branch has nothing to compare the tree with
     _check_clean(repo, issue)

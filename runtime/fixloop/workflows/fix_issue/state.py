@@ -32,6 +32,7 @@ class AttemptRecord(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     tool_calls: int = 0
+    served_model: str = ""  # the model the server said answered ("" when it did not say)
 
 
 class FixIssueState(RunState):

@@ -8,6 +8,8 @@ plays them from a script. Every call is checked and answered, never raised:
 
 - paths go through the one path check (`steps.paths`): no absolute path, `..`, `.git`, or
   symbolic link on the way out of the worktree;
+- a file with more than one name (a hard link, perhaps to a file outside the worktree) is
+  refused by every tool that reads or writes it (`hard_link`) and left out of `search_code`;
 - environment and credential files (`.env*`, private keys, `.netrc`, `.npmrc`, …; the project
   setting `secret-files`, see `fixloop.secret_files`), and links to them, are refused by
   `read_file`, `edit_file` and `create_file` (`secret_file`) and left out of `search_code`;
@@ -38,7 +40,7 @@ from fixloop.agents.toolbox import WRITING_TOOLS, ToolReply, ToolSpec
 from fixloop.events import Event, EventKind
 from fixloop.gitrepo import visible_files
 from fixloop.secret_files import SecretFiles
-from fixloop.steps.paths import check_path, path_problem
+from fixloop.steps.paths import check_path, hard_link_problem, path_problem
 from fixloop.workflows.fix_issue.suite import RunStatus, Suite, all_passed
 from fixloop.workflows.fix_issue.versions import MAX_FILE_BYTES, file_version
 
@@ -46,6 +48,7 @@ MAX_READ_LINES = 400
 MAX_LIST_ENTRIES = 2000
 MAX_SNIPPET_CHARS = 400
 MAX_SCAN_BYTES = MAX_FILE_BYTES * 20
+MAX_SCAN_ENTRIES = 20_000  # files one list or search looks at
 
 
 class _Arguments(BaseModel):
@@ -215,7 +218,16 @@ class IssueTools:
         secret = self.secret_files.problem(self.worktree, clean)
         if secret is not None:
             return refused("secret_file", secret)
+        linked = hard_link_problem(self.worktree / clean, clean)
+        if linked is not None:
+            return refused("hard_link", linked)
         return clean, self.worktree / clean
+
+    def _walk(self, keep: Callable[[str], bool]) -> tuple[list[str], int]:
+        """The files git sees that `keep` wants, at most MAX_SCAN_ENTRIES of them, and how many
+        more there were (a vendored tree must not hold one call for minutes)."""
+        wanted = [path for path in visible_files(self.worktree) if keep(path)]
+        return wanted[:MAX_SCAN_ENTRIES], max(len(wanted) - MAX_SCAN_ENTRIES, 0)
 
     def list_files(self, args: ListArgs) -> ToolReply:
         prefix = ""
@@ -224,29 +236,51 @@ class IssueTools:
             if isinstance(folder, ToolReply):
                 return folder
             prefix = folder[0] + "/"
-        found = [
-            path
-            for path in visible_files(self.worktree)
-            if path.startswith(prefix) and path[len(prefix) :].count("/") <= args.max_depth
-        ]
-        truncated = len(found) > MAX_LIST_ENTRIES
-        return reply(True, files=found[:MAX_LIST_ENTRIES], truncated=truncated)
+        found, unscanned = self._walk(
+            lambda path: (
+                path.startswith(prefix) and path[len(prefix) :].count("/") <= args.max_depth
+            )
+        )
+        truncated = len(found) > MAX_LIST_ENTRIES or unscanned > 0
+        return reply(
+            True,
+            files=found[:MAX_LIST_ENTRIES],
+            truncated=truncated,
+            **_unscanned(unscanned),
+        )
 
     def search_code(self, args: SearchArgs) -> ToolReply:
         matches: list[dict[str, Any]] = []
         skipped: list[str] = []
         withheld: list[str] = []  # secret files: never searched
+        linked: list[str] = []  # hard links: never read
         scanned = 0
-        for path in visible_files(self.worktree):
-            if not (
+        walked, unscanned = self._walk(
+            lambda path: (
                 fnmatch.fnmatch(path, args.glob) or fnmatch.fnmatch(Path(path).name, args.glob)
-            ):
-                continue
+            )
+        )
+
+        def answer(truncated: bool) -> ToolReply:
+            return reply(
+                True,
+                matches=matches,
+                truncated=truncated or unscanned > 0,
+                skipped=skipped,
+                secret_files=withheld,
+                hard_links=linked,
+                **_unscanned(unscanned),
+            )
+
+        for path in walked:
             if self.secret_files.problem(self.worktree, path) is not None:
                 withheld.append(path)
                 continue
             full = self.worktree / path
             if full.is_symlink() or not full.is_file() or full.stat().st_size > MAX_FILE_BYTES:
+                continue
+            if hard_link_problem(full, path) is not None:
+                linked.append(path)
                 continue
             scanned += full.stat().st_size
             if scanned > MAX_SCAN_BYTES:
@@ -261,14 +295,8 @@ class IssueTools:
                     snippet = line.strip()[:MAX_SNIPPET_CHARS]
                     matches.append({"path": path, "line": number, "text": snippet})
                     if len(matches) >= args.max_results:
-                        return reply(
-                            True,
-                            matches=matches,
-                            truncated=True,
-                            skipped=skipped,
-                            secret_files=withheld,
-                        )
-        return reply(True, matches=matches, truncated=False, skipped=skipped, secret_files=withheld)
+                        return answer(True)
+        return answer(False)
 
     # -- reading and changing ---------------------------------------------------------------
 
@@ -385,6 +413,17 @@ class IssueTools:
                 else {}
             ),
         )
+
+
+def _unscanned(count: int) -> dict[str, Any]:
+    """What a walk that stopped at MAX_SCAN_ENTRIES tells the model (nothing when it did not)."""
+    if not count:
+        return {}
+    return {
+        "unscanned": count,
+        "message": f"stopped after {MAX_SCAN_ENTRIES} files; {count} more were not looked at "
+        "(name a folder, or a narrower glob)",
+    }
 
 
 def _load(target: Path, shown: str) -> tuple[bytes, str] | ToolReply:

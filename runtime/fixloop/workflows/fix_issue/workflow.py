@@ -334,6 +334,7 @@ class FixIssue(Workflow[FixIssueOptions, FixIssuePlan, FixIssueResult]):
             input_tokens=outcome.usage.input_tokens,
             output_tokens=outcome.usage.output_tokens,
             tool_calls=tools.calls - self.calls_before,
+            served_model=outcome.served_model,
         )
         if outcome.ok and isinstance(outcome.output, ImplResult):
             record.fixer_status = outcome.output.status
