@@ -68,6 +68,11 @@ class CleanupsSeen:
     ) -> Path:
         return self.inner.screenshot(url, target, viewport, timeout_s)
 
+    def screenshot_service(
+        self, url: str, timeout_s: float
+    ) -> AbstractContextManager[tuple[str, Path]]:
+        return self.inner.screenshot_service(url, timeout_s)
+
     def cleanup(self, max_age_s: float) -> int:
         self.timeline.add(f"cleanup {max_age_s:g}")
         return self.inner.cleanup(max_age_s)
