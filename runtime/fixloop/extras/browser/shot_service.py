@@ -36,6 +36,7 @@ import json
 import socket
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -116,9 +117,15 @@ def browser_flags(host: str, port: int) -> list[str]:
 
 
 def _read_request(connection: socket.socket) -> dict[str, Any]:
-    connection.settimeout(REQUEST_TIMEOUT_S)
+    # One deadline for the whole request, not one per read: a client trickling a byte at a time
+    # would otherwise hold the service (one request at a time) for hours.
+    deadline = time.monotonic() + REQUEST_TIMEOUT_S
     data = b""
     while b"\n" not in data:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise Refused("the request did not arrive in time")
+        connection.settimeout(left)
         try:
             chunk = connection.recv(REQUEST_LIMIT + 1 - len(data))
         except TimeoutError:
