@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from fixloop.cli.main import COMMANDS, build_parser
 
@@ -57,3 +58,27 @@ def test_without_the_claude_extra_a_claude_backend_is_one_line_not_a_crash() -> 
         assert done.returncode == 2, done.stderr
         assert "needs claude-agent-sdk: pip install 'fixloop[claude]'" in done.stderr
         assert "internal error" not in done.stderr
+
+
+def test_a_command_run_as_its_own_process_freezes_its_imports_and_a_call_does_not(
+    tmp_path: Path,
+) -> None:
+    document = tmp_path / "small.md"
+    document.write_text("# small\n\n```bash\necho hello\n```\n", encoding="utf-8")
+    counts = {}
+    # `main()` as the console script calls it, and `main(argv)` as a program embedding it does.
+    for how, call in (("process", "main()"), ("call", "main(sys.argv[1:])")):
+        probe = (
+            "import gc, sys\n"
+            "from fixloop.cli.main import main\n"
+            f"code = {call}\n"
+            "print(gc.get_freeze_count(), gc.isenabled(), code, file=sys.__stderr__)\n"
+        )
+        argv = [sys.executable, "-c", probe, "check", str(document)]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        frozen, enabled, code = done.stderr.split()[-3:]
+        assert (enabled, code) == ("True", "0"), done.stderr
+        counts[how] = int(frozen)
+    assert counts["process"] > 10_000  # every module the check imported
+    # Called from a longer-lived program, nothing of that program is kept from the collector.
+    assert counts["call"] == 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import importlib
 import os
 import sys
@@ -108,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _command_in(arguments) == "sandbox":
         # `sandbox exec` relays a command's output to the step that ran it, byte for byte; the
         # step's own output is masked where it is traced or printed.
-        return _main(arguments)
+        return _main(arguments, process=argv is None)
     from fixloop.masking import MaskingStream
 
     # Every byte fixloop prints goes through masking: progress, summaries, escalations,
@@ -117,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = MaskingStream(sys.stdout), MaskingStream(sys.stderr)
     try:
-        return _main(arguments)
+        return _main(arguments, process=argv is None)
     finally:
         for masked in (sys.stdout, sys.stderr):
             # A reader gone or a stream closed: nothing is lost by not flushing.
@@ -126,11 +127,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout, sys.stderr = streams
 
 
+def _parser_frozen(arguments: list[str]) -> argparse.ArgumentParser:
+    """The parser, its command's modules imported with the collector off, then frozen.
+
+    What the command imports (its modules, their classes and constants) lives as long as the
+    process: the cycle collector walking it at every collection, during the imports and after,
+    was a tenth of a one-document `fixloop check` (bench/startup.py). Frozen, it is left out.
+    Only for the process's own command: called from a longer-lived program (a test), freezing
+    would keep that program's garbage from the collector for ever.
+    """
+    gc.disable()
+    try:
+        return build_parser(arguments)
+    finally:
+        gc.enable()
+        gc.freeze()
+
+
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
-def _main(arguments: list[str]) -> int:
-    parser = build_parser(arguments)
+def _main(arguments: list[str], process: bool = False) -> int:
+    parser = _parser_frozen(arguments) if process else build_parser(arguments)
     command = ""
     try:
         # parse_args, in two halves: an unknown flag is refused once its command is known.
