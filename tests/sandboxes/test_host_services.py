@@ -218,3 +218,45 @@ def test_a_socket_the_environment_names_is_covered_even_when_the_kernel_lists_no
         [Path("/"), tmp_path], [tmp_path.parent], environ=environ, table=listed_nothing
     )
     assert again == found
+
+
+@pytest.mark.parametrize("kind", ALL)
+def test_a_service_handed_in_on_purpose_is_the_only_one_in_reach(
+    sandbox_of: OpenSandbox, servers: _Servers, kind: str
+) -> None:
+    """The socket a caller names (the screenshot service) is bound at its path and its variable
+    set; another host socket beside it stays covered."""
+    tag = uuid.uuid4().hex[:12]
+    handed = Path(servers.serve(f"/var/tmp/fixloop-test-{tag}-handed.sock"))
+    beside = servers.serve(f"/var/tmp/fixloop-test-{tag}-beside.sock")
+    sandbox = sandbox_of(kind, services={"FIXLOOP_TEST_SERVICE": handed})
+    named = sandbox.run(["sh", "-c", 'printf %s "$FIXLOOP_TEST_SERVICE"'])
+    assert named.stdout == str(handed), named
+    reached = sandbox.run([python_in(kind), "probe.py", "unix", str(handed)])
+    assert (reached.exit_code, reached.stdout.strip()) == (0, GREETING), reached
+    other = sandbox.run([python_in(kind), "probe.py", "unix", beside])
+    if kind == "local":
+        assert other.exit_code == 0, other
+    else:
+        assert other.exit_code == 1 and other.stdout.startswith("refused: "), other
+
+
+@pytest.mark.parametrize(
+    ("variable", "path", "problem"),
+    [
+        ("DOCKER_HOST", "SOCKET", "not a variable a service may be named by"),
+        ("lower-case", "SOCKET", "not a variable a service may be named by"),
+        ("FIXLOOP_TEST_SERVICE", "/etc/passwd", "no socket there"),
+        ("FIXLOOP_TEST_SERVICE", "relative.sock", "no socket there"),
+    ],
+)
+def test_a_service_that_is_not_a_socket_or_names_a_host_service_is_refused(
+    sandbox_of: OpenSandbox, servers: _Servers, variable: str, path: str, problem: str
+) -> None:
+    from fixloop.diagnostics import FixloopError
+
+    socket_path = servers.serve(f"/var/tmp/fixloop-test-{uuid.uuid4().hex[:12]}.sock")
+    given = Path(socket_path if path == "SOCKET" else path)
+    with pytest.raises(FixloopError, match=problem) as raised:
+        sandbox_of("local", services={variable: given})
+    assert raised.value.exit_code == 2

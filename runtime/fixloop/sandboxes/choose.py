@@ -131,10 +131,11 @@ def open_sandbox(
     memory: str = container.DEFAULT_MEMORY,
     pids: int = container.DEFAULT_PIDS,
     output_cap: int = OUTPUT_CAP_BYTES,
+    services: Mapping[str, Path] | None = None,
 ) -> Sandbox:
     """A sandbox for commands in `worktree` (use it as a context manager). `run_id` labels
-    docker containers so that recovery can remove those of a dead run; `writable` as in
-    `open_chosen`."""
+    docker containers so that recovery can remove those of a dead run; `writable` and
+    `services` as in `open_chosen`."""
     return open_chosen(
         choose_sandbox(kind, image=image),
         worktree=worktree,
@@ -143,4 +144,5 @@ def open_sandbox(
         memory=memory,
         pids=pids,
         output_cap=output_cap,
+        services=services,
     )

@@ -117,16 +117,16 @@ def browser_flags(host: str, port: int) -> list[str]:
 
 
 def _read_request(connection: socket.socket) -> dict[str, Any]:
-    # One deadline for the whole request, not one per read: a client trickling a byte at a time
-    # would otherwise hold the service (one request at a time) for hours.
+    # One deadline for the whole request, not per read: a client trickling a byte at a time
+    # would otherwise hold the service (it answers one request at a time) for long.
     deadline = time.monotonic() + REQUEST_TIMEOUT_S
     data = b""
     while b"\n" not in data:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise Refused("the request did not arrive in time")
-        connection.settimeout(left)
+        remaining = deadline - time.monotonic()
         try:
+            if remaining <= 0:
+                raise TimeoutError
+            connection.settimeout(remaining)
             chunk = connection.recv(REQUEST_LIMIT + 1 - len(data))
         except TimeoutError:
             raise Refused("the request did not arrive in time") from None
