@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -191,3 +192,41 @@ def test_cleanup_removes_stale_profile_folders_no_browser_uses(tmp_path: Path) -
     done = cleanup(600, tmp_path)
     assert done.removed == [stale]
     assert fresh.is_dir() and other.is_dir()
+
+
+def test_a_runs_cleanup_spares_another_live_runs_browser_and_stops_an_orphan(
+    chromium: str, slow_page: str, tmp_path: Path, profiles: Path
+) -> None:
+    """Two runs on one machine: one run's cleanup (even at age 0) leaves the browser of another
+    live fixloop process alone, profile folder included; once that process is gone, its
+    browser is an orphan and the same cleanup stops it."""
+    code = (
+        "import sys; from pathlib import Path; from fixloop.extras.browser.chromium import "
+        "screenshot; screenshot(sys.argv[1], Path(sys.argv[2]), (320, 240), 120.0, "
+        "profile_root=Path(sys.argv[3]))"
+    )
+    other_run = subprocess.Popen(
+        [sys.executable, "-c", code, slow_page, str(tmp_path / "s.png"), str(profiles)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not _browsers_in(profiles) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _browsers_in(profiles), "the other run's browser did not start"
+        spared = cleanup(0, profiles, spare_others=True)
+        assert spared.stopped == [] and spared.removed == []
+        assert _browsers_in(profiles) and len(list(profiles.iterdir())) == 1
+        os.killpg(other_run.pid, signal.SIGKILL)  # its browser is in a group of its own: left
+        other_run.wait()
+        assert _browsers_in(profiles), "the browser went with its run; nothing to test"
+        orphan = cleanup(0, profiles, spare_others=True)
+        assert orphan.stopped, "the orphan was not stopped"
+        assert _browsers_in(profiles) == [] and list(profiles.iterdir()) == []
+    finally:
+        if other_run.poll() is None:
+            os.killpg(other_run.pid, signal.SIGKILL)
+            other_run.wait()
+        cleanup(0, profiles)

@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -241,3 +242,27 @@ def test_a_command_in_a_docker_image_without_fixloop_gets_its_png_through_the_cl
     assert (picture.width, picture.height) == (320, 240)
     assert picture.pixel(160, 60) == (255, 0, 0)
     assert refused.exit_code == 2 and "refused" in refused.stderr, refused
+
+
+def test_a_request_trickled_a_byte_at_a_time_is_cut_off_at_one_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The read is bounded as a whole, not each wait: a whole request sent a byte every 0.05 s
+    (each wait far inside the limit, the whole well past it) is refused, and the service then
+    answers the next client."""
+    from fixloop.extras.browser import shot_service
+
+    monkeypatch.setattr(shot_service, "REQUEST_TIMEOUT_S", 0.5)
+    request = b'{"url": "http://127.0.0.1:9/x", "viewport": [1, 1]}\n'
+    with screenshot_service("http://127.0.0.1:9/") as path:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as slow:
+            slow.settimeout(30)
+            slow.connect(str(path))
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                for byte in request:
+                    slow.sendall(bytes([byte]))
+                    time.sleep(0.05)
+            answer = json.loads(slow.makefile("rb").readline())
+        assert answer == {"ok": False, "error": "the request did not arrive in time"}
+        other = raw(path, b'{"url": "file:///etc/passwd"}\n')
+        assert other["ok"] is False and "only http://" in str(other["error"])

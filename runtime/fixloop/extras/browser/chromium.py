@@ -150,6 +150,23 @@ def profile_of(info: ProcessInfo) -> Path | None:
     return None
 
 
+def _another_live_owner(profile: Path | None) -> bool:
+    """Whether `profile` (`PROFILE_MARKER<pid>-…`, see `screenshot`) was made by a process other
+    than this one that is still alive."""
+    if profile is None:
+        return False
+    owner = profile.name.removeprefix(PROFILE_MARKER).split("-", 1)[0]
+    if not owner.isdigit() or int(owner) == os.getpid():
+        return False
+    try:
+        os.kill(int(owner), 0)
+    except PermissionError:
+        return True  # alive, another user's: not ours to stop anyway
+    except (OSError, OverflowError):
+        return False
+    return True
+
+
 def fixloop_browsers() -> list[ProcessInfo]:
     """This user's browser processes that fixloop started (marked profile folder), live ones."""
     return [
@@ -272,18 +289,29 @@ def _browse(
     return done.stdout
 
 
-def cleanup(max_age_s: float, profile_root: Path | None = None) -> Cleanup:
+def cleanup(
+    max_age_s: float, profile_root: Path | None = None, *, spare_others: bool = False
+) -> Cleanup:
     """Kill fixloop's browsers started at least `max_age_s` seconds ago; remove stale profiles.
 
     A browser counts as fixloop's only by its marked profile folder; every process using the
     profile of a stale browser is killed with it. With `profile_root`, only browsers whose profile
     lives there are considered. Marked profile folders in `profile_root` (default: the temp
     folder) that no live browser uses and that are older than `max_age_s` are removed.
+
+    `spare_others`: leave the browsers and profiles of another live fixloop process alone (a
+    concurrent run, which stops its own browsers when each screenshot ends): only this
+    process's and those whose process is gone count. A run's own cleanup uses it; a user's
+    `fixloop browser cleanup` does not.
     """
     root = profile_root or Path(tempfile.gettempdir())
 
     def candidates() -> list[ProcessInfo]:
-        found = fixloop_browsers()
+        found = [
+            info
+            for info in fixloop_browsers()
+            if not (spare_others and _another_live_owner(profile_of(info)))
+        ]
         if profile_root is None:
             return found
         return [info for info in found if (profile_of(info) or Path()).parent == profile_root]
@@ -304,6 +332,8 @@ def cleanup(max_age_s: float, profile_root: Path | None = None) -> Cleanup:
             old_enough = now - folder.stat().st_mtime >= max_age_s
         except OSError:
             continue
+        if spare_others and _another_live_owner(folder):
+            continue  # made by a live run for a browser about to start
         if folder.is_dir() and folder not in in_use and (old_enough or folder in stale):
             shutil.rmtree(folder, ignore_errors=True)
             result.removed.append(folder)

@@ -40,7 +40,8 @@ class Chromium:
             yield SOCKET_VARIABLE, socket_path
 
     def cleanup(self, max_age_s: float) -> int:
-        return len(cleanup(max_age_s).stopped)
+        # A run stops its own leftovers, never a concurrent run's live screenshot.
+        return len(cleanup(max_age_s, spare_others=True).stopped)
 
 
 CHROMIUM = Chromium()
