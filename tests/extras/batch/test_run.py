@@ -4,10 +4,12 @@ failure only its row, the run budget the batch's, two workers really at once."""
 from __future__ import annotations
 
 import json
+import pickle
 import threading
 from pathlib import Path
 from typing import Any
 
+import yaml
 from tests.extras.batch.conftest import WriteJobs, job
 from tests.helpers.fix_issue import STATS, fixing_script
 from tests.helpers.gitrepo import git
@@ -18,7 +20,7 @@ from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
 from fixloop.events import Event, EventKind, EventStream
 from fixloop.extras.batch.jobs import load_jobs
-from fixloop.extras.batch.run import BatchOptions, BatchResult, run_batch
+from fixloop.extras.batch.run import BatchJob, BatchOptions, BatchResult, run_batch
 from fixloop.runs.show import run_totals
 from fixloop.sandboxes import Sandbox, open_sandbox
 
@@ -180,3 +182,32 @@ def test_two_workers_run_two_jobs_at_once(
     statuses = [status for _, status, _, _ in items.seen]
     assert statuses[:2] == ["running", "running"] and sorted(statuses[2:]) == ["resolved"] * 2
     assert len({o.run_id for o in result.outcomes}) == 2
+
+
+def test_a_job_sent_to_another_process_runs_there_and_is_settled_here(
+    pack: Pack, write_jobs: WriteJobs, base: str, tmp_path: Path
+) -> None:
+    # What a pool running jobs elsewhere (RayPool) does: the job pickled, run from its copy
+    # (which loads its own backend from the options), its row settled on the batch's side.
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump(_script("avg", cost_usd=0.02)), encoding="utf-8")
+    out = tmp_path / "out"
+    items, budget = Items(), RunBudget(max_cost_usd=1.0)
+    options = BatchOptions(
+        jobs=tuple(load_jobs(write_jobs(job("avg", base)), out=out)),
+        out=out,
+        script=script,
+        sandbox="local",
+        events=EventStream(items),
+        budget=budget,
+    )
+    here = BatchJob(options, pack)
+    there: BatchJob = pickle.loads(pickle.dumps(here))
+    assert there.options.budget is None and there.backend is None
+    placed = (1, options.jobs[0])
+    outcome = there(placed)
+    assert outcome.status == "resolved", outcome.reason
+    assert items.seen == [], "the copy's events are its own process's"
+    here.settle(placed, outcome)
+    assert items.seen == [("avg", "resolved", 1, 1)]
+    assert budget.exhausted() is None and round(budget.spent.cost_usd, 4) == 0.02

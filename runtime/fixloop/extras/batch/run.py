@@ -8,8 +8,9 @@ clone, the patch, result.json, the acceptance trace and evidence.json (each test
 base, after the fix, at acceptance) are kept as `bench efficacy --out` keeps a task's.
 
 A job's failure is that job's row (`error`), never the batch's; the run budget (cost, wall
-time) covers the whole batch: once it is spent no job starts (`not-run`), and the jobs running
-stop at their next model call, as fix-issue does.
+time) covers the whole batch: once it is spent no job starts (`not-run`); the jobs running here
+stop at their next model call, as fix-issue does (a job on a Ray cluster runs to its end, and
+is charged as it comes back: `settle`).
 """
 
 from __future__ import annotations
