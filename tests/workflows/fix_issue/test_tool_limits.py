@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel
 from tests.helpers.fix_issue import UNITTEST, make_issue_repo
 
-from fixloop.agents.toolbox import ToolSpec
+from fixloop.agents.toolbox import ToolReply, ToolSpec
 from fixloop.sandboxes import open_sandbox
 from fixloop.workflows.fix_issue.suite import PresetTest, Suite
 from fixloop.workflows.fix_issue.tools import (
@@ -24,7 +24,6 @@ from fixloop.workflows.fix_issue.tools import (
     MAX_SNIPPET_CHARS,
     Handler,
     IssueTools,
-    ToolReply,
     reply,
 )
 from fixloop.workflows.fix_issue.versions import MAX_FILE_BYTES
