@@ -121,3 +121,34 @@ def test_the_bench_checks_a_pack_of_one_s_own_too(
     assert code == 2 and len(checks) == 1
     [line] = capsys.readouterr().err.splitlines()
     assert "workflows/git-protocol.md:" in line and "breaks this contract" in line
+
+
+def test_a_step_of_a_broken_pack_is_refused_like_its_workflow(
+    tmp_path: Path, checks: list[list[Path]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`fixloop step run` runs a document's step by itself: a pack of one's own is checked
+    first there too, and `--no-contract-check` runs it anyway."""
+    pack = copy_pack(tmp_path / "pack", no_ff)
+    repo = make_issue_repo(tmp_path / "repo")
+    step = ["step", "run", "git-protocol", "preflight", "--repo", str(repo), "--pack", str(pack)]
+    assert main(step) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert "workflows/git-protocol.md:" in line and "breaks this contract" in line
+    assert not (repo / ".git/fixloop").exists()  # refused before a run folder exists
+    assert len(checks) == 1
+
+    assert main([*step, "--no-contract-check"]) == 0
+    assert "git-protocol#preflight: ok" in capsys.readouterr().err
+    assert len(checks) == 1  # not checked: the user said so
+
+
+def test_a_step_of_a_pack_that_keeps_its_contracts_runs_and_is_checked_once(
+    tmp_path: Path, checks: list[list[Path]]
+) -> None:
+    pack = copy_pack(tmp_path / "pack")
+    repo = make_issue_repo(tmp_path / "repo")
+    step = ["step", "run", "git-protocol", "preflight", "--repo", str(repo), "--pack", str(pack)]
+    assert main(step) == 0
+    assert main(step) == 0
+    assert len(checks) == 1  # the pass was remembered under the state folder
+    assert (repo / ".git/fixloop" / CACHE_FOLDER / pack_digest(pack)).is_file()

@@ -26,6 +26,7 @@ from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.config import find_config
 from fixloop.documents.digest import pack_digest
 from fixloop.documents.discovery import bundled_pack_root
+from fixloop.gitrepo import state_dir_of
 
 CACHE_FOLDER = "contract-checks"
 FLAG = "--no-contract-check"
@@ -65,6 +66,17 @@ def gate(root: Path, state_dir: Path | None) -> Passed | None:
     return Passed(root, digest, entry)
 
 
+def state_dir_or_none(repo: object) -> Path | None:
+    """The repository's state folder, where a pass is remembered; None when `repo` is not a
+    repository (the command's own checks say so, after the gate)."""
+    if not isinstance(repo, Path):
+        return None
+    try:
+        return state_dir_of(repo)
+    except FixloopError:
+        return None
+
+
 def _refuse_violations(root: Path) -> None:
     result = checker.check([root], base=root)
     config = find_config(root)
@@ -88,4 +100,12 @@ def _refuse_violations(root: Path) -> None:
     )
 
 
-__all__ = ["CACHE_FOLDER", "FLAG", "Passed", "gate", "is_bundled", "pack_digest"]
+__all__ = [
+    "CACHE_FOLDER",
+    "FLAG",
+    "Passed",
+    "gate",
+    "is_bundled",
+    "pack_digest",
+    "state_dir_or_none",
+]

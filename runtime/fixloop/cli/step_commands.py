@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.cli.arguments import existing_directory, parse_pairs
+from fixloop.cli.contract_gate import gate, state_dir_or_none
 from fixloop.cli.envelope import dumps, emit, envelope
 from fixloop.cli.step_help import StepHelp, describe_step, list_steps, step_rows
 from fixloop.cli.wiring import recovery_sweepers
@@ -96,6 +97,12 @@ def register(subparsers: Any) -> None:
         "NUL-separated, into the run's folder",
     )
     run.add_argument("--pack", type=Path, help="pack root (default: the bundled pack)")
+    run.add_argument(
+        "--no-contract-check",
+        action="store_true",
+        help="run a step of a --pack of your own even when `fixloop check` finds it breaks a "
+        "contract",
+    )
     run.add_argument("--timeout", type=float, default=300.0, help="seconds (default 300)")
     run.add_argument("--json", action="store_true", help="print the whole result as JSON")
     run.add_argument(
@@ -197,7 +204,14 @@ def run_step_command(args: argparse.Namespace) -> int:
     ):
         message = f"--path: step {args.step} takes no PATHS_FILE, or it was given as --input too"
         raise FixloopError(Diagnostic(str(args.workflow), 1, 1, "usage", message))
+    # A step of a pack of one's own runs only once the pack keeps its contracts, as a workflow
+    # of it would (checked once per change of its documents).
+    passed = None
+    if args.pack is not None and not args.no_contract_check:
+        passed = gate(args.pack, state_dir_or_none(repo))
     run = Run.start(repo, workflow.name)
+    if passed is not None:
+        passed.remember()
     # A step that takes RUN_ID and was given none runs as this new run.
     inputs = step_inputs(workflow, args.step, {"RUN_ID": run.id}) | inputs
     if args.path:

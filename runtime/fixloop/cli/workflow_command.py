@@ -28,14 +28,13 @@ from typing import Any
 
 from fixloop.cli.arguments import Subparsers
 from fixloop.cli.backend_option import add_backend_arguments, backend_from_args, budget_from_args
-from fixloop.cli.contract_gate import gate
+from fixloop.cli.contract_gate import gate, state_dir_or_none
 from fixloop.cli.envelope import dumps, envelope
 from fixloop.cli.model_option import add_model_arguments, models_from_args
 from fixloop.cli.pack_commands import load_valid_pack
 from fixloop.cli.progress import PRINTERS
 from fixloop.cli.sandbox_option import add_sandbox_arguments, sandbox_from_args
 from fixloop.cli.wiring import wired
-from fixloop.diagnostics import FixloopError
 from fixloop.events import EventStream
 from fixloop.gitrepo import state_dir_of
 from fixloop.runs.show import run_totals
@@ -125,7 +124,7 @@ def run(name: str, entry: Entry, args: argparse.Namespace) -> int:
     pack = load_valid_pack(args.pack)
     passed = None
     if args.pack is not None and not args.no_contract_check:
-        passed = gate(args.pack, _state_dir(getattr(args, "repo", None)))  # broken: exit 2
+        passed = gate(args.pack, state_dir_or_none(getattr(args, "repo", None)))  # broken: exit 2
     _, model = entry.load()
     fields = {field.name for field in dataclasses.fields(model)}
     values = {a.name: _frozen(getattr(args, a.name)) for a in arguments(model)}
@@ -168,16 +167,6 @@ def run(name: str, entry: Entry, args: argparse.Namespace) -> int:
             print(totals["line"])
     code: int = result.exit_code
     return code
-
-
-def _state_dir(repo: object) -> Path | None:
-    """The repository's state folder when it has one already (a first run makes it)."""
-    if not isinstance(repo, Path):
-        return None
-    try:
-        return state_dir_of(repo)
-    except FixloopError:  # not a repository: the workflow's plan says so
-        return None
 
 
 def _frozen(value: Any) -> Any:
