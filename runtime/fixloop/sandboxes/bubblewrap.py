@@ -103,11 +103,20 @@ def confinement(
 
 
 def _runtime_environment() -> list[Path]:
-    """This interpreter's environment (a virtualenv and the Python it was made from) when it
-    lives under /tmp, where the private /tmp would hide it: commands run it by its path."""
+    """This interpreter's environment (a virtualenv and the Python it was made from) and
+    fixloop's own code when they live under /tmp, where the private /tmp would hide them:
+    commands run them by their paths (`python -m fixloop`, the step library's scripts). In a
+    checkout (an editable install) the code is the folder holding the `fixloop` package and
+    the pack's step library beside it, outside the virtualenv."""
     tmp = Path(PRIVATE_TMP).resolve()
-    folders = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
-    return sorted(folder for folder in folders if folder.is_relative_to(tmp))
+    code = Path(__file__).resolve().parents[2]  # the folder the fixloop package is in
+    folders = {
+        Path(sys.prefix).resolve(),
+        Path(sys.base_prefix).resolve(),
+        code,
+        code.parent / "workflows" / "lib",
+    }
+    return sorted(f for f in folders if f.is_relative_to(tmp) and f.is_dir())
 
 
 @functools.cache

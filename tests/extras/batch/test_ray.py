@@ -20,9 +20,8 @@ from fixloop.extras.efficacy.ray_pool import RayPool
 
 @pytest.mark.slow
 def test_a_batch_on_a_local_ray_cluster(
-    pack: Pack, write_jobs: WriteJobs, base: str, tmp_path: Path
+    pack: Pack, write_jobs: WriteJobs, base: str, tmp_path: Path, ray_cluster: None
 ) -> None:
-    ray = pytest.importorskip("ray")
     jobs = write_jobs(job("left", base), job("right", base))
     script = tmp_path / "script.yaml"  # each Ray worker loads the backend again from it
     script.write_text(yaml.safe_dump(_script("left", "right", cost_usd=0.01)))
@@ -39,11 +38,7 @@ def test_a_batch_on_a_local_ray_cluster(
         workers=2,
         pool=RayPool("local", 2),
     )
-    try:
-        result = run_batch(options, pack)
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
+    result = run_batch(options, pack)  # on the cluster the fixture started, left running
     assert [(o.id, o.status) for o in result.outcomes] == [
         ("left", "resolved"),
         ("right", "resolved"),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,20 +18,9 @@ from fixloop.documents.pack import Pack
 from fixloop.extras.efficacy.ray_pool import RayPool
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    """One local cluster for the module (two CPUs, no dashboard, nothing on the network): a pool
-    finds it running and leaves it so. `--ray local` starting its own is the same `ray.init`.
-    Skipped where Ray is not installed (`fixloop[ray]`, in the dev extra)."""
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
 @pytest.mark.slow
 def test_a_local_ray_cluster_gives_the_serial_report_with_tasks_at_once(
-    pack: Pack, tmp_path: Path, cluster: None
+    pack: Pack, tmp_path: Path, ray_cluster: None
 ) -> None:
     serial, _ = _bench(pack, 1)
     on_ray, progress = _bench(pack, 2, pool=RayPool("local", 2))
@@ -46,7 +34,7 @@ def test_a_local_ray_cluster_gives_the_serial_report_with_tasks_at_once(
 
 
 @pytest.mark.slow
-def test_the_driver_holds_the_run_budget(pack: Pack, tmp_path: Path, cluster: None) -> None:
+def test_the_driver_holds_the_run_budget(pack: Pack, tmp_path: Path, ray_cluster: None) -> None:
     budget = RunBudget(max_cost_usd=1.0)
     result, _ = _bench(pack, 2, script=_costly(tmp_path), budget=budget, pool=RayPool("local", 2))
     # The first two went out at once; each one's $1 came back to the driver's budget before a
