@@ -40,9 +40,18 @@ def display_path(path: Path, base: Path | None = None) -> str:
     """A path as a user should read it: relative to `base` (or the cwd) when inside it."""
     anchor = (base or Path.cwd()).resolve()
     try:
-        return str(path.resolve().relative_to(anchor))
-    except (ValueError, RuntimeError, OSError):  # outside `base`, or a link loop
+        return str(_resolved_spelling(path).relative_to(anchor))
+    except (ValueError, RuntimeError, OSError):  # outside `base`
         return str(path)
+
+
+def _resolved_spelling(path: Path) -> Path:
+    """`path` resolved; a link that loops is spelt as its resolved folder and its own name, so
+    that it reads the same whichever way the user spelt the path that led to it."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):  # a symbolic link loop
+        return path.absolute().parent.resolve() / path.name
 
 
 class FixloopError(Exception):

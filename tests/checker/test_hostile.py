@@ -70,3 +70,16 @@ def test_hostile_input_is_a_located_problem_never_a_crash_or_hang(
     if case in EXPECTED and (command == "check" or CHECK_ONLY.isdisjoint(case.split("_"))):
         assert EXPECTED[case] in output, output[-2000:]
         assert done.returncode != 0
+
+
+@pytest.mark.parametrize("spelling", [".", "ABSOLUTE"])
+def test_a_link_loop_is_one_problem_spelt_relative_to_the_pack_however_it_is_named(
+    tmp_path: Path, spelling: str
+) -> None:
+    root = tmp_path / "pack"
+    CASES["symlink_loop"](root)
+    target = str(root) if spelling == "ABSOLUTE" else spelling
+    environment = {**os.environ, "NO_COLOR": "1"}
+    done = cli.fixloop("check", target, cwd=root, env=environment, timeout=TIME_BOUND)
+    problems = [line for line in done.stdout.splitlines() if "symbolic link loop" in line]
+    assert problems == ["agents/self.md:1:1: io: a symbolic link loop"], done.stdout
