@@ -18,6 +18,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from fixloop.cli.arguments import VerbParser, verb_parser_class, whole_number
 from fixloop.cli.backend_option import (
     add_backend_arguments,
     backend_from_args,
@@ -39,33 +40,16 @@ COMMAND = "fix-issue batch"
 VERB = "batch"
 
 
-class _VerbParser(argparse.ArgumentParser):
-    """fix-issue's parser, with `batch` first handed to the batch's parser."""
-
-    verbs: dict[str, argparse.ArgumentParser]
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        verbs = getattr(self, "verbs", {})
-        if args and args[0] in verbs:
-            parsed: tuple[argparse.Namespace, list[str]] = verbs[args[0]].parse_known_args(
-                args[1:], namespace
-            )
-            return parsed
-        return super().parse_known_args(args, namespace)
-
-
 def add_verbs(parser: argparse.ArgumentParser) -> None:
     """`fix-issue batch …` on fix-issue's parser (built by `workflow_command`)."""
     base = type(parser)  # the command line's own class: it remembers a usage error for --json
-    parser.__class__ = type("FixIssueParser", (_VerbParser, base), {})
+    parser.__class__ = verb_parser_class(base, "FixIssueParser")
     single = parser.format_usage().removeprefix("usage: ").rstrip()
     parser.usage = f"{single}\n       {parser.prog} batch JOBS.jsonl [--workers N] [options]"
     parser.epilog = (parser.epilog or "") + (
         "\n\nA backlog of issues: `fixloop fix-issue batch JOBS.jsonl` (see its --help)."
     )
-    assert isinstance(parser, _VerbParser)
+    assert isinstance(parser, VerbParser)
     parser.verbs = {VERB: batch_parser(parser.prog, base)}
 
 
@@ -96,7 +80,7 @@ def batch_parser(
     )
     parser.add_argument(
         "--workers",
-        type=_workers,
+        type=whole_number,
         default=1,
         metavar="N",
         help="run N jobs at once, each in its own clone and sandbox (default 1)",
@@ -126,12 +110,6 @@ def batch_parser(
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=run, action=VERB)
     return parser
-
-
-def _workers(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return int(text)
 
 
 def _out(args: argparse.Namespace) -> Path:
