@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.helpers.fix_findings import finding
 
 from fixloop.extras.demo.example import REVIEW_PATH, build_example
 from fixloop.extras.demo.execute_wave import EXECUTE_WAVE_SCRIPT
@@ -259,19 +260,7 @@ def findings_repo(tmp_path: Path) -> tuple[Path, Path]:
     git(repo, "add", "calc.py", "helper.py")
     git(repo, "commit", "-q", "-m", "initial")
     findings = [
-        {
-            "id": number,
-            "severity": "P1",
-            "title": title,
-            "body": "calc.py:2 has no guard.",
-            "file": "calc.py",
-            "line_start": 2,
-            "line_end": 2,
-            "confidence": 0.9,
-            "criterion": "no crash on empty input",
-            "verdict": "confirmed",
-            "evidence": "Verifier: traced mean([]) to ZeroDivisionError.",
-        }
+        finding(number, title=title, body="calc.py:2 has no guard.")
         for number, title in ((1, "mean() divides by zero"), (2, "mean() of None crashes"))
     ]
     path = tmp_path / "findings.json"
