@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from tests.helpers import cli
 from tests.helpers.fix_issue import ISSUE, STATS, fixing_script, make_issue_repo
 from tests.helpers.gitrepo import git
+from tests.helpers.sandbox_image import docker_client, docker_image
 
+__all__ = ["docker_client", "docker_image"]  # fixtures
 UNITTEST = "python3 -m unittest"
 
 
@@ -125,3 +130,66 @@ def test_an_issue_file_named_batch_is_still_an_issue(tmp_path: Path) -> None:
     repo = make_issue_repo(tmp_path / "shop")
     done = fixloop("fix-issue", "./batch", "--repo", str(repo), cwd=tmp_path)
     assert done.returncode == 2 and "batch" in done.stderr and "JOBS" not in done.stderr
+
+
+def _refused(done: subprocess.CompletedProcess[str], tmp_path: Path, line: str) -> None:
+    """One line, exit 2, and nothing cloned: the batch folder was never made."""
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [line]
+    assert done.stdout == "" and not (tmp_path / "jobs.batch").exists()
+
+
+def test_a_sandbox_that_cannot_be_had_is_one_line_exit_2_before_any_clone(tmp_path: Path) -> None:
+    _setup(tmp_path, {"id": "avg"}, {"id": "avg-main", "commit": "main"})
+    docker = fixloop(
+        "fix-issue", "batch", "jobs.jsonl", "--script", "script.yaml", "--sandbox", "docker",
+        cwd=tmp_path,
+    )  # fmt: skip
+    _refused(
+        docker,
+        tmp_path,
+        "--sandbox:1:1: sandbox: --sandbox docker needs --image IMAGE (the image commands run in)",
+    )
+    local = fixloop(
+        "fix-issue", "batch", "jobs.jsonl", "--script", "script.yaml", "--sandbox", "local",
+        "--image", "python:3.12", cwd=tmp_path,
+    )  # fmt: skip
+    _refused(
+        local,
+        tmp_path,
+        "--sandbox:1:1: sandbox: --image applies to the docker sandbox, not to --sandbox local",
+    )
+
+
+def test_bwrap_asked_for_where_it_is_missing_is_one_line_exit_2(tmp_path: Path) -> None:
+    _setup(tmp_path, {"id": "avg"})
+    tools = tmp_path / "bin"  # git, and no bwrap
+    tools.mkdir()
+    (tools / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDECODE"} | {"PATH": str(tools)}
+    done = cli.fixloop(
+        "fix-issue", "batch", "jobs.jsonl", "--script", "script.yaml", "--sandbox", "bwrap",
+        cwd=tmp_path, env=env,
+    )  # fmt: skip
+    _refused(
+        done,
+        tmp_path,
+        "--sandbox:1:1: sandbox: --sandbox bwrap: bubblewrap is not installed "
+        "(no `bwrap` on PATH; apt-get install bubblewrap)",
+    )
+
+
+@pytest.mark.needs("docker")
+def test_a_jobs_own_image_the_daemon_lacks_is_shown_at_its_line(
+    tmp_path: Path, docker_image: str
+) -> None:
+    missing = f"fixloop-no-such-image:{uuid.uuid4().hex[:12]}"
+    _setup(tmp_path, {"id": "avg"}, {"id": "gone", "image": missing})
+    done = fixloop(
+        "fix-issue", "batch", "jobs.jsonl", "--script", "script.yaml", "--sandbox", "docker",
+        "--image", docker_image, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"jobs.jsonl:2:1: image: --image {missing}: no such image"), line
+    assert done.stdout == "" and not (tmp_path / "jobs.batch").exists()

@@ -5,7 +5,8 @@ takes none of a single run's ISSUE, `--repo`, `--test`, `--fail-to-pass` (each j
 them), and a flag would have every one of them allowed beside it and ignored. `batch` first is
 this parser (an issue file named `batch` is `./batch`); anything else is fix-issue's own.
 
-Every line of JOBS.jsonl is checked before any job runs (a bad one: one located line, exit 2).
+Every line of JOBS.jsonl, and each job's sandbox, is checked before any job runs (a bad one:
+one line, exit 2, nothing cloned).
 Each job's repository is cloned into OUT/<id>/repo (the user's is only read), its run folder is
 the clone's, its patch and verdict are kept beside it; a progress line per job on stderr, then
 the Markdown summary (or, with `--json`, the envelope). Exit 0 when every job was resolved, 1
@@ -156,9 +157,9 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers,
         pool=pool,
     )
-    out.mkdir(parents=True, exist_ok=True)
     with progress:  # its live lines are gone before the summary prints
-        result = run_batch(options, pack, backend)
+        result = run_batch(options, pack, backend)  # a bad sandbox: exit 2 before OUT is made
+    out.mkdir(parents=True, exist_ok=True)
     result.jobs = str(args.jobs)
     table = markdown(result)
     (out / "summary.md").write_text(table, encoding="utf-8")

@@ -34,7 +34,7 @@ from fixloop.extras.efficacy.executor import LocalPool, TaskPool
 from fixloop.extras.efficacy.materialize import CloneError, clone_at
 from fixloop.extras.efficacy.outcome import RESOLVED, TaskOutcome
 from fixloop.runs.run import now_iso
-from fixloop.sandboxes import open_sandbox
+from fixloop.sandboxes import choose_sandbox, open_sandbox
 from fixloop.workflows.fix_issue import FixIssueOptions, SandboxOpener, run_fix_issue
 from fixloop.workflows.fix_issue.plan import MAX_ATTEMPTS, MAX_TOKENS, preset_tests
 from fixloop.workflows.fix_issue.suite import summary
@@ -142,6 +142,29 @@ def _image(options: BatchOptions, job: Job) -> str | None:
     if options.sandbox in ("local", "bwrap"):
         return options.image
     return job.image or options.image
+
+
+def check_sandboxes(options: BatchOptions) -> None:
+    """Each job's sandbox, chosen as its run will choose it, before any job is cloned: one that
+    cannot be had here (`--sandbox docker` without an image, a daemon or the image; `--sandbox
+    bwrap` where bubblewrap cannot start; `--image` beside `local`) is one line and exit 2 for
+    the whole batch, as it is for one run, not an error row of every job. A job's own image the
+    daemon lacks is shown at the job's line."""
+    checked: set[str | None] = set()
+    for job in options.jobs:
+        image = _image(options, job)
+        if image in checked:
+            continue
+        checked.add(image)
+        try:
+            choose_sandbox(options.sandbox, image=image)
+        except FixloopError as exc:
+            if image is None or image != job.image or image == options.image:
+                raise
+            problems = [
+                replace(d, path=job.file, line=job.line, rule="image") for d in exc.diagnostics
+            ]
+            raise FixloopError(problems, exc.exit_code) from None
 
 
 def _commands(job: Job, repo: Path) -> tuple[tuple[str, ...], ...]:
@@ -281,6 +304,7 @@ def backend_of(options: BatchOptions) -> Backend:
 
 def run_batch(options: BatchOptions, pack: Pack, backend: Backend | None = None) -> BatchResult:
     """Every job through the pool, rows in the jobs file's order whatever finished first."""
+    check_sandboxes(options)  # a bad sandbox choice: exit 2, nothing cloned
     result = BatchResult(jobs="", out=options.out, backend=options.backend)
     pool = options.pool or LocalPool(options.workers)
     job = BatchJob(options, pack, backend)
@@ -297,6 +321,7 @@ __all__ = [
     "BatchResult",
     "JobOutcome",
     "backend_of",
+    "check_sandboxes",
     "run_batch",
     "run_job",
 ]
