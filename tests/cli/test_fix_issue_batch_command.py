@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -193,3 +196,139 @@ def test_a_jobs_own_image_the_daemon_lacks_is_shown_at_its_line(
     [line] = done.stderr.strip().splitlines()
     assert line.startswith(f"jobs.jsonl:2:1: image: --image {missing}: no such image"), line
     assert done.stdout == "" and not (tmp_path / "jobs.batch").exists()
+
+
+def _batch(tmp_path: Path, *more: str) -> subprocess.CompletedProcess[str]:
+    return fixloop(
+        "fix-issue", "batch", "jobs.jsonl", "--script", "script.yaml", "--sandbox", "local",
+        *more, cwd=tmp_path,
+    )  # fmt: skip
+
+
+def _script(tmp_path: Path, script: dict[str, Any]) -> None:
+    (tmp_path / "script.yaml").write_text(yaml.safe_dump(script), encoding="utf-8")
+
+
+def _runs(repo: Path) -> list[str]:
+    """The fix-issue runs a job's clone holds, by folder name (not their verification runs)."""
+    runs = (repo / ".git" / "fixloop" / "runs").iterdir()
+    return sorted(p.name for p in runs if not p.name.endswith("-verify"))
+
+
+def test_an_existing_out_is_refused_with_a_line_naming_resume(tmp_path: Path) -> None:
+    _setup(tmp_path, {"id": "avg"})
+    assert _batch(tmp_path).returncode == 0
+    again = _batch(tmp_path)
+    assert again.returncode == 2, again.stderr
+    assert again.stderr.strip().splitlines() == [
+        "jobs.batch:1:1: out: exists and is not empty: name a new one, or --resume the batch "
+        "it holds"
+    ]
+    assert again.stdout == ""
+
+
+def test_resume_after_an_outage_runs_only_the_job_that_did_not_finish(tmp_path: Path) -> None:
+    _setup(tmp_path, {"id": "first"}, {"id": "second"})
+    outage = {"fail": "backend", "raw": "529 overloaded"}
+    _script(tmp_path, {**fixing_script("first"), "issue-fixer/second/attempt-1": outage})
+    done = _batch(tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "batch [2/2] second: error:" in done.stderr and "529 overloaded" in done.stderr
+    out = tmp_path / "jobs.batch"
+    first_runs = _runs(out / "first" / "repo")
+    first_row = (out / "first" / "evidence.json").read_bytes()
+
+    # The backend answers again. The first job has no reply now: run again, it would not resolve.
+    _script(tmp_path, fixing_script("second"))
+    resumed = _batch(tmp_path, "--resume", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "batch [1/2] first: resolved: recorded by an earlier run of this batch" in (
+        resumed.stderr
+    )
+    assert "batch [2/2] second: resolved" in resumed.stderr
+    envelope = json.loads(resumed.stdout)
+    assert envelope["counts"] == {"resolved": 2}
+    assert [job["id"] for job in envelope["result"]["jobs"]] == ["first", "second"]
+    assert "**2/2 resolved**" in (out / "summary.md").read_text()
+    assert _runs(out / "first" / "repo") == first_runs  # not run again
+    assert (out / "first" / "evidence.json").read_bytes() == first_row
+    assert len(_runs(out / "second" / "repo")) == 1  # a fresh clone, one run: the new one
+
+
+def test_resume_after_the_batch_was_killed_mid_job_runs_that_job_and_the_rest(
+    tmp_path: Path,
+) -> None:
+    """The second job's agent holds the batch while the test kills it (SIGKILL, its whole
+    process group): the second job has a clone and a run folder, no verdict; the third never
+    started. The resume keeps the first job's row, and runs the second afresh and the third."""
+    _setup(tmp_path, {"id": "first"}, {"id": "second"}, {"id": "third"})
+    reached, release = tmp_path / "reached", tmp_path / "release"
+    hold = f"touch {reached}; for i in $(seq 600); do [ -e {release} ] && exit 0; sleep 0.1; done"
+    held = {**fixing_script("second")["issue-fixer/second/attempt-1"], "bash": [hold]}
+    _script(tmp_path, {**fixing_script("first"), "issue-fixer/second/attempt-1": held})
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDECODE"}
+    argv = [sys.executable, "-m", "fixloop", "fix-issue", "batch", "jobs.jsonl"]
+    batch = subprocess.Popen(
+        [*argv, "--script", "script.yaml", "--sandbox", "local"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        for _ in range(1200):
+            if reached.exists() or batch.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert reached.exists(), "the second job's agent never ran"
+        os.killpg(batch.pid, signal.SIGKILL)
+        batch.wait(timeout=60)
+    finally:
+        release.touch()  # the held command, in a process group of its own, ends too
+        if batch.poll() is None:
+            os.killpg(batch.pid, signal.SIGKILL)
+            batch.wait(timeout=60)
+    out = tmp_path / "jobs.batch"
+    assert (out / "first" / "result.json").is_file()
+    assert (out / "second" / "repo").is_dir() and not (out / "second" / "result.json").exists()
+    assert not (out / "third").exists() and not (out / "summary.md").exists()
+    first_runs, killed = _runs(out / "first" / "repo"), _runs(out / "second" / "repo")
+    assert len(killed) == 1
+
+    _script(tmp_path, {**fixing_script("second"), **fixing_script("third")})
+    resumed = _batch(tmp_path, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "batch [1/3] first: resolved: recorded by an earlier run of this batch" in (
+        resumed.stderr
+    )
+    assert "batch [2/3] second: resolved" in resumed.stderr
+    assert "batch [3/3] third: resolved" in resumed.stderr
+    assert "**3/3 resolved**" in resumed.stdout
+    assert _runs(out / "first" / "repo") == first_runs
+    [again] = _runs(out / "second" / "repo")  # the killed run's clone was made afresh
+    assert [again] != killed
+
+
+def test_resume_refuses_a_folder_of_another_batch_or_of_none(tmp_path: Path) -> None:
+    _setup(tmp_path, {"id": "avg"})
+    assert _batch(tmp_path, "--out", "out").returncode == 0
+    shutil.copyfile(tmp_path / "jobs.jsonl", tmp_path / "other.jsonl")
+    other = fixloop(
+        "fix-issue", "batch", "other.jsonl", "--script", "script.yaml", "--sandbox", "local",
+        "--out", "out", "--resume", cwd=tmp_path,
+    )  # fmt: skip
+    assert other.returncode == 2, other.stderr
+    assert other.stderr.strip().splitlines() == [
+        f"out/batch.json:1:1: out: a batch of {(tmp_path / 'jobs.jsonl').resolve()}, not of "
+        f"{(tmp_path / 'other.jsonl').resolve()}: resume it with that file"
+    ]
+    stranger = tmp_path / "stranger"
+    stranger.mkdir()
+    (stranger / "notes.txt").write_text("mine\n")
+    none = _batch(tmp_path, "--out", "stranger", "--resume")
+    assert none.returncode == 2, none.stderr
+    assert none.stderr.strip().splitlines() == [
+        "stranger:1:1: out: holds no batch to resume (no readable batch.json): name a new one"
+    ]
+    assert sorted(p.name for p in stranger.iterdir()) == ["notes.txt"]

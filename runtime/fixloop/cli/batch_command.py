@@ -68,7 +68,8 @@ def batch_parser(
             "Each job runs on a clone of its own in OUT/<id>/repo (your repositories are only "
             "read), with its run folder there (`fixloop runs show latest --repo OUT/<id>/repo`) "
             "and its patch and verdict beside it. The run budget covers the whole batch: once "
-            "it is spent, the jobs left are not run. Exit 0 when every job was resolved."
+            "it is spent, the jobs left are not run. An interrupted batch is finished with "
+            "--resume. Exit 0 when every job was resolved."
         ),
     )
     parser.add_argument("jobs", type=Path, metavar="JOBS.jsonl", help="the jobs, one a line")
@@ -78,6 +79,12 @@ def batch_parser(
         metavar="DIR",
         help="a new folder for the jobs' clones, patches and verdicts "
         "(default: JOBS.batch beside the jobs file)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="OUT holds an earlier run of this batch: keep the jobs it finished (their verdict "
+        "recorded), run the others again, summarise them all",
     )
     parser.add_argument(
         "--workers",
@@ -115,11 +122,11 @@ def batch_parser(
 
 def _out(args: argparse.Namespace) -> Path:
     out: Path = args.out or args.jobs.with_suffix(".batch")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        where = display_path(out)
-        raise FixloopError(
-            Diagnostic(where, 1, 1, "out", "exists and is not empty: name a new one")
-        )
+    if out.exists() and not out.is_dir():
+        raise FixloopError(Diagnostic(display_path(out), 1, 1, "out", "is not a folder"))
+    if out.exists() and any(out.iterdir()) and not args.resume:
+        problem = "exists and is not empty: name a new one, or --resume the batch it holds"
+        raise FixloopError(Diagnostic(display_path(out), 1, 1, "out", problem))
     return out.resolve()
 
 
@@ -156,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
         models=models_from_args(args, pack, Path()).chosen,
         workers=args.workers,
         pool=pool,
+        jobs_file=args.jobs,
+        resume=args.resume,
     )
     with progress:  # its live lines are gone before the summary prints
         result = run_batch(options, pack, backend)  # a bad sandbox: exit 2 before OUT is made

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from fixloop.agents.registry import load_backend
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import Pack
 from fixloop.events import Event, EventKind, EventStream
+from fixloop.extras.batch import resume
 from fixloop.extras.batch.jobs import Job
 from fixloop.extras.efficacy.evidence import keep, record
 from fixloop.extras.efficacy.executor import LocalPool, TaskPool
@@ -62,6 +63,8 @@ class BatchOptions:
     workers: int = 1
     pool: TaskPool | None = None  # default: LocalPool(workers)
     open_sandbox: SandboxOpener = open_sandbox
+    jobs_file: Path | None = None  # recorded in OUT/batch.json: what a resume must name again
+    resume: bool = False  # skip the jobs an earlier run of this OUT finished (`resume.py`)
 
 
 @dataclass
@@ -302,15 +305,43 @@ def backend_of(options: BatchOptions) -> Backend:
     )
 
 
+def _kept(options: BatchOptions) -> dict[str, JobOutcome]:
+    """With `resume`, the rows of the jobs an earlier run of OUT finished, by id."""
+    if not options.resume:
+        return {}
+    then = resume.earlier(options.out, options.jobs_file)  # another batch's OUT: exit 2
+    names = {f.name for f in fields(JobOutcome)}
+    kept: dict[str, JobOutcome] = {}
+    for job in options.jobs:
+        row = resume.recorded(options.out, job, then)
+        if row is not None:
+            kept[job.id] = JobOutcome(**{k: v for k, v in row.items() if k in names})
+    return kept
+
+
 def run_batch(options: BatchOptions, pack: Pack, backend: Backend | None = None) -> BatchResult:
-    """Every job through the pool, rows in the jobs file's order whatever finished first."""
-    check_sandboxes(options)  # a bad sandbox choice: exit 2, nothing cloned
+    """Every job through the pool, rows in the jobs file's order whatever finished first; with
+    `resume`, a job an earlier run finished keeps its row and does not run again."""
+    kept = _kept(options)
+    placed = [(n, job) for n, job in enumerate(options.jobs, 1) if job.id not in kept]
+    check_sandboxes(replace(options, jobs=tuple(job for _, job in placed)))  # exit 2, no clone
+    options.out.mkdir(parents=True, exist_ok=True)
+    resume.begin(options.out, options.jobs_file, options.jobs)
+    total = len(options.jobs)
+    for index, job in enumerate(options.jobs, 1):
+        if job.id in kept:
+            row = kept[job.id]
+            message = f"{row.status}: recorded by an earlier run of this batch"
+            _say(options.events, job, row.status, message, (index, total))
+    for _, job in placed:
+        resume.clear(options.out, job)  # a folder left by an unfinished run: cloned afresh
     result = BatchResult(jobs="", out=options.out, backend=options.backend)
     pool = options.pool or LocalPool(options.workers)
-    job = BatchJob(options, pack, backend)
+    job_of = BatchJob(options, pack, backend)
     started = time.monotonic()
-    placed = list(enumerate(options.jobs, 1))
-    result.outcomes = pool.map(job, placed, job.admit, job.settle)
+    outcomes = pool.map(job_of, placed, job_of.admit, job_of.settle) if placed else []
+    ran = {outcome.id: outcome for outcome in outcomes}
+    result.outcomes = [kept.get(job.id) or ran[job.id] for job in options.jobs]
     result.wall_s = time.monotonic() - started
     return result
 
