@@ -10,7 +10,8 @@ one line, exit 2, nothing cloned).
 Each job's repository is cloned into OUT/<id>/repo (the user's is only read), its run folder is
 the clone's, its patch and verdict are kept beside it; a progress line per job on stderr, then
 the Markdown summary (or, with `--json`, the envelope). Exit 0 when every job was resolved, 1
-otherwise.
+otherwise. An OUT that is not empty is refused unless `--resume` finishes the batch it holds
+(`extras/batch/resume.py`: the jobs it finished keep their rows, the others run).
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ A job's failure is that job's row (`error`), never the batch's; the run budget (
 time) covers the whole batch: once it is spent no job starts (`not-run`); the jobs running here
 stop at their next model call, as fix-issue does (a job on a Ray cluster runs to its end, and
 is charged as it comes back: `settle`).
+
+Before any job is cloned, each job's sandbox is chosen as its run will choose it
+(`check_sandboxes`): one that cannot be had here is the batch's one line and exit 2. With
+`resume`, the jobs an earlier run of OUT finished keep their rows (`resume.py` says which).
 """
 
 from __future__ import annotations
@@ -326,6 +330,9 @@ def run_batch(options: BatchOptions, pack: Pack, backend: Backend | None = None)
     placed = [(n, job) for n, job in enumerate(options.jobs, 1) if job.id not in kept]
     check_sandboxes(replace(options, jobs=tuple(job for _, job in placed)))  # exit 2, no clone
     options.out.mkdir(parents=True, exist_ok=True)
+    for _, job in placed if options.resume else ():
+        resume.clear(options.out, job)  # a folder left by an unfinished run: cloned afresh
+    # Only then the jobs as their lines stand now: no folder left holds an older line's verdict.
     resume.begin(options.out, options.jobs_file, options.jobs)
     total = len(options.jobs)
     for index, job in enumerate(options.jobs, 1):
@@ -333,8 +340,6 @@ def run_batch(options: BatchOptions, pack: Pack, backend: Backend | None = None)
             row = kept[job.id]
             message = f"{row.status}: recorded by an earlier run of this batch"
             _say(options.events, job, row.status, message, (index, total))
-    for _, job in placed:
-        resume.clear(options.out, job)  # a folder left by an unfinished run: cloned afresh
     result = BatchResult(jobs="", out=options.out, backend=options.backend)
     pool = options.pool or LocalPool(options.workers)
     job_of = BatchJob(options, pack, backend)
