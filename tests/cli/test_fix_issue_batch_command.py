@@ -48,18 +48,17 @@ def _setup(tmp_path: Path, *jobs: dict[str, Any], cost_usd: float = 0.0) -> tupl
     return repo, base
 
 
+def _batch(tmp_path: Path, *more: str, sandbox: str = "local") -> subprocess.CompletedProcess[str]:
+    """`fixloop fix-issue batch jobs.jsonl` with the scripted model of script.yaml."""
+    return fixloop(
+        "fix-issue", "batch", "jobs.jsonl", "--script", "script.yaml", "--sandbox", sandbox,
+        *more, cwd=tmp_path,
+    )  # fmt: skip
+
+
 def test_a_good_batch_prints_a_line_per_job_and_the_summary(tmp_path: Path) -> None:
     repo, _ = _setup(tmp_path, {"id": "avg"}, {"id": "avg-main", "commit": "main"})
-    done = fixloop(
-        "fix-issue",
-        "batch",
-        "jobs.jsonl",
-        "--script",
-        "script.yaml",
-        "--sandbox",
-        "local",
-        cwd=tmp_path,
-    )
+    done = _batch(tmp_path)
     assert done.returncode == 0, done.stderr
     assert "batch [1/2] avg: resolved" in done.stderr
     assert "batch [2/2] avg-main: resolved" in done.stderr
@@ -73,19 +72,7 @@ def test_a_good_batch_prints_a_line_per_job_and_the_summary(tmp_path: Path) -> N
 
 def test_the_envelope_and_exit_one_when_a_job_is_not_resolved(tmp_path: Path) -> None:
     _setup(tmp_path, {"id": "avg"}, {"id": "gone", "commit": "no-such-branch"})
-    done = fixloop(
-        "fix-issue",
-        "batch",
-        "jobs.jsonl",
-        "--script",
-        "script.yaml",
-        "--sandbox",
-        "local",
-        "--out",
-        "out",
-        "--json",
-        cwd=tmp_path,
-    )
+    done = _batch(tmp_path, "--out", "out", "--json")
     assert done.returncode == 1, done.stderr
     envelope = json.loads(done.stdout)
     assert (envelope["command"], envelope["ok"]) == ("fix-issue batch", False)
@@ -111,18 +98,7 @@ def test_a_bad_line_is_one_located_line_exit_2_and_nothing_runs(tmp_path: Path) 
 
 def test_the_budget_covers_the_batch(tmp_path: Path) -> None:
     _setup(tmp_path, {"id": "first"}, {"id": "second"}, cost_usd=0.05)
-    done = fixloop(
-        "fix-issue",
-        "batch",
-        "jobs.jsonl",
-        "--script",
-        "script.yaml",
-        "--sandbox",
-        "local",
-        "--max-cost-usd",
-        "0.05",
-        cwd=tmp_path,
-    )
+    done = _batch(tmp_path, "--max-cost-usd", "0.05")
     assert done.returncode == 1, done.stderr
     assert "batch [2/2] second: not-run: run cost budget spent" in done.stderr
     assert not (tmp_path / "jobs.batch" / "second" / "repo").exists()
@@ -144,19 +120,13 @@ def _refused(done: subprocess.CompletedProcess[str], tmp_path: Path, line: str) 
 
 def test_a_sandbox_that_cannot_be_had_is_one_line_exit_2_before_any_clone(tmp_path: Path) -> None:
     _setup(tmp_path, {"id": "avg"}, {"id": "avg-main", "commit": "main"})
-    docker = fixloop(
-        "fix-issue", "batch", "jobs.jsonl", "--script", "script.yaml", "--sandbox", "docker",
-        cwd=tmp_path,
-    )  # fmt: skip
+    docker = _batch(tmp_path, sandbox="docker")
     _refused(
         docker,
         tmp_path,
         "--sandbox:1:1: sandbox: --sandbox docker needs --image IMAGE (the image commands run in)",
     )
-    local = fixloop(
-        "fix-issue", "batch", "jobs.jsonl", "--script", "script.yaml", "--sandbox", "local",
-        "--image", "python:3.12", cwd=tmp_path,
-    )  # fmt: skip
+    local = _batch(tmp_path, "--image", "python:3.12")
     _refused(
         local,
         tmp_path,
@@ -188,21 +158,11 @@ def test_a_jobs_own_image_the_daemon_lacks_is_shown_at_its_line(
 ) -> None:
     missing = f"fixloop-no-such-image:{uuid.uuid4().hex[:12]}"
     _setup(tmp_path, {"id": "avg"}, {"id": "gone", "image": missing})
-    done = fixloop(
-        "fix-issue", "batch", "jobs.jsonl", "--script", "script.yaml", "--sandbox", "docker",
-        "--image", docker_image, cwd=tmp_path,
-    )  # fmt: skip
+    done = _batch(tmp_path, "--image", docker_image, sandbox="docker")
     assert done.returncode == 2, done.stderr
     [line] = done.stderr.strip().splitlines()
     assert line.startswith(f"jobs.jsonl:2:1: image: --image {missing}: no such image"), line
     assert done.stdout == "" and not (tmp_path / "jobs.batch").exists()
-
-
-def _batch(tmp_path: Path, *more: str) -> subprocess.CompletedProcess[str]:
-    return fixloop(
-        "fix-issue", "batch", "jobs.jsonl", "--script", "script.yaml", "--sandbox", "local",
-        *more, cwd=tmp_path,
-    )  # fmt: skip
 
 
 def _script(tmp_path: Path, script: dict[str, Any]) -> None:
