@@ -50,10 +50,8 @@ def _setup(tmp_path: Path, *jobs: dict[str, Any], cost_usd: float = 0.0) -> tupl
 
 def _batch(tmp_path: Path, *more: str, sandbox: str = "local") -> subprocess.CompletedProcess[str]:
     """`fixloop fix-issue batch jobs.jsonl` with the scripted model of script.yaml."""
-    return fixloop(
-        "fix-issue", "batch", "jobs.jsonl", "--script", "script.yaml", "--sandbox", sandbox,
-        *more, cwd=tmp_path,
-    )  # fmt: skip
+    options = ("--script", "script.yaml", "--sandbox", sandbox, *more)
+    return fixloop("fix-issue", "batch", "jobs.jsonl", *options, cwd=tmp_path)
 
 
 def test_a_good_batch_prints_a_line_per_job_and_the_summary(tmp_path: Path) -> None:
@@ -140,10 +138,8 @@ def test_bwrap_asked_for_where_it_is_missing_is_one_line_exit_2(tmp_path: Path) 
     tools.mkdir()
     (tools / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
     env = {k: v for k, v in os.environ.items() if k != "CLAUDECODE"} | {"PATH": str(tools)}
-    done = cli.fixloop(
-        "fix-issue", "batch", "jobs.jsonl", "--script", "script.yaml", "--sandbox", "bwrap",
-        cwd=tmp_path, env=env,
-    )  # fmt: skip
+    options = ("--script", "script.yaml", "--sandbox", "bwrap")
+    done = cli.fixloop("fix-issue", "batch", "jobs.jsonl", *options, cwd=tmp_path, env=env)
     _refused(
         done,
         tmp_path,
@@ -274,10 +270,8 @@ def test_resume_refuses_a_folder_of_another_batch_or_of_none(tmp_path: Path) -> 
     _setup(tmp_path, {"id": "avg"})
     assert _batch(tmp_path, "--out", "out").returncode == 0
     shutil.copyfile(tmp_path / "jobs.jsonl", tmp_path / "other.jsonl")
-    other = fixloop(
-        "fix-issue", "batch", "other.jsonl", "--script", "script.yaml", "--sandbox", "local",
-        "--out", "out", "--resume", cwd=tmp_path,
-    )  # fmt: skip
+    options = ("--script", "script.yaml", "--sandbox", "local", "--out", "out", "--resume")
+    other = fixloop("fix-issue", "batch", "other.jsonl", *options, cwd=tmp_path)
     assert other.returncode == 2, other.stderr
     assert other.stderr.strip().splitlines() == [
         f"out/batch.json:1:1: out: a batch of {(tmp_path / 'jobs.jsonl').resolve()}, not of "
