@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from tests.helpers import cli
+from tests.helpers.fix_findings import finding
 from tests.helpers.fix_issue import make_issue_repo, write_issue
 from tests.helpers.gitrepo import UserRepo
 from tests.workflows.execute_wave.scripts import implement
@@ -143,21 +144,9 @@ def test_a_failing_backend_stops_fix_findings_with_the_users_tree_untouched(
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t.invalid", "commit", "-q", "-m", "init")
     (repo / "calc.py").write_text("def mean(xs):\n    return sum(xs) / len(xs)  # mine\n")
     git(repo, "add", "calc.py")  # the user's own staged work
-    finding = {
-        "id": 1,
-        "severity": "P1",
-        "title": "mean() divides by zero",
-        "body": "calc.py:2 has no guard.",
-        "file": "calc.py",
-        "line_start": 2,
-        "line_end": 2,
-        "confidence": 0.9,
-        "criterion": "no crash on empty input",
-        "verdict": "confirmed",
-        "evidence": "Verifier: traced mean([]) to ZeroDivisionError.",
-    }
+    one = finding(1, title="mean() divides by zero", body="calc.py:2 has no guard.")
     findings = tmp_path / "findings.json"
-    findings.write_text(json.dumps([finding]))
+    findings.write_text(json.dumps([one]))
     before = the_state(repo), git(repo, "diff", "--staged")
 
     with MessagesServer(turns) as server:

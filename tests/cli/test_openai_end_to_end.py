@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers.demo import assert_demo_review_fixed
 from tests.helpers.fix_issue import STATS, fixing_script, make_issue_repo, write_issue
 from tests.helpers.gitrepo import UserRepo, git
 from tests.workflows.execute_wave.scripts import fix, implement, score, scores
@@ -92,18 +93,7 @@ def test_review_fix_on_the_demo_repository(tmp_path: Path) -> None:
 
     assert done.returncode == 1, done.stderr  # two findings skipped: partial
     assert replay.unplayed() == [] and server.unscripted == 0
-    statuses = {o["id"]: o["label"] for o in json.loads(done.stdout)["items"]}
-    assert statuses["CR-01"] == "fixed"
-    assert statuses["CR-02"].startswith("skipped: fix caused errors, rolled back")
-    assert statuses["WR-01"] == "fixed: requires human verification"
-    assert statuses["WR-02"] == "fixed"
-    assert statuses["WR-03"].startswith("skipped: finding not reproducible")
-    subjects_ = git(repo, "log", "--format=%s", f"{base}..HEAD").splitlines()
-    assert subjects_[0] == "docs(01): add code review fix report"
-    assert sorted(s.split()[1] for s in subjects_[1:]) == ["CR-01", "WR-01", "WR-02"]
-    assert git(repo, "status", "--porcelain") == ""
-    stock = (repo / "shelf" / "stock.py").read_text()
-    assert "if not prices:\n        return 0.0" in stock and "count < 0" not in stock
+    assert_demo_review_fixed(repo, base, json.loads(done.stdout)["items"])
 
     first = server.requests[0]
     assert first.call_key == "fixer/CR-01/iteration-1" and first.model == "scripted-model"

@@ -80,3 +80,39 @@ def existing_directory(path: Path) -> Path:
     if not path.is_dir():
         raise FixloopError(Diagnostic(str(path), 1, 1, "usage", "no such directory"))
     return path.resolve()
+
+
+def whole_number(text: str) -> int:
+    """`--workers N`: a whole number of at least one, or argparse's usage error."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
+
+
+class VerbParser(argparse.ArgumentParser):
+    """A command whose first word may be a verb with a parser of its own (`fix-issue batch`,
+    `bench efficacy validate`): that verb's parser reads the rest, anything else is the
+    command's own, so an operand spelled like a verb is reached as `./batch`. Verbs rather than
+    subcommands because the command itself keeps its positional operand."""
+
+    verbs: dict[str, argparse.ArgumentParser]
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        verbs = getattr(self, "verbs", {})
+        if args and args[0] in verbs:
+            verb: argparse.ArgumentParser = verbs[args[0]]
+            parsed: tuple[argparse.Namespace, list[str]] = verb.parse_known_args(
+                args[1:], namespace
+            )
+            return parsed
+        return super().parse_known_args(args, namespace)
+
+
+def verb_parser_class(
+    base: type[argparse.ArgumentParser], name: str
+) -> type[argparse.ArgumentParser]:
+    """`base` (the command line's own parser class: it remembers a usage error for `--json`)
+    with the verbs' dispatch on top."""
+    return type(name, (VerbParser, base), {})

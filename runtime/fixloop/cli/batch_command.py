@@ -5,11 +5,13 @@ takes none of a single run's ISSUE, `--repo`, `--test`, `--fail-to-pass` (each j
 them), and a flag would have every one of them allowed beside it and ignored. `batch` first is
 this parser (an issue file named `batch` is `./batch`); anything else is fix-issue's own.
 
-Every line of JOBS.jsonl is checked before any job runs (a bad one: one located line, exit 2).
+Every line of JOBS.jsonl, and each job's sandbox, is checked before any job runs (a bad one:
+one line, exit 2, nothing cloned).
 Each job's repository is cloned into OUT/<id>/repo (the user's is only read), its run folder is
 the clone's, its patch and verdict are kept beside it; a progress line per job on stderr, then
 the Markdown summary (or, with `--json`, the envelope). Exit 0 when every job was resolved, 1
-otherwise.
+otherwise. An OUT that is not empty is refused unless `--resume` finishes the batch it holds
+(`extras/batch/resume.py`: the jobs it finished keep their rows, the others run).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from fixloop.cli.arguments import VerbParser, verb_parser_class, whole_number
 from fixloop.cli.backend_option import (
     add_backend_arguments,
     backend_from_args,
@@ -39,33 +42,16 @@ COMMAND = "fix-issue batch"
 VERB = "batch"
 
 
-class _VerbParser(argparse.ArgumentParser):
-    """fix-issue's parser, with `batch` first handed to the batch's parser."""
-
-    verbs: dict[str, argparse.ArgumentParser]
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        verbs = getattr(self, "verbs", {})
-        if args and args[0] in verbs:
-            parsed: tuple[argparse.Namespace, list[str]] = verbs[args[0]].parse_known_args(
-                args[1:], namespace
-            )
-            return parsed
-        return super().parse_known_args(args, namespace)
-
-
 def add_verbs(parser: argparse.ArgumentParser) -> None:
     """`fix-issue batch …` on fix-issue's parser (built by `workflow_command`)."""
     base = type(parser)  # the command line's own class: it remembers a usage error for --json
-    parser.__class__ = type("FixIssueParser", (_VerbParser, base), {})
+    parser.__class__ = verb_parser_class(base, "FixIssueParser")
     single = parser.format_usage().removeprefix("usage: ").rstrip()
     parser.usage = f"{single}\n       {parser.prog} batch JOBS.jsonl [--workers N] [options]"
     parser.epilog = (parser.epilog or "") + (
         "\n\nA backlog of issues: `fixloop fix-issue batch JOBS.jsonl` (see its --help)."
     )
-    assert isinstance(parser, _VerbParser)
+    assert isinstance(parser, VerbParser)
     parser.verbs = {VERB: batch_parser(parser.prog, base)}
 
 
@@ -83,7 +69,8 @@ def batch_parser(
             "Each job runs on a clone of its own in OUT/<id>/repo (your repositories are only "
             "read), with its run folder there (`fixloop runs show latest --repo OUT/<id>/repo`) "
             "and its patch and verdict beside it. The run budget covers the whole batch: once "
-            "it is spent, the jobs left are not run. Exit 0 when every job was resolved."
+            "it is spent, the jobs left are not run. An interrupted batch is finished with "
+            "--resume. Exit 0 when every job was resolved."
         ),
     )
     parser.add_argument("jobs", type=Path, metavar="JOBS.jsonl", help="the jobs, one a line")
@@ -95,8 +82,14 @@ def batch_parser(
         "(default: JOBS.batch beside the jobs file)",
     )
     parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="OUT holds an earlier run of this batch: keep the jobs it finished (their verdict "
+        "recorded), run the others again, summarise them all",
+    )
+    parser.add_argument(
         "--workers",
-        type=_workers,
+        type=whole_number,
         default=1,
         metavar="N",
         help="run N jobs at once, each in its own clone and sandbox (default 1)",
@@ -128,19 +121,13 @@ def batch_parser(
     return parser
 
 
-def _workers(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return int(text)
-
-
 def _out(args: argparse.Namespace) -> Path:
     out: Path = args.out or args.jobs.with_suffix(".batch")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        where = display_path(out)
-        raise FixloopError(
-            Diagnostic(where, 1, 1, "out", "exists and is not empty: name a new one")
-        )
+    if out.exists() and not out.is_dir():
+        raise FixloopError(Diagnostic(display_path(out), 1, 1, "out", "is not a folder"))
+    if out.exists() and any(out.iterdir()) and not args.resume:
+        problem = "exists and is not empty: name a new one, or --resume the batch it holds"
+        raise FixloopError(Diagnostic(display_path(out), 1, 1, "out", problem))
     return out.resolve()
 
 
@@ -177,10 +164,12 @@ def run(args: argparse.Namespace) -> int:
         models=models_from_args(args, pack, Path()).chosen,
         workers=args.workers,
         pool=pool,
+        jobs_file=args.jobs,
+        resume=args.resume,
     )
-    out.mkdir(parents=True, exist_ok=True)
     with progress:  # its live lines are gone before the summary prints
-        result = run_batch(options, pack, backend)
+        result = run_batch(options, pack, backend)  # a bad sandbox: exit 2 before OUT is made
+    out.mkdir(parents=True, exist_ok=True)
     result.jobs = str(args.jobs)
     table = markdown(result)
     (out / "summary.md").write_text(table, encoding="utf-8")

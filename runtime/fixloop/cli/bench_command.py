@@ -5,7 +5,7 @@ acceptance, attempts, turns, tool calls, cost, wall time; and the totals). Exit 
 was measured, whatever the rate; 1 when a task could not be run at all; 2 for bad input (a
 corpus that does not load or is not frozen as it is, a bad sandbox or backend choice).
 
-Two more verbs share the name, read before CORPUS (`_EfficacyParser`): `bench efficacy validate
+Two more verbs share the name, read before CORPUS (`arguments.VerbParser`): `bench efficacy validate
 CORPUS` proves each task with its reference patch (exit 1 when one is invalid), and `bench
 efficacy import SWEBENCH.json[l]` writes a corpus of SWE-bench instances.
 """
@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import shlex
 from pathlib import Path
-from typing import TypeAlias
 
+from fixloop.cli.arguments import Subparsers, VerbParser, verb_parser_class, whole_number
 from fixloop.cli.backend_option import add_backend_arguments, budget_from_args, openai_flags
 from fixloop.cli.contract_gate import gate
 from fixloop.cli.envelope import dumps, envelope
@@ -36,27 +36,7 @@ from fixloop.extras.efficacy.swebench import (
 from fixloop.extras.efficacy.validate import summary, validate_corpus
 from fixloop.masking import mask_json
 
-Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 COMMAND = "bench efficacy"
-
-
-class _EfficacyParser(argparse.ArgumentParser):
-    """`bench efficacy`'s parser: `validate` or `import` first is that verb's parser, anything
-    else the run's (a corpus folder named `validate` is `./validate`)."""
-
-    verbs: dict[str, argparse.ArgumentParser]
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        verbs = getattr(self, "verbs", {})
-        if args and args[0] in verbs:
-            verb: argparse.ArgumentParser = verbs[args[0]]
-            parsed: tuple[argparse.Namespace, list[str]] = verb.parse_known_args(
-                args[1:], namespace
-            )
-            return parsed
-        return super().parse_known_args(args, namespace)
 
 
 def _validate_parser(
@@ -129,10 +109,8 @@ def _import_parser(
 
 def register(subparsers: Subparsers) -> None:
     bench = subparsers.add_parser("bench", help="measure fixloop on a corpus of tasks")
-    # The command line's own parser class (it remembers a usage error for `--json`), with
-    # the verbs' dispatch on top.
     base: type[argparse.ArgumentParser] = type(bench)
-    efficacy_class = type("EfficacyParser", (_EfficacyParser, base), {})
+    efficacy_class = verb_parser_class(base, "EfficacyParser")
     kinds: Subparsers = bench.add_subparsers(
         dest="bench", metavar="BENCH", required=True, parser_class=efficacy_class
     )
@@ -169,7 +147,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--workers",
-        type=_workers,
+        type=whole_number,
         default=1,
         metavar="N",
         help="run N tasks at once, each in its own sandbox and working copy (default 1)",
@@ -212,7 +190,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=run)
-    assert isinstance(parser, _EfficacyParser)
+    assert isinstance(parser, VerbParser)
     parser.verbs = {
         "validate": _validate_parser(parser.prog, base),
         "import": _import_parser(parser.prog, base),
@@ -266,12 +244,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(table, end="")
     return result.exit_code
-
-
-def _workers(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return int(text)
 
 
 def run_validate(args: argparse.Namespace) -> int:

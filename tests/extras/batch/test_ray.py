@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.extras.batch.conftest import WriteJobs, job
-from tests.extras.batch.test_run import Items, _script
+from tests.extras.batch.conftest import Items, WriteJobs, batch_script, job
 
 from fixloop.agents.budget import RunBudget
 from fixloop.documents.pack import Pack
@@ -24,7 +23,7 @@ def test_a_batch_on_a_local_ray_cluster(
 ) -> None:
     jobs = write_jobs(job("left", base), job("right", base))
     script = tmp_path / "script.yaml"  # each Ray worker loads the backend again from it
-    script.write_text(yaml.safe_dump(_script("left", "right", cost_usd=0.01)))
+    script.write_text(yaml.safe_dump(batch_script("left", "right", cost_usd=0.01)))
     items = Items()
     budget = RunBudget(max_cost_usd=10.0)
     out = tmp_path / "out"

@@ -10,64 +10,27 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from tests.extras.batch.conftest import WriteJobs, job
-from tests.helpers.fix_issue import STATS, fixing_script
+from tests.extras.batch.conftest import Items, WriteJobs, batch_script, job, run_jobs
+from tests.helpers.fix_issue import STATS
 from tests.helpers.gitrepo import git
 
 from fixloop.agents.backend import AgentOutcome, AgentRequest
 from fixloop.agents.budget import RunBudget
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.documents.pack import Pack
-from fixloop.events import Event, EventKind, EventStream
+from fixloop.events import EventStream
 from fixloop.extras.batch.jobs import load_jobs
-from fixloop.extras.batch.run import BatchJob, BatchOptions, BatchResult, run_batch
+from fixloop.extras.batch.run import BatchJob, BatchOptions
 from fixloop.runs.show import run_totals
 from fixloop.sandboxes import Sandbox, open_sandbox
-
-
-def _script(*ids: str, cost_usd: float = 0.0) -> dict[str, Any]:
-    script: dict[str, Any] = {}
-    for job_id in ids:
-        for key, reply in fixing_script(job_id).items():
-            script[key] = {**reply, "cost_usd": cost_usd}
-    return script
-
-
-class Items:
-    """The batch's item events, in the order the stream had them."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str, object, object]] = []
-        self.lock = threading.Lock()
-
-    def __call__(self, event: Event) -> None:
-        if event.kind is EventKind.ITEM and event.workflow == "batch":
-            with self.lock:
-                self.seen.append(
-                    (event.item, event.status, event.data.get("index"), event.data.get("total"))
-                )
-
-
-def _batch(
-    pack: Pack, jobs: Path, out: Path, backend: Any, **more: Any
-) -> tuple[BatchResult, Items]:
-    items = Items()
-    options = BatchOptions(
-        jobs=tuple(load_jobs(jobs, out=out)),
-        out=out,
-        sandbox="local",
-        events=EventStream(items),
-        **more,
-    )
-    return run_batch(options, pack, backend), items
 
 
 def test_every_job_resolved_on_its_own_clone_and_kept(
     pack: Pack, write_jobs: WriteJobs, repo: Path, base: str, tmp_path: Path
 ) -> None:
     jobs = write_jobs(job("avg", base), job("avg-again", "main"))
-    backend = ScriptedBackend(_script("avg", "avg-again"))
-    result, items = _batch(pack, jobs, tmp_path / "out", backend)
+    backend = ScriptedBackend(batch_script("avg", "avg-again"))
+    result, items = run_jobs(pack, jobs, tmp_path / "out", backend)
     assert [(o.id, o.status) for o in result.outcomes] == [
         ("avg", "resolved"),
         ("avg-again", "resolved"),
@@ -114,11 +77,11 @@ def test_a_failing_job_is_its_own_row_and_the_others_resolve(
         job("gives-up", base),
         job("avg", base),
     )
-    script = _script("avg")
+    script = batch_script("avg")
     script["issue-fixer/gives-up/attempt-1"] = {
         "output": {"id": "gives-up", "status": "failed", "notes": "no idea"}
     }
-    result, _ = _batch(pack, jobs, tmp_path / "out", ScriptedBackend(script), max_attempts=1)
+    result, _ = run_jobs(pack, jobs, tmp_path / "out", ScriptedBackend(script), max_attempts=1)
     rows = {o.id: o for o in result.outcomes}
     assert [o.id for o in result.outcomes] == ["gone", "gives-up", "avg"]
     assert rows["gone"].status == "error" and "has no commit" in rows["gone"].reason
@@ -133,8 +96,8 @@ def test_a_bug_in_one_job_stops_no_other(
     pack: Pack, write_jobs: WriteJobs, base: str, tmp_path: Path
 ) -> None:
     jobs = write_jobs(job("broken", base), job("avg", base))
-    backend = ScriptedBackend(_script("broken", "avg"))
-    result, _ = _batch(pack, jobs, tmp_path / "out", backend, open_sandbox=Breaks("broken"))
+    backend = ScriptedBackend(batch_script("broken", "avg"))
+    result, _ = run_jobs(pack, jobs, tmp_path / "out", backend, open_sandbox=Breaks("broken"))
     broken, avg = result.outcomes
     assert broken.status == "error" and "the sandbox of broken broke" in broken.reason
     assert avg.status == "resolved"
@@ -144,9 +107,9 @@ def test_once_the_budget_is_spent_the_jobs_left_are_not_run(
     pack: Pack, write_jobs: WriteJobs, base: str, tmp_path: Path
 ) -> None:
     jobs = write_jobs(job("first", base), job("second", base), job("third", base))
-    backend = ScriptedBackend(_script("first", "second", "third", cost_usd=0.05))
+    backend = ScriptedBackend(batch_script("first", "second", "third", cost_usd=0.05))
     budget = RunBudget(max_cost_usd=0.05)
-    result, items = _batch(pack, jobs, tmp_path / "out", backend, budget=budget)
+    result, items = run_jobs(pack, jobs, tmp_path / "out", backend, budget=budget)
     assert [o.status for o in result.outcomes] == ["resolved", "not-run", "not-run"]
     assert result.outcomes[1].reason == "run cost budget spent: $0.0500 of $0.0500"
     assert not (tmp_path / "out" / "second" / "repo").exists(), "a job not run clones nothing"
@@ -172,8 +135,8 @@ def test_two_workers_run_two_jobs_at_once(
     pack: Pack, write_jobs: WriteJobs, base: str, tmp_path: Path
 ) -> None:
     jobs = write_jobs(job("left", base), job("right", base))
-    backend = Meeting(ScriptedBackend(_script("left", "right")))
-    result, items = _batch(pack, jobs, tmp_path / "out", backend, workers=2)
+    backend = Meeting(ScriptedBackend(batch_script("left", "right")))
+    result, items = run_jobs(pack, jobs, tmp_path / "out", backend, workers=2)
     assert [(o.id, o.status) for o in result.outcomes] == [
         ("left", "resolved"),
         ("right", "resolved"),
@@ -190,7 +153,7 @@ def test_a_job_sent_to_another_process_runs_there_and_is_settled_here(
     # What a pool running jobs elsewhere (RayPool) does: the job pickled, run from its copy
     # (which loads its own backend from the options), its row settled on the batch's side.
     script = tmp_path / "script.yaml"
-    script.write_text(yaml.safe_dump(_script("avg", cost_usd=0.02)), encoding="utf-8")
+    script.write_text(yaml.safe_dump(batch_script("avg", cost_usd=0.02)), encoding="utf-8")
     out = tmp_path / "out"
     items, budget = Items(), RunBudget(max_cost_usd=1.0)
     options = BatchOptions(

@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 from tests.extras.browser.conftest import write_page
 from tests.extras.browser.png import read_png
-from tests.helpers.sandbox_image import docker_client, docker_image
 
 from fixloop.extras.browser.devserver import DevServer
 from fixloop.extras.browser.shot_service import (
@@ -36,7 +35,6 @@ from fixloop.sandboxes.bubblewrap import BubblewrapSandbox
 from fixloop.sandboxes.protocol import SandboxResult
 
 pytestmark = pytest.mark.slow
-__all__ = ["docker_client", "docker_image"]  # fixtures
 CLIENT = Path(__file__).parents[3] / "workflows" / "lib" / "screenshot.py"
 
 
@@ -215,36 +213,6 @@ def test_only_the_dev_servers_pages_are_rebuilt_into_the_url_the_browser_opens()
     assert allowed_url("http://127.0.0.1:5/a/../b?x=<1>#top", "127.0.0.1", 5) == (
         "http://127.0.0.1:5/a/../b?x=%3C1%3E"
     )
-
-
-@pytest.mark.needs("docker")
-def test_a_command_in_a_docker_image_without_fixloop_gets_its_png_through_the_client(
-    chromium: str, worktree: Path, served: DevServer, docker_image: str
-) -> None:
-    """The image has python3 and no fixloop: the step library's client, mounted read-only like
-    the step library, asks the service whose socket is bound into the container."""
-    from fixloop.sandboxes.container import DockerSandbox
-
-    url = served.url + "index.html"
-    argv = ["python3", str(CLIENT), url, "--out", "shots/me.png", "--viewport", "320x240"]
-    other = ["python3", str(CLIENT), "http://127.0.0.1:9/", "--out", "x.png"]
-    with (
-        screenshot_service(served.url) as path,
-        DockerSandbox(
-            worktree,
-            image=docker_image,
-            read_only=[CLIENT.parent],
-            services={SOCKET_VARIABLE: path},
-        ) as sandbox,
-    ):
-        write_page(worktree, colour="#ff0000", title="edited")
-        done = sandbox.run(argv, cwd=worktree, timeout_s=120)
-        refused = sandbox.run(other, cwd=worktree, timeout_s=120)
-    assert done.exit_code == 0, done.stderr
-    picture = read_png(worktree / "shots/me.png")
-    assert (picture.width, picture.height) == (320, 240)
-    assert picture.pixel(160, 60) == (255, 0, 0)
-    assert refused.exit_code == 2 and "refused" in refused.stderr, refused
 
 
 def test_a_request_trickled_a_byte_at_a_time_is_cut_off_at_one_deadline(

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import socketserver
-import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.helpers.host_service import counting_host_service
 from tests.sandboxes.support import NEEDS_BWRAP, PROBE, kinds
 from tests.workflows.execute_wave.conftest import Wave
 from tests.workflows.execute_wave.scripts import fix, implement, score, scores
@@ -82,18 +80,7 @@ def test_under_bwrap_an_executors_shell_cannot_write_outside_its_worktree(
 def test_the_backpressure_build_cannot_reach_a_host_service(wave: Wave, kind: str) -> None:
     """The build is a document step's command (through the run's launcher, not the model's
     shell): a host Unix socket server at the runtime folder counts who connects."""
-    folder = Path("/run") if os.access("/run", os.W_OK) else Path(os.environ["XDG_RUNTIME_DIR"])
-    path = folder / f"fixloop-wave-{uuid.uuid4().hex[:12]}.sock"
-    connections: list[bytes] = []
-
-    class Counting(socketserver.BaseRequestHandler):
-        def handle(self) -> None:
-            connections.append(b"connected")
-            self.request.sendall(b"hello\n")
-
-    server = socketserver.ThreadingUnixStreamServer(str(path), Counting)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with counting_host_service("wave") as (path, connections):
         probe = wave.repo.path / "tools" / "probe.py"
         probe.parent.mkdir(exist_ok=True)
         probe.write_text(PROBE.read_text())
@@ -109,8 +96,4 @@ def test_the_backpressure_build_cannot_reach_a_host_service(wave: Wave, kind: st
             },
         }
         wave.run(script, sandbox=choose_sandbox(kind))
-    finally:
-        server.shutdown()
-        server.server_close()
-        path.unlink(missing_ok=True)
     assert bool(connections) is (kind == "local"), connections

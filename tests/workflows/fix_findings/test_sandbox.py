@@ -5,15 +5,12 @@ Docker daemon's and the system bus's live) gets through only unconfined."""
 from __future__ import annotations
 
 import json
-import os
-import socketserver
-import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.helpers.fix_findings import finding, fix, git, make_repo, verdict
+from tests.helpers.host_service import counting_host_service
 from tests.helpers.sandbox_image import docker_client, docker_image
 from tests.sandboxes.support import PROBE, kinds
 
@@ -30,21 +27,8 @@ __all__ = ["docker_client", "docker_image"]
 
 @pytest.fixture
 def host_service() -> Iterator[tuple[Path, list[str]]]:
-    folder = Path("/run") if os.access("/run", os.W_OK) else Path(os.environ["XDG_RUNTIME_DIR"])
-    path = folder / f"fixloop-fix-findings-{uuid.uuid4().hex[:12]}.sock"
-    connections: list[str] = []
-
-    class Counting(socketserver.BaseRequestHandler):
-        def handle(self) -> None:
-            connections.append("connected")
-            self.request.sendall(b"hello from a host service\n")
-
-    server = socketserver.ThreadingUnixStreamServer(str(path), Counting)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield path, connections
-    server.shutdown()
-    server.server_close()
-    path.unlink(missing_ok=True)
+    with counting_host_service("fix-findings") as served:
+        yield served
 
 
 @pytest.mark.parametrize("kind", kinds("local", "bwrap", "docker"))

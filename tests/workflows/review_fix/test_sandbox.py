@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import socketserver
-import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.helpers.gitrepo import UserRepo
+from tests.helpers.host_service import counting_host_service
 from tests.helpers.reviews import (
     APP_FIX,
     REVIEW_REL,
@@ -109,23 +107,8 @@ def test_the_model_shell_cannot_write_outside_the_worktree_under_bwrap(
 
 @pytest.fixture
 def host_service() -> Iterator[tuple[str, list[str]]]:
-    """A Unix socket server of the host where the Docker daemon's and the system bus's live (the
-    runtime folder), counting who connects."""
-    folder = Path("/run") if os.access("/run", os.W_OK) else Path(os.environ["XDG_RUNTIME_DIR"])
-    path = folder / f"fixloop-review-fix-{uuid.uuid4().hex[:12]}.sock"
-    connections: list[str] = []
-
-    class Counting(socketserver.BaseRequestHandler):
-        def handle(self) -> None:
-            connections.append("connected")
-            self.request.sendall(b"hello from a host service\n")
-
-    server = socketserver.ThreadingUnixStreamServer(str(path), Counting)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield str(path), connections
-    server.shutdown()
-    server.server_close()
-    path.unlink(missing_ok=True)
+    with counting_host_service("review-fix") as (path, connections):
+        yield str(path), connections
 
 
 @pytest.mark.parametrize("kind", kinds("local", "bwrap", "docker"))

@@ -60,6 +60,7 @@ class Job:
     setup: tuple[Argv, ...] = ()
     image: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    file: str = ""  # the jobs file as the user named it: where a problem of the line is shown
 
     @property
     def title(self) -> str:
@@ -262,6 +263,7 @@ def _job(line: _Line, folder: Path, out: Path | None) -> Job:
         setup=_commands(line, data.get("setup", []), ("setup",)),
         image=image,
         meta=meta,
+        file=line.shown,
         **_tests(line, data["tests"]),
     )
 

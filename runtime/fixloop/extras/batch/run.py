@@ -11,13 +11,17 @@ A job's failure is that job's row (`error`), never the batch's; the run budget (
 time) covers the whole batch: once it is spent no job starts (`not-run`); the jobs running here
 stop at their next model call, as fix-issue does (a job on a Ray cluster runs to its end, and
 is charged as it comes back: `settle`).
+
+Before any job is cloned, each job's sandbox is chosen as its run will choose it
+(`check_sandboxes`): one that cannot be had here is the batch's one line and exit 2. With
+`resume`, the jobs an earlier run of OUT finished keep their rows (`resume.py` says which).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +32,14 @@ from fixloop.agents.registry import load_backend
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.pack import Pack
 from fixloop.events import Event, EventKind, EventStream
+from fixloop.extras.batch import resume
 from fixloop.extras.batch.jobs import Job
 from fixloop.extras.efficacy.evidence import keep, record
 from fixloop.extras.efficacy.executor import LocalPool, TaskPool
 from fixloop.extras.efficacy.materialize import CloneError, clone_at
 from fixloop.extras.efficacy.outcome import RESOLVED, TaskOutcome
 from fixloop.runs.run import now_iso
-from fixloop.sandboxes import open_sandbox
+from fixloop.sandboxes import choose_sandbox, open_sandbox
 from fixloop.workflows.fix_issue import FixIssueOptions, SandboxOpener, run_fix_issue
 from fixloop.workflows.fix_issue.plan import MAX_ATTEMPTS, MAX_TOKENS, preset_tests
 from fixloop.workflows.fix_issue.suite import summary
@@ -62,6 +67,8 @@ class BatchOptions:
     workers: int = 1
     pool: TaskPool | None = None  # default: LocalPool(workers)
     open_sandbox: SandboxOpener = open_sandbox
+    jobs_file: Path | None = None  # recorded in OUT/batch.json: what a resume must name again
+    resume: bool = False  # skip the jobs an earlier run of this OUT finished (`resume.py`)
 
 
 @dataclass
@@ -142,6 +149,29 @@ def _image(options: BatchOptions, job: Job) -> str | None:
     if options.sandbox in ("local", "bwrap"):
         return options.image
     return job.image or options.image
+
+
+def check_sandboxes(options: BatchOptions) -> None:
+    """Each job's sandbox, chosen as its run will choose it, before any job is cloned: one that
+    cannot be had here (`--sandbox docker` without an image, a daemon or the image; `--sandbox
+    bwrap` where bubblewrap cannot start; `--image` beside `local`) is one line and exit 2 for
+    the whole batch, as it is for one run, not an error row of every job. A job's own image the
+    daemon lacks is shown at the job's line."""
+    checked: set[str | None] = set()
+    for job in options.jobs:
+        image = _image(options, job)
+        if image in checked:
+            continue
+        checked.add(image)
+        try:
+            choose_sandbox(options.sandbox, image=image)
+        except FixloopError as exc:
+            if image is None or image != job.image or image == options.image:
+                raise
+            problems = [
+                replace(d, path=job.file, line=job.line, rule="image") for d in exc.diagnostics
+            ]
+            raise FixloopError(problems, exc.exit_code) from None
 
 
 def _commands(job: Job, repo: Path) -> tuple[tuple[str, ...], ...]:
@@ -279,14 +309,44 @@ def backend_of(options: BatchOptions) -> Backend:
     )
 
 
+def _kept(options: BatchOptions) -> dict[str, JobOutcome]:
+    """With `resume`, the rows of the jobs an earlier run of OUT finished, by id."""
+    if not options.resume:
+        return {}
+    then = resume.earlier(options.out, options.jobs_file)  # another batch's OUT: exit 2
+    names = {f.name for f in fields(JobOutcome)}
+    kept: dict[str, JobOutcome] = {}
+    for job in options.jobs:
+        row = resume.recorded(options.out, job, then)
+        if row is not None:
+            kept[job.id] = JobOutcome(**{k: v for k, v in row.items() if k in names})
+    return kept
+
+
 def run_batch(options: BatchOptions, pack: Pack, backend: Backend | None = None) -> BatchResult:
-    """Every job through the pool, rows in the jobs file's order whatever finished first."""
+    """Every job through the pool, rows in the jobs file's order whatever finished first; with
+    `resume`, a job an earlier run finished keeps its row and does not run again."""
+    kept = _kept(options)
+    placed = [(n, job) for n, job in enumerate(options.jobs, 1) if job.id not in kept]
+    check_sandboxes(replace(options, jobs=tuple(job for _, job in placed)))  # exit 2, no clone
+    options.out.mkdir(parents=True, exist_ok=True)
+    for _, job in placed if options.resume else ():
+        resume.clear(options.out, job)  # a folder left by an unfinished run: cloned afresh
+    # Only then the jobs as their lines stand now: no folder left holds an older line's verdict.
+    resume.begin(options.out, options.jobs_file, options.jobs)
+    total = len(options.jobs)
+    for index, job in enumerate(options.jobs, 1):
+        if job.id in kept:
+            row = kept[job.id]
+            message = f"{row.status}: recorded by an earlier run of this batch"
+            _say(options.events, job, row.status, message, (index, total))
     result = BatchResult(jobs="", out=options.out, backend=options.backend)
     pool = options.pool or LocalPool(options.workers)
-    job = BatchJob(options, pack, backend)
+    job_of = BatchJob(options, pack, backend)
     started = time.monotonic()
-    placed = list(enumerate(options.jobs, 1))
-    result.outcomes = pool.map(job, placed, job.admit, job.settle)
+    outcomes = pool.map(job_of, placed, job_of.admit, job_of.settle) if placed else []
+    ran = {outcome.id: outcome for outcome in outcomes}
+    result.outcomes = [kept.get(job.id) or ran[job.id] for job in options.jobs]
     result.wall_s = time.monotonic() - started
     return result
 
@@ -297,6 +357,7 @@ __all__ = [
     "BatchResult",
     "JobOutcome",
     "backend_of",
+    "check_sandboxes",
     "run_batch",
     "run_job",
 ]
