@@ -15,17 +15,28 @@ from fixloop.extras.browser.chromium import cleanup, screenshot
 from fixloop.extras.browser.devserver import dev_server, sweep_dev_servers
 from fixloop.extras.browser.shot_service import SOCKET_VARIABLE, screenshot_service
 from fixloop.runs.recovery import Sweeper
+from fixloop.sandboxes.launcher import RunSandbox
 
 
 class Chromium:
     """Debian's Chromium in headless mode, and the project's dev server, each in its own process
-    group (a fresh profile per screenshot; the server recorded in the run folder)."""
+    group (a fresh profile per screenshot; the server recorded in the run folder, and run in
+    the run's sandbox under bwrap and docker)."""
 
     @contextmanager
     def serve(
-        self, command: str, worktree: Path, folder: Path, run_id: str, timeout_s: float
+        self,
+        command: str,
+        worktree: Path,
+        folder: Path,
+        run_id: str,
+        timeout_s: float,
+        *,
+        sandbox: RunSandbox | None = None,
     ) -> Iterator[str]:
-        with dev_server(command, worktree, folder, run_id=run_id, timeout_s=timeout_s) as server:
+        with dev_server(
+            command, worktree, folder, run_id=run_id, timeout_s=timeout_s, sandbox=sandbox
+        ) as server:
             yield server.url
 
     def screenshot(
