@@ -51,7 +51,7 @@ def relay() -> Iterator[Relay]:
 
 def _ask(port: int, data: bytes) -> bytes:
     """What comes back for `data`; b"" when the relay ends the connection (a reset included:
-    it closes one with the request unread)."""
+    it closes one with the request unread, and a write after that fails)."""
     answer = b""
     with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
         try:
@@ -59,7 +59,7 @@ def _ask(port: int, data: bytes) -> bytes:
             connection.shutdown(socket.SHUT_WR)
             while chunk := connection.recv(4096):
                 answer += chunk
-        except ConnectionResetError:
+        except OSError:  # reset, or not connected after a reset
             return b""
     return answer
 
