@@ -1,22 +1,38 @@
 """A project's dev server for one task: started on a free port, awaited, always stopped.
 
-    with dev_server(task.dev_server_command, worktree, run.dir, run_id=run.id) as server:
+    with dev_server(task.dev_server_command, worktree, run.dir, run_id=run.id,
+                    sandbox=run_sandbox) as server:
         screenshot(server.url + route.lstrip("/"), out)
 
 The command (`devServerCommand` of tasks.json) is the user's own shell text: it runs as
 `bash -c COMMAND` — one argv element, never pasted into other shell text — in the worktree, with
 `PORT` (a free port), `HOST=127.0.0.1` and `BROWSER=none` (so that dev servers which open a
-browser do not) in its environment, in a process group of its own. `dev_server` waits (bounded)
-until the port answers HTTP, and stops the server at the end and on any failure: SIGTERM to the
-group, SIGKILL after a grace period, then the same for any of its processes that left the group.
-Its output goes to a pipe fixloop reads, never to disk (it may print secrets): the last lines,
-masked, explain a server that exits or never answers.
+browser do not) in its environment. `dev_server` waits (bounded) until the port answers HTTP,
+and stops the server at the end and on any failure. Its output goes to a pipe fixloop reads,
+never to disk (it may print secrets): the last lines, masked, explain a server that exits or
+never answers.
+
+Where it runs. The worktree is the agent's work: the command reads files the agent wrote
+(package.json scripts, a bundler's config, a script it runs), so under a sandbox that confines
+(`sandbox` is the run's, bwrap or docker) it runs in a sandbox of that kind on the worktree,
+never on the host: `Sandbox.start`, the same confinement as every command of the run (a
+container of its own under docker), with only `PORT`, `HOST`, `BROWSER` and the marker below in
+its environment (the host's is not passed through). Such a sandbox has no network but a loopback
+of its own, so the server listens there, at the same port number as the host's, and `relay.py`
+carries the host browser's connections to it: the host listens on 127.0.0.1:PORT and connects
+each connection to a Unix socket in a folder shared with the sandbox, where a relay beside the
+server (python3 inside the sandbox) connects it to the server's port. Stopping it stops the
+sandbox: bwrap's namespace (and everything in it), or the container. Under local (or with no
+sandbox) the command runs on the host in a process group of its own with the host's environment,
+as the user's own tools would: local confines nothing (docs/sandboxes.md).
 
 Each server is recorded in `FOLDER/devservers/` (the run's folder) before it starts, with a
-marker it and its children carry in their environment. When the process that started it dies
-without stopping it (a SIGKILL), `stop_leftovers(FOLDER)` — what `fixloop recover` calls for a
-dead run — finds its processes by that marker (never by a pid that may have been reused) and
-stops them.
+marker it and its children carry in their environment (and, under docker, its container's
+name; when confined, its relay's folder). When the process that started it dies without stopping
+it (a SIGKILL), `stop_leftovers(FOLDER)` — what `fixloop recover` calls for a dead run — finds
+its processes by that marker (never by a pid that may have been reused) and stops them, removes
+its container and its relay's folder. (Under bwrap the kernel has ended it already: the sandbox
+dies with its parent.)
 """
 
 from __future__ import annotations
