@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,9 @@ ALL = kinds("local", "bwrap", "docker")
 SLEEP = "python3 -c 'import time; time.sleep(600)'"  # its command line then holds the token
 
 
-def _first_line(chunks: object) -> bytes:
+def _first_line(chunks: Iterator[bytes]) -> bytes:
     line = b""
-    for chunk in chunks:  # type: ignore[attr-defined]
+    for chunk in chunks:
         line += chunk
         if b"\n" in line:
             return line
@@ -93,4 +94,4 @@ def test_a_program_that_is_not_there_is_one_line(kind: str, sandbox_of: OpenSand
 
 def test_shell_text_is_refused(sandbox_of: OpenSandbox) -> None:
     with pytest.raises(FixloopError, match="list of words"):
-        sandbox_of("local").start("sleep 1")  # type: ignore[arg-type]
+        sandbox_of("local").start("sleep 1")
