@@ -16,6 +16,7 @@ from tests.helpers.gitrepo import git
 from fixloop.agents.backend import AgentOutcome, AgentRequest, Backend
 from fixloop.agents.toolbox import Toolbox, ToolReply, ToolSpec
 from fixloop.sandboxes import Sandbox, SandboxChoice, SandboxResult, open_sandbox
+from fixloop.sandboxes.background import Background
 
 STATS = '''"""Small statistics."""
 
@@ -127,6 +128,17 @@ class Recording:
     ) -> SandboxResult:
         self.commands.append(list(argv))
         return self.inner.run(argv, cwd=cwd, env=env, timeout_s=timeout_s)
+
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        name: str = "",
+    ) -> Background:
+        self.commands.append(list(argv))
+        return self.inner.start(argv, cwd=cwd, env=env, name=name)
 
     def close(self) -> None:
         self.inner.close()

@@ -8,7 +8,8 @@
 `protocol.py` the Sandbox protocol, SandboxResult and SandboxChoice; `local.py`, `bubblewrap.py`,
 `container.py` the three sandboxes; `choose.py` `auto` and `open_sandbox`; `daemon.py` the Docker
 daemon and the containers a killed run left behind (`sweep.py`: recovery's sweeper of them);
-`process.py` the process group (`fixloop.processes`) that local and bwrap share. See
+`process.py` the process group (`fixloop.processes`) that local and bwrap share; `background.py`
+what `Sandbox.start` returns for a command that runs until stopped. See
 docs/sandboxes.md.
 """
 

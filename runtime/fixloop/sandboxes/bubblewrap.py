@@ -31,8 +31,9 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from fixloop.sandboxes.background import Background
 from fixloop.sandboxes.host_services import hidden_folders, host_sockets
-from fixloop.sandboxes.process import find_program, run_process_group
+from fixloop.sandboxes.process import find_program, run_process_group, start_process_group
 from fixloop.sandboxes.protected import protected_paths
 from fixloop.sandboxes.protocol import (
     DEFAULT_TIMEOUT_S,
@@ -176,20 +177,12 @@ class BubblewrapSandbox(SandboxBase):
     ) -> SandboxResult:
         words = checked_argv(argv)
         where = self.checked_cwd(cwd)
-        base = {"PATH": os.environ.get("PATH", os.defpath), "HOME": PRIVATE_TMP}
-        environment = self.environment(base, env)
+        environment = self._environment(env)
         # Checked on the host, whose file system the sandbox sees (bwrap's own "execvp" failure
         # would look like the command exiting 1).
         if not find_program(words[0], where, environment.get("PATH")):
             return not_found(words[0], KIND)
-        command = [
-            self.bwrap,
-            *confinement(
-                self.worktree, where, self.read_only, self.writable, list(self.services.values())
-            ),
-            "--",
-            *words,
-        ]
+        command = self._command(words, where)
         return run_process_group(
             command,
             cwd=where,
@@ -198,3 +191,26 @@ class BubblewrapSandbox(SandboxBase):
             cap=self.output_cap,
             kind=KIND,
         )
+
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        name: str = "",
+    ) -> Background:
+        words = checked_argv(argv)
+        where = self.checked_cwd(cwd)
+        environment = self._environment(env)
+        command = self._command(words, where)
+        return start_process_group(words, command, cwd=where, env=environment, kind=KIND)
+
+    def _environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
+        base = {"PATH": os.environ.get("PATH", os.defpath), "HOME": PRIVATE_TMP}
+        return self.environment(base, env)
+
+    def _command(self, words: list[str], where: Path) -> list[str]:
+        services = list(self.services.values())
+        options = confinement(self.worktree, where, self.read_only, self.writable, services)
+        return [self.bwrap, *options, "--", *words]

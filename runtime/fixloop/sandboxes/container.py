@@ -18,19 +18,25 @@ The container:
 On timeout the container is killed, and with it every process inside (they share its process
 namespace). Output is attached to before the start and read as it is written (no log is
 kept), capped like the others.
+
+`start` makes the same container for a command that runs until it is stopped (a dev server),
+under the name the caller gives (so recovery can remove it by name); `stop` stops it (SIGTERM,
+SIGKILL after the grace period, through Docker) and removes it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from fixloop.processes import CappedOutput
+from fixloop.sandboxes.background import Background
 from fixloop.sandboxes.daemon import (
     LABEL_RUN_ID,
     LABEL_SANDBOX,
@@ -181,12 +187,46 @@ class DockerSandbox(SandboxBase):
                 f"the Docker daemon at {daemon_address()} failed: {one_line(exc)}"
             ) from None
 
-    def _create(self, words: list[str], where: Path, environment: dict[str, str]) -> Any:
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        name: str = "",
+    ) -> Background:
+        import docker
+
+        words = checked_argv(argv)
+        where = self.checked_cwd(cwd)
+        environment = self.environment({"HOME": PRIVATE_TMP}, env)
+        try:
+            container = self._create(words, where, environment, name=name or None)
+            try:
+                return _Started(self, container)
+            except BaseException:
+                self._remove(container)
+                raise
+        except docker.errors.APIError as exc:
+            raise sandbox_error(f"{words[0]}: cannot start: {one_line(exc)}", "argv") from None
+        except (docker.errors.DockerException, OSError) as exc:
+            raise sandbox_error(
+                f"the Docker daemon at {daemon_address()} failed: {one_line(exc)}"
+            ) from None
+
+    def _create(
+        self,
+        words: list[str],
+        where: Path,
+        environment: dict[str, str],
+        name: str | None = None,
+    ) -> Any:
         import docker
 
         with self._lock:  # registered before anything can interrupt, so close() finds it
             container = self.client.containers.create(
                 self.image,
+                name=name,
                 command=words,
                 working_dir=str(where),
                 environment=environment,
@@ -288,6 +328,14 @@ class DockerSandbox(SandboxBase):
         with self._lock:
             self._live.pop(container.id, None)
 
+    def stop_container(self, container: Any, grace_s: float) -> None:
+        """SIGTERM to the container's init, SIGKILL after `grace_s` (Docker's stop), removed."""
+        import docker
+
+        with contextlib.suppress(docker.errors.DockerException, OSError):
+            container.stop(timeout=max(math.ceil(grace_s), 1))
+        self._remove(container)
+
     def close(self) -> None:
         """Remove every container still there (a command interrupted in another thread)."""
         import docker
@@ -300,3 +348,41 @@ class DockerSandbox(SandboxBase):
                 self._remove(container)
         self.client.close()
         self.streams.close()
+
+
+class _Started:
+    """A container running a command in the background (`DockerSandbox.start`)."""
+
+    pid = 0
+
+    def __init__(self, sandbox: DockerSandbox, container: Any) -> None:
+        self.sandbox = sandbox
+        self.handle = container
+        self.container = str(container.name)
+        # Attached before the start, so no output is missed.
+        self.frames = sandbox.streams.api.attach(
+            container.id, stdout=True, stderr=True, stream=True, logs=False, demux=True
+        )
+        container.start()
+
+    def chunks(self) -> Iterator[bytes]:
+        for out, err in self.frames:
+            if out:
+                yield out
+            if err:
+                yield err
+
+    def poll(self) -> int | None:
+        import docker
+
+        try:
+            self.handle.reload()
+        except docker.errors.NotFound:
+            return EXIT_KILLED  # removed under it: gone
+        state = self.handle.attrs.get("State", {})
+        if state.get("Running") or state.get("Status") == "created":
+            return None
+        return int(state.get("ExitCode", EXIT_KILLED))
+
+    def stop(self, grace_s: float) -> None:
+        self.sandbox.stop_container(self.handle, grace_s)

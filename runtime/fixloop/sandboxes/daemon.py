@@ -157,6 +157,23 @@ def remove_leftovers(run_ids: Iterable[str]) -> list[LeftoverContainer]:
     return removed
 
 
+def remove_container(name: str) -> bool:
+    """Remove the container called `name` (a background command's, `DockerSandbox.start`) with
+    whatever runs in it; True when there was one. Without a daemon there is none."""
+    client = _client_or_none()
+    if client is None or not name:
+        return False
+    import docker
+
+    try:
+        client.api.remove_container(name, force=True)
+    except docker.errors.NotFound:
+        return False
+    finally:
+        client.close()
+    return True
+
+
 def _client_or_none() -> Any:
     # No daemon answers: then no container of ours can be left over either.
     return _attempt(LEFTOVERS_TIMEOUT_S)[0]

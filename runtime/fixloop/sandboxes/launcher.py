@@ -67,13 +67,15 @@ class RunSandbox:
     # executor's screenshot service. Live only while the call runs, so never in config.json.
     services: tuple[tuple[str, str], ...] = field(default=())
 
-    def open(self, worktree: Path) -> Sandbox:
-        """The chosen sandbox on `worktree` (a context manager; close it when done)."""
+    def open(self, worktree: Path, *, writable: Sequence[Path] = ()) -> Sandbox:
+        """The chosen sandbox on `worktree` (a context manager; close it when done); `writable`:
+        folders outside it the commands may also write (`open_chosen`)."""
         return open_chosen(
             self.choice,
             worktree=worktree,
             run_id=self.run_id,
             read_only=[Path(folder) for folder in self.read_only],
+            writable=writable,
             services={variable: Path(path) for variable, path in self.services},
         )
 

@@ -13,7 +13,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from fixloop.sandboxes.process import find_program, run_process_group
+from fixloop.sandboxes.background import Background
+from fixloop.sandboxes.process import find_program, run_process_group, start_process_group
 from fixloop.sandboxes.protocol import (
     DEFAULT_TIMEOUT_S,
     OUTPUT_CAP_BYTES,
@@ -49,10 +50,26 @@ class LocalSandbox(SandboxBase):
     ) -> SandboxResult:
         words = checked_argv(argv)
         where = self.checked_cwd(cwd)
-        base = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(Path.home())}
-        environment = self.environment(base, env)
+        environment = self._environment(env)
         if not find_program(words[0], where, environment.get("PATH")):
             return not_found(words[0], KIND)
         return run_process_group(
             words, cwd=where, env=environment, timeout_s=timeout_s, cap=self.output_cap, kind=KIND
         )
+
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        name: str = "",
+    ) -> Background:
+        words = checked_argv(argv)
+        where = self.checked_cwd(cwd)
+        environment = self._environment(env)
+        return start_process_group(words, words, cwd=where, env=environment, kind=KIND)
+
+    def _environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
+        base = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(Path.home())}
+        return self.environment(base, env)

@@ -1,4 +1,5 @@
-"""One command as a process group of its own (`fixloop.processes`), as a sandbox's result.
+"""One command as a process group of its own (`fixloop.processes`), as a sandbox's result, or
+started in the background (`background.ProcessBackground`).
 
 The local and bubblewrap sandboxes both start their command this way (bubblewrap's command is
 `bwrap … -- argv`).
@@ -12,7 +13,8 @@ import time
 from pathlib import Path
 
 from fixloop import processes
-from fixloop.sandboxes.protocol import SandboxResult, not_found
+from fixloop.sandboxes.background import Background, ProcessBackground
+from fixloop.sandboxes.protocol import SandboxResult, not_found, sandbox_error
 
 EXIT_CANNOT_RUN = 126
 
@@ -46,3 +48,17 @@ def run_process_group(
     return SandboxResult(
         128 - code if code < 0 else code, done.stdout, done.stderr, done.timed_out, done.duration_s
     )
+
+
+def start_process_group(
+    words: list[str], argv: list[str], *, cwd: Path, env: dict[str, str], kind: str
+) -> Background:
+    """`argv` (which runs `words`: the same list, or bwrap's around it) in the background;
+    FixloopError when `words[0]` cannot be found or started."""
+    if not find_program(words[0], cwd, env.get("PATH")):
+        raise sandbox_error(f"{words[0]}: command not found (in the {kind} sandbox)", "argv")
+    try:
+        return ProcessBackground(argv, cwd=cwd, env=env)
+    except OSError as exc:
+        message = f"{argv[0]}: cannot run: {exc.strerror or exc} (in the {kind} sandbox)"
+        raise sandbox_error(message, "argv") from None

@@ -17,6 +17,9 @@ Every sandbox takes the same inputs and answers the same way:
   report it; a command that cannot be found exits 127.
 - The sandbox is a context manager: leaving the block releases what it holds (for docker, any
   container still there), also when the block ends by an exception.
+
+`start` confines a command that runs until it is stopped (a dev server) the same way, and hands
+back a `Background` (`background.py`) instead of a result; the caller stops it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from types import TracebackType
 from typing import Protocol, Self
 
 from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.sandboxes.background import Background
 from fixloop.sandboxes.host_services import checked_services, without_host_services
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -80,6 +84,18 @@ class Sandbox(Protocol):
         env: Mapping[str, str] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> SandboxResult: ...
+
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        name: str = "",
+    ) -> Background:
+        """`argv` running in the background until the caller stops it; `name` names its
+        container under docker (for recovery to find it). FixloopError when it cannot start."""
+        ...
 
     def close(self) -> None: ...
 

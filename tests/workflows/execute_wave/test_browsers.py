@@ -19,6 +19,7 @@ from fixloop.agents.backend import AgentOutcome, AgentRequest
 from fixloop.agents.scripted import ScriptedBackend
 from fixloop.events import EventStream
 from fixloop.extras.browser.seams import CHROMIUM
+from fixloop.sandboxes.launcher import RunSandbox
 from fixloop.workflows.execute_wave import ExecuteWaveOptions, run_execute_wave
 from fixloop.workflows.kernel.browser import Browser
 from fixloop.workflows.kernel.workflow import Context
@@ -59,9 +60,16 @@ class CleanupsSeen:
         self.timeline = timeline
 
     def serve(
-        self, command: str, worktree: Path, folder: Path, run_id: str, timeout_s: float
+        self,
+        command: str,
+        worktree: Path,
+        folder: Path,
+        run_id: str,
+        timeout_s: float,
+        *,
+        sandbox: RunSandbox | None = None,
     ) -> AbstractContextManager[str]:
-        return self.inner.serve(command, worktree, folder, run_id, timeout_s)
+        return self.inner.serve(command, worktree, folder, run_id, timeout_s, sandbox=sandbox)
 
     def screenshot(
         self, url: str, target: Path, viewport: tuple[int, int], timeout_s: float

@@ -1,22 +1,38 @@
 """A project's dev server for one task: started on a free port, awaited, always stopped.
 
-    with dev_server(task.dev_server_command, worktree, run.dir, run_id=run.id) as server:
+    with dev_server(task.dev_server_command, worktree, run.dir, run_id=run.id,
+                    sandbox=run_sandbox) as server:
         screenshot(server.url + route.lstrip("/"), out)
 
 The command (`devServerCommand` of tasks.json) is the user's own shell text: it runs as
 `bash -c COMMAND` — one argv element, never pasted into other shell text — in the worktree, with
 `PORT` (a free port), `HOST=127.0.0.1` and `BROWSER=none` (so that dev servers which open a
-browser do not) in its environment, in a process group of its own. `dev_server` waits (bounded)
-until the port answers HTTP, and stops the server at the end and on any failure: SIGTERM to the
-group, SIGKILL after a grace period, then the same for any of its processes that left the group.
-Its output goes to a pipe fixloop reads, never to disk (it may print secrets): the last lines,
-masked, explain a server that exits or never answers.
+browser do not) in its environment. `dev_server` waits (bounded) until the port answers HTTP,
+and stops the server at the end and on any failure. Its output goes to a pipe fixloop reads,
+never to disk (it may print secrets): the last lines, masked, explain a server that exits or
+never answers.
+
+Where it runs. The worktree is the agent's work: the command reads files the agent wrote
+(package.json scripts, a bundler's config, a script it runs), so under a sandbox that confines
+(`sandbox` is the run's, bwrap or docker) it runs in a sandbox of that kind on the worktree,
+never on the host: `Sandbox.start`, the same confinement as every command of the run (a
+container of its own under docker), with only `PORT`, `HOST`, `BROWSER` and the marker below in
+its environment (the host's is not passed through). Such a sandbox has no network but a loopback
+of its own, so the server listens there, at the same port number as the host's, and `relay.py`
+carries the host browser's connections to it: the host listens on 127.0.0.1:PORT and connects
+each connection to a Unix socket in a folder shared with the sandbox, where a relay beside the
+server (python3 inside the sandbox) connects it to the server's port. Stopping it stops the
+sandbox: bwrap's namespace (and everything in it), or the container. Under local (or with no
+sandbox) the command runs on the host in a process group of its own with the host's environment,
+as the user's own tools would: local confines nothing (docs/sandboxes.md).
 
 Each server is recorded in `FOLDER/devservers/` (the run's folder) before it starts, with a
-marker it and its children carry in their environment. When the process that started it dies
-without stopping it (a SIGKILL), `stop_leftovers(FOLDER)` — what `fixloop recover` calls for a
-dead run — finds its processes by that marker (never by a pid that may have been reused) and
-stops them.
+marker it and its children carry in their environment (and, under docker, its container's
+name; when confined, its relay's folder). When the process that started it dies without stopping
+it (a SIGKILL), `stop_leftovers(FOLDER)` — what `fixloop recover` calls for a dead run — finds
+its processes by that marker (never by a pid that may have been reused) and stops them, removes
+its container and its relay's folder. (Under bwrap the kernel has ended it already: the sandbox
+dies with its parent.)
 """
 
 from __future__ import annotations
@@ -25,9 +41,7 @@ import contextlib
 import json
 import os
 import secrets
-import signal
 import socket
-import subprocess
 import threading
 import time
 import urllib.error
@@ -38,7 +52,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.extras.browser.processes import (
@@ -46,15 +60,20 @@ from fixloop.extras.browser.processes import (
     is_running,
     marked_by_environment,
     read_process,
-    signal_group,
     stop,
 )
+from fixloop.extras.browser.relay import host_relay, inside_argv, remove_folder
 from fixloop.masking import dumps_masked, mask_text
+from fixloop.sandboxes.background import Background, ProcessBackground
+from fixloop.sandboxes.daemon import remove_container
+from fixloop.sandboxes.launcher import RunSandbox
+from fixloop.sandboxes.protocol import Sandbox
 
 RECORDS = "devservers"
 MARKER_VARIABLE = "FIXLOOP_DEV_SERVER"
 HOST = "127.0.0.1"
 _TAIL_LINES = 40
+CONFINING = ("bwrap", "docker")  # the sandboxes a dev server is started in
 
 
 @dataclass(frozen=True)
@@ -72,6 +91,9 @@ class DevServer:
     owner_start_ticks: int
     command: str  # masked: a command line may carry a token
     record: str
+    sandbox: str = "local"  # where it runs: local (the host), bwrap or docker
+    container: str = ""  # its container's name under docker
+    relay: str = ""  # the folder of the host's relay to it, when confined
 
     @property
     def url(self) -> str:
@@ -101,16 +123,23 @@ def free_port() -> int:
 
 
 class _OutputTail:
-    """Drains a server's output (a full pipe would block it) and keeps its last lines."""
+    """Drains a server's output (a full pipe would block it) and keeps its last lines, in
+    memory only."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    def __init__(self, started: Background) -> None:
         self._lines: deque[str] = deque(maxlen=_TAIL_LINES)
-        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread = threading.Thread(target=self._read, args=(started,), daemon=True)
         self._thread.start()
 
-    def _read(self, stream: IO[bytes]) -> None:
-        for line in stream:
-            self._lines.append(line.decode(errors="replace").rstrip())
+    def _read(self, started: Background) -> None:
+        pending = b""
+        with contextlib.suppress(Exception):  # a stream cut when the server is stopped
+            for chunk in started.chunks():
+                *lines, pending = (pending + chunk).split(b"\n")
+                self._lines.extend(line.decode(errors="replace").rstrip() for line in lines)
+                pending = pending[-65536:]  # a line without end is kept only in part
+        if pending:
+            self._lines.append(pending.decode(errors="replace").rstrip())
 
     def text(self, lines: int = 5) -> str:
         return mask_text(" | ".join(list(self._lines)[-lines:])) or "no output"
@@ -147,75 +176,92 @@ def dev_server(
     timeout_s: float = 60.0,
     grace_s: float = 5.0,
     env: Mapping[str, str] | None = None,
+    sandbox: RunSandbox | None = None,
 ) -> Iterator[DevServer]:
-    """Run `command` as the worktree's dev server for the `with` block; see the module doc."""
+    """Run `command` as the worktree's dev server for the `with` block, in `sandbox` when that
+    is bwrap or docker (on the host otherwise); see the module doc."""
     if not command.strip():
         raise _error("devServerCommand is empty", exit_code=2)
     if not worktree.is_dir():
         raise _error(f"{worktree}: no such worktree", exit_code=2)
+    confined = sandbox is not None and sandbox.choice.kind in CONFINING
     records = folder / RECORDS
     records.mkdir(parents=True, exist_ok=True)
     marker = f"{os.getpid()}-{secrets.token_hex(8)}"
     record = records / f"{marker}.json"
     owner = read_process(os.getpid())
-    port = free_port()
-    data: dict[str, Any] = {
-        "marker": marker,
-        "pid": 0,
-        "pgid": 0,
-        "port": port,
-        "worktree": str(worktree),
-        "run_id": run_id,
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "owner_pid": os.getpid(),
-        "owner_start_ticks": owner.start_ticks if owner else 0,
-        "command": mask_text(command),
-        "record": str(record),
-    }
-    _write_record(record, data)  # before the start: a kill right after it leaves a findable record
-    environment = {
-        **os.environ,
-        **(env or {}),
-        "PORT": str(port),
-        "HOST": HOST,
-        "BROWSER": "none",
-        MARKER_VARIABLE: marker,
-    }
+    with contextlib.ExitStack() as stack:
+        relay = stack.enter_context(host_relay(free_port)) if confined else None
+        data: dict[str, Any] = {
+            "marker": marker,
+            "pid": 0,
+            "pgid": 0,
+            "port": relay.port if relay else free_port(),
+            "worktree": str(worktree),
+            "run_id": run_id,
+            "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "owner_pid": os.getpid(),
+            "owner_start_ticks": owner.start_ticks if owner else 0,
+            "command": mask_text(command),
+            "record": str(record),
+            "sandbox": sandbox.choice.kind if sandbox and confined else "local",
+            "container": f"fixloop-dev-server-{marker}" if _docker(sandbox) else "",
+            "relay": str(relay.folder) if relay else "",
+        }
+        # Before the start: a kill right after it leaves a findable record.
+        _write_record(record, data)
+        stack.callback(record.unlink, missing_ok=True)
+        variables = {"PORT": str(data["port"]), "HOST": HOST, "BROWSER": "none"}
+        variables[MARKER_VARIABLE] = marker
+        if relay is not None and sandbox is not None:
+            box = stack.enter_context(sandbox.open(worktree, writable=[relay.folder]))
+            argv = inside_argv(command, relay)
+            started = _start_confined(box, argv, worktree, {**(env or {}), **variables}, data)
+        else:
+            started = _start_on_host(command, worktree, {**os.environ, **(env or {}), **variables})
+        output = _OutputTail(started)
+        data.update(pid=started.pid, pgid=started.pid)
+        server = DevServer(**data)
+        stack.callback(output.join, 1.0)
+        stack.callback(_stop_started, server, started, grace_s)
+        _write_record(record, data)
+        _wait_until_answering(server, started, output, timeout_s)
+        yield server
+
+
+def _docker(sandbox: RunSandbox | None) -> bool:
+    return sandbox is not None and sandbox.choice.kind == "docker"
+
+
+def _start_on_host(command: str, worktree: Path, environment: Mapping[str, str]) -> Background:
+    """Under local (or no sandbox): the user's command on the host, as before any sandbox."""
     try:
-        process = subprocess.Popen(
-            ["bash", "-c", command, "dev-server"],
-            cwd=worktree,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+        return ProcessBackground(
+            ["bash", "-c", command, "dev-server"], cwd=worktree, env=environment
         )
     except OSError as exc:
-        record.unlink(missing_ok=True)
         raise _error(f"cannot start bash: {exc.strerror or exc}") from None
-    assert process.stdout is not None
-    output = _OutputTail(process.stdout)
-    data.update(pid=process.pid, pgid=process.pid)
-    server = DevServer(**data)
+
+
+def _start_confined(
+    box: Sandbox, argv: list[str], worktree: Path, env: Mapping[str, str], data: Mapping[str, Any]
+) -> Background:
+    """The command and the relay beside it (`argv`) in the run's sandbox (a container of its
+    own under docker, named for recovery); only `env` reaches it, not the host's environment."""
     try:
-        _write_record(record, data)
-        _wait_until_answering(server, process, output, timeout_s)
-        yield server
-    finally:
-        _stop_started(server, process, grace_s)
-        output.join(1.0)
-        record.unlink(missing_ok=True)
+        return box.start(argv, cwd=worktree, env=env, name=str(data["container"]))
+    except FixloopError as exc:
+        raise _error(f"cannot start the dev server in its sandbox: {exc}") from None
 
 
 def _wait_until_answering(
-    server: DevServer, process: subprocess.Popen[bytes], output: _OutputTail, timeout_s: float
+    server: DevServer, started: Background, output: _OutputTail, timeout_s: float
 ) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         if _answers_http(server.port):
             return
-        code = process.poll()
+        code = started.poll()
         if code is not None:
             output.join(1.0)  # its last words may still be in the pipe
             raise _error(f"the dev server exited ({code}) before answering: {output.text()}")
@@ -227,14 +273,8 @@ def _wait_until_answering(
         time.sleep(0.1)
 
 
-def _stop_started(server: DevServer, process: subprocess.Popen[bytes], grace_s: float) -> None:
-    # The leader is not reaped before it is waited for here, so its group id is still ours.
-    signal_group(server.pgid, signal.SIGTERM)
-    try:
-        process.wait(grace_s)
-    except subprocess.TimeoutExpired:
-        signal_group(server.pgid, signal.SIGKILL)
-        process.wait()
+def _stop_started(server: DevServer, started: Background, grace_s: float) -> None:
+    started.stop(grace_s)  # the group (local), the sandbox's namespace (bwrap), the container
     stop(partial(_members, server.marker), grace_s)  # children that outlived it or left the group
 
 
@@ -256,7 +296,11 @@ def stop_leftovers(folder: Path, grace_s: float = 5.0) -> list[DevServer]:
             continue  # not ours to judge; `runs prune` removes the folder with the run
         if is_running(server.owner_pid, server.owner_start_ticks):
             continue
+        if server.container:
+            remove_container(server.container)
         stop(partial(_members, server.marker), grace_s)
+        if server.relay:
+            remove_folder(Path(server.relay))
         record.unlink(missing_ok=True)
         stopped.append(server)
     return stopped

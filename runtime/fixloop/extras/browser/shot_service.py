@@ -1,8 +1,9 @@
 """Screenshots taken for a sandboxed agent: a host-side service on a Unix socket.
 
 A design executor's shell runs in the run's sandbox (bwrap, docker), which has no network but a
-loopback of its own: the task's dev server, listening on the host's loopback, is out of its
-reach. So the screenshot is taken for it, on the host, and only of that dev server:
+loopback of its own: the task's dev server, in a sandbox of its own and relayed to the host's
+loopback (`devserver.py`), is out of its reach. So the screenshot is taken for it, on the host,
+and only of that dev server:
 
     with screenshot_service("http://127.0.0.1:5173/", folder) as socket_path:
         # the sandbox binds socket_path at its own path and names it in FIXLOOP_SCREENSHOT_SOCKET

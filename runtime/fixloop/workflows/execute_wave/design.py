@@ -4,7 +4,9 @@ The browser and the dev servers are the run's `Context.browser` (`fixloop.workfl
 browser`), which the command line wires to `fixloop.extras.browser`: Debian's Chromium in headless
 mode and a project's `devServerCommand` run in a worktree on a free port, each in its own process
 group, the server recorded in a run folder so that `fixloop recover` can stop the servers of a run
-that died. This module only says where and when; without a browser a design task fails closed.
+that died. The worktree is the agent's work, so under bwrap and docker its server runs in the
+run's sandbox (relayed to the host's loopback for the browser), never on the host. This module
+only says where and when; without a browser a design task fails closed.
 
 Figma: a design task with a `figmaUrl` is compared with the Figma design through a Figma MCP
 server's tools, when the user has one: an `mcpServers` entry whose name holds "figma", in the
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
+from fixloop.sandboxes.launcher import RunSandbox
 from fixloop.workflows.kernel.browser import Browser
 
 DEFAULT_VIEWPORT = (1280, 800)
@@ -116,9 +119,13 @@ def served(
     *,
     run_id: str,
     timeout_s: float,
+    sandbox: RunSandbox | None,
 ) -> Iterator[str]:
-    """`devServerCommand` serving `worktree` for the `with` block; yields its base URL."""
-    with _needed(browser).serve(command, worktree, folder, run_id, timeout_s) as url:
+    """`devServerCommand` serving `worktree` for the `with` block, in the run's `sandbox` when
+    that confines (the agent wrote the tree it runs); yields its base URL."""
+    with _needed(browser).serve(
+        command, worktree, folder, run_id, timeout_s, sandbox=sandbox
+    ) as url:
         yield url
 
 
@@ -132,6 +139,7 @@ def served_if(
     folder: Path,
     run_id: str,
     timeout_s: float,
+    sandbox: RunSandbox | None,
     warn: Callable[[str], None],
 ) -> Iterator[str]:
     """`served` when `needed`; yields "" when not, or when the server would not start (the
@@ -141,7 +149,15 @@ def served_if(
         if needed:
             try:
                 url = stack.enter_context(
-                    served(browser, command, worktree, folder, run_id=run_id, timeout_s=timeout_s)
+                    served(
+                        browser,
+                        command,
+                        worktree,
+                        folder,
+                        run_id=run_id,
+                        timeout_s=timeout_s,
+                        sandbox=sandbox,
+                    )
                 )
             except FixloopError as exc:
                 warn(f"the dev server did not start: {exc}")

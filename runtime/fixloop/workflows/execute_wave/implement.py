@@ -122,6 +122,7 @@ class Implementer:
                         work.sub_run.dir,
                         run_id=work.run_id,
                         timeout_s=flow.options.dev_server_timeout_s,
+                        sandbox=flow.run_sandbox(),
                     )
                 )
                 url = design.page_url(base, work.task.route)

@@ -16,6 +16,7 @@ from fixloop.agents.backend import AgentOutcome
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.runs.git_session import GitSession
 from fixloop.runs.run import Run
+from fixloop.sandboxes.launcher import RunSandbox
 from fixloop.steps.caller import Steps
 from fixloop.steps.result import StepResult
 from fixloop.steps.runner import StepRun
@@ -62,6 +63,11 @@ class WaveRun(Protocol):
 
     def isolated_sandbox(self) -> bool:
         """Whether role calls' commands run in a sandbox without the host's network."""
+        ...
+
+    def run_sandbox(self) -> RunSandbox | None:
+        """The run's sandbox (None when none was chosen): design tasks' dev servers run in it
+        when it confines (bwrap, docker), for they serve what the agent wrote."""
         ...
 
     def screenshot_client(self) -> Path | None:

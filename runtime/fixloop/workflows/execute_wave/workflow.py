@@ -23,6 +23,7 @@ from typing import Any
 from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
 from fixloop.runs.exclusive import exclusive_run
+from fixloop.sandboxes.launcher import RunSandbox
 from fixloop.steps.result import StepFailed, required_output
 from fixloop.steps.runner import step_library
 from fixloop.workflows.execute_wave import design, fixes, resume
@@ -408,6 +409,9 @@ class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
         sandbox = self.dispatcher.sandbox
         return sandbox is not None and sandbox.choice.kind in ("bwrap", "docker")
 
+    def run_sandbox(self) -> RunSandbox | None:
+        return self.dispatcher.sandbox
+
     def screenshot_client(self) -> Path | None:
         sandbox = self.dispatcher.sandbox
         if sandbox is None or sandbox.choice.kind != "docker":
@@ -426,6 +430,7 @@ class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
             folder=run.dir,
             run_id=run.id,
             timeout_s=self.options.dev_server_timeout_s,
+            sandbox=self.run_sandbox(),
             warn=self.warn,
         )
 

@@ -12,13 +12,24 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
+from fixloop.sandboxes.launcher import RunSandbox
+
 
 class Browser(Protocol):
     def serve(
-        self, command: str, worktree: Path, folder: Path, run_id: str, timeout_s: float
+        self,
+        command: str,
+        worktree: Path,
+        folder: Path,
+        run_id: str,
+        timeout_s: float,
+        *,
+        sandbox: RunSandbox | None = None,
     ) -> AbstractContextManager[str]:
         """`command` serving `worktree` for the `with` block, recorded in `folder` so recovery
-        can stop it; yields its base URL. FixloopError when it does not start."""
+        can stop it; yields its base URL (on the host's loopback). Under a `sandbox` that
+        confines (bwrap, docker) the command runs in it, never on the host. FixloopError when
+        it does not start."""
         ...
 
     def screenshot(
