@@ -18,10 +18,14 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.located_yaml import KeyPath, line_of
+
+# Imported where a problem is worded: `did_you_mean` is on the path of every check, and the
+# plain declarations' check needs no pydantic at all (plain_models.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
 
 _EXPECTED = {
     "string_type": "text",
@@ -188,6 +192,8 @@ def _vocabulary(model: type[BaseModel]) -> frozenset[str]:
 
 
 def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    from pydantic import BaseModel
+
     found: list[type[BaseModel]] = []
     stack = [annotation]
     while stack:
