@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import random
 import subprocess
 import sys
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from fixloop import records
 from fixloop.checker.language import (
     CheckerSpec,
     ContractFile,
@@ -33,17 +33,17 @@ def same(plain: Any, validated: BaseModel) -> None:
     """The plain object holds pydantic's values, of the same types all the way down."""
     assert type(plain).__name__ == type(validated).__name__
     assert twin(type(plain)) is type(validated)
-    for field in dataclasses.fields(plain):
-        mine, theirs = getattr(plain, field.name), getattr(validated, field.name)
+    for name in records.field_names(type(plain)):
+        mine, theirs = getattr(plain, name), getattr(validated, name)
         if isinstance(theirs, BaseModel):
             same(mine, theirs)
         elif isinstance(theirs, list) and any(isinstance(t, BaseModel) for t in theirs):
-            assert len(mine) == len(theirs), field.name
+            assert len(mine) == len(theirs), name
             for one, other in zip(mine, theirs, strict=True):
                 same(one, other)
         else:
-            assert type(mine) is type(theirs), field.name
-            assert mine == theirs, field.name
+            assert type(mine) is type(theirs), name
+            assert mine == theirs, name
 
 
 def declarations(monkeypatch: pytest.MonkeyPatch) -> list[tuple[type[Any], Any, Any]]:

@@ -23,7 +23,6 @@ defined under `commands:`; a list means "any of these". See docs/contracts.md.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -35,6 +34,7 @@ from fixloop.documents.files import present, read_text
 from fixloop.documents.located_yaml import KeyPath, line_of, load_located
 from fixloop.documents.plain_models import MinLength, Refused, StrictInt, built, keyed
 from fixloop.documents.source import SourceDocument
+from fixloop.records import record
 
 KINDS = ("order", "count", "guarded", "forbidden", "required", "cleanup", "says")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -44,10 +44,9 @@ Operand = str | list[str]
 # Plain classes, with pydantic's model made from them only to word a declaration's problems
 # (plain_models.py): defining models, and importing what that needs, was a good part of
 # `fixloop check`'s start. Unknown keys are refused, and a key is written as its alias.
-_declared = dataclass(frozen=True, kw_only=True)
 
 
-@_declared
+@record(frozen=True, kw_only=True)
 class ScopeSpec:
     step: str | None = None
     steps: list[str] | None = None
@@ -70,13 +69,13 @@ def words_in(wanted: str, text: str) -> bool:
     return set(re.findall(r"[a-z0-9]+", wanted.lower())) <= words
 
 
-@_declared
+@record(frozen=True, kw_only=True)
 class FinallySpec:
     steps: list[str] = keyed(default_factory=lambda: ["cleanup"])
     labels: list[str] = keyed(default_factory=list)
 
 
-@_declared
+@record(frozen=True, kw_only=True)
 class ScopedSetting:
     """How some of a document's blocks run, or which generic rules they are spared: a document
     whose blocks run without `set -e` may have one step that runs under it, and a sidecar may
@@ -87,7 +86,7 @@ class ScopedSetting:
     ignore: list[str] = keyed(default_factory=list)
 
 
-@_declared
+@record(frozen=True, kw_only=True)
 class CheckerSpec:
     steps: Literal["heading", "xml"] = "heading"
     step_tag: str = "step"
@@ -107,7 +106,7 @@ class CheckerSpec:
     scoped: list[ScopedSetting] = keyed(default_factory=list)
 
 
-@_declared
+@record(frozen=True, kw_only=True)
 class ContractSpec:
     id: Annotated[str, MinLength(1)]
     why: str = ""
@@ -164,7 +163,7 @@ class ContractSpec:
         return next(k for k in KINDS if getattr(self, k) is not None)
 
 
-@_declared
+@record(frozen=True, kw_only=True)
 class ContractFile:
     checker: CheckerSpec = keyed(default_factory=CheckerSpec)
     commands: dict[str, Operand] = keyed(default_factory=dict)

@@ -23,11 +23,11 @@ in a folder that has both. Paths in it (`pack`, the per-file globs) are relative
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import re
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from fixloop.documents.files import present, read_text, resolved
 from fixloop.documents.located_yaml import KeyPath
 from fixloop.documents.plain_models import Refused, built, keyed
 from fixloop.documents.spec_errors import did_you_mean
+from fixloop.records import record, replace
 from fixloop.secret_files import SecretFiles
 
 CONFIG_FILE = "fixloop.toml"
@@ -66,7 +67,7 @@ _DESTINATION = (
 # Plain classes, with pydantic's model made from them only to word the settings' problems
 # (plain_models.py): defining models, and importing what that needs, was a good part of
 # `fixloop check`'s start. Unknown keys are refused, and a key is written as its alias.
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class OpenAISettings:
     """What a project may choose for `--backend openai`. Where the key is sent (the base URL) and
     which variable holds it are the user's alone (flags, environment): a cloned repository's
@@ -98,7 +99,7 @@ class OpenAISettings:
     )
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Settings:
     pack: str | None = None
     profile: Profile | None = None
@@ -112,9 +113,9 @@ class Settings:
     openai: OpenAISettings | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Config:
-    settings: Settings = field(default_factory=Settings)
+    settings: Settings = dataclasses.field(default_factory=Settings)
     path: Path | None = None  # the file the settings come from
     cli: frozenset[str] = frozenset()  # ids given on the command line
 

@@ -3,7 +3,7 @@ to word their problems.
 
 A one-document check in a pre-commit hook pays for every class it defines: pydantic's model
 classes, and the pydantic machinery that defining one imports, were a good part of `fixloop
-check`'s start. So the declared data is plain frozen dataclasses, each field saying what pydantic
+check`'s start. So the declared data is frozen records (records.py), each field saying what pydantic
 would be told (`keyed(alias=…, ge=…)`, `Annotated[str, MinLength(1)]`, `StrictInt`), and `built`
 turns data into one of them:
 
@@ -25,6 +25,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, NamedTuple, TypeVar
 
+from fixloop import records
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.located_yaml import KeyPath
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Reader = Callable[[Any], Any]  # a value → itself as the annotation holds it, or _Unfit
 _SCALARS = (str, int, bool, float)  # the values a Literal or an enum member can equal, hashable
-_FIELD = "fixloop.declared"  # the dataclass field metadata key of what pydantic is told
+_FIELD = "fixloop.declared"  # the field metadata key of what pydantic is told
 
 
 class MinLength(NamedTuple):
@@ -128,7 +129,8 @@ class _Field(NamedTuple):
     name: str
     annotation: Any  # with its Annotated extras
     said: dict[str, Any]  # what pydantic is told besides the annotation (see `keyed`)
-    field: dataclasses.Field[Any]
+    default: Any  # dataclasses.MISSING when none
+    factory: Any  # dataclasses.MISSING when none
 
 
 # Worked out once per class (a dict, not functools.cache: mypy holds a type unhashable).
@@ -142,9 +144,15 @@ def _fields(model: type[Any]) -> tuple[_Field, ...]:
     found = _FIELDS.get(model)
     if found is None:
         hints = typing.get_type_hints(model, include_extras=True)
+        said = records.metadata(model)
         found = _FIELDS[model] = tuple(
-            _Field(f.name, hints[f.name], dict(f.metadata.get(_FIELD, {})), f)
-            for f in dataclasses.fields(model)
+            _Field(
+                name,
+                hints[name],
+                dict(said[name].get(_FIELD, {})),
+                *records.default_of(model, name),
+            )
+            for name in records.field_names(model)
         )
     return found
 
@@ -261,7 +269,7 @@ def _plain(annotation: Any) -> Reader:
         return lambda v: None if v is None else _unfit(v)
     if annotation in (str, bool, int):
         return lambda v: v if type(v) is annotation else _unfit(v)
-    if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
+    if records.is_record(annotation):
         declared = annotation
         return lambda v: _model(declared, v)
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
@@ -294,12 +302,11 @@ def _made_twin(model: type[Any]) -> type[BaseModel]:
         if refused is not None:
             annotation = Annotated[annotation, AfterValidator(_refusal(refused))]
         said: dict[str, Any] = {k: v for k, v in field.said.items() if k != "refused"}
-        factory: Any = field.field.default_factory
-        if factory is not dataclasses.MISSING:
-            declared = isinstance(factory, type) and dataclasses.is_dataclass(factory)
-            said["default_factory"] = twin(factory) if declared else factory
-        elif field.field.default is not dataclasses.MISSING:
-            said["default"] = field.field.default
+        if field.factory is not dataclasses.MISSING:
+            factory = field.factory
+            said["default_factory"] = twin(factory) if records.is_record(factory) else factory
+        elif field.default is not dataclasses.MISSING:
+            said["default"] = field.default
         fields[field.name] = (annotation, Field(**said))
     validators: dict[str, Any] = {}
     if hasattr(model, "problem"):
@@ -347,7 +354,7 @@ def _twin_annotation(annotation: Any) -> Any:
         return list[_twin_annotation(args[0])]  # type: ignore[misc]
     if origin is dict:
         return dict[_twin_annotation(args[0]), _twin_annotation(args[1])]  # type: ignore[misc]
-    if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
+    if records.is_record(annotation):
         return twin(annotation)
     return annotation
 
