@@ -24,7 +24,6 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -39,6 +38,7 @@ from fixloop.documents.claude_code_names import (
 )
 from fixloop.documents.located_yaml import KeyPath
 from fixloop.documents.tools import parse_tool, split_tools
+from fixloop.records import record
 
 # fixloop's own frontmatter keys, which Claude Code ignores.
 FIXLOOP_KEYS = frozenset({"fixloop", "contracts", "checker"})
@@ -58,7 +58,7 @@ class Level(Enum):
     HOUSE = "house"  # fixloop's own rule: an error under the fixloop profile, else silent
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     keys: KeyPath
     message: str
