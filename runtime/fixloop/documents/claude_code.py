@@ -21,7 +21,6 @@ come from `claude_code_names.py`, read from the CLI itself):
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping
 from enum import Enum
@@ -210,6 +209,8 @@ def unknown_keys(meta: Mapping[str, Any], kind: str) -> list[Finding]:
     for key in meta:
         if key in known or key in FIXLOOP_KEYS:
             continue
+        import difflib  # here: only a misspelt key needs it, and every check imports this
+
         close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.8)
         hint = f"; did you mean {close[0]!r}?" if close else " (typo?)"
         if kind == "agent" or close:

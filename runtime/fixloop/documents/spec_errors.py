@@ -11,7 +11,6 @@ shape of one member, that member's own problems only.
 from __future__ import annotations
 
 import datetime
-import difflib
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -208,5 +207,7 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
 def did_you_mean(word: str, known: Iterable[str]) -> str:
     """` (did you mean 'x'?)` for the closest of `known`, or nothing: one wording everywhere a
     key, a rule id or a contract id is misspelt."""
+    import difflib  # here: only a misspelling needs it, and every check imports this module
+
     close = difflib.get_close_matches(word, sorted(set(known)), n=1, cutoff=0.7)
     return f" (did you mean {close[0]!r}?)" if close else ""
