@@ -41,7 +41,7 @@ _FIELD = "fixloop.declared"  # the field metadata key of what pydantic is told
 
 
 class MinLength(NamedTuple):
-    """`Annotated[str, MinLength(1)]`: pydantic's `Field(min_length=…)` on a list's items."""
+    """`Annotated[str, MinLength(1)]`: pydantic's `Field(min_length=…)` inside an annotation."""
 
     min_length: int
 
