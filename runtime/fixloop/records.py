@@ -74,6 +74,7 @@ def _make(cls: type[T], *, frozen: bool, order: bool, kw_only: bool) -> type[T]:
     names = {f.name for f in own}
     fields = (*(f for f in inherited if f.name not in names), *own)
     target.__record_fields__ = fields
+    target.__record_plan__ = _Plan(fields)
     target.__init__ = _init
     target.__repr__ = _repr
     target.__eq__ = _eq
@@ -121,38 +122,53 @@ def replace(value: T, **changes: Any) -> T:
 
 def _values(self: Any) -> tuple[Any, ...]:
     own = self.__dict__
-    return tuple(own[f.name] for f in type(self).__record_fields__)
+    return tuple(own[name] for name in type(self).__record_plan__.names)
+
+
+class _Plan:
+    """How a record class is constructed, worked out once."""
+
+    __slots__ = ("defaults", "factories", "known", "names", "positional")
+
+    def __init__(self, fields: tuple[_Field, ...]) -> None:
+        self.names = tuple(f.name for f in fields)
+        self.known = frozenset(self.names)
+        self.positional = tuple(f.name for f in fields if not f.keyword)
+        self.defaults = {f.name: f.default for f in fields if f.default is not _MISSING}
+        self.factories = {f.name: f.factory for f in fields if f.factory is not _MISSING}
 
 
 def _init(self: Any, *args: Any, **kwargs: Any) -> None:
-    fields = type(self).__record_fields__
-    positional = [f for f in fields if not f.keyword]
+    plan: _Plan = type(self).__record_plan__
+    if not kwargs and len(args) == len(plan.names) == len(plan.positional):
+        self.__dict__.update(zip(plan.names, args, strict=True))  # all fields, in order: common
+        return
     name = type(self).__qualname__
-    if len(args) > len(positional):
-        raise TypeError(f"{name}() takes {len(positional)} positional arguments")
-    values = {f.name: value for f, value in zip(positional, args, strict=False)}
+    if len(args) > len(plan.positional):
+        raise TypeError(f"{name}() takes {len(plan.positional)} positional arguments")
+    values = dict(zip(plan.positional, args, strict=False))
     for key, value in kwargs.items():
         if key in values:
             raise TypeError(f"{name}() got multiple values for argument {key!r}")
+        if key not in plan.known:
+            raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
         values[key] = value
-    known = {f.name for f in fields}
-    unknown = [key for key in values if key not in known]
-    if unknown:
-        raise TypeError(f"{name}() got an unexpected keyword argument {unknown[0]!r}")
-    for f in fields:
-        if f.name in values:
-            continue
-        if f.factory is not _MISSING:
-            values[f.name] = f.factory()
-        elif f.default is not _MISSING:
-            values[f.name] = f.default
-        else:
-            raise TypeError(f"{name}() missing required argument: {f.name!r}")
-    self.__dict__.update((f.name, values[f.name]) for f in fields)  # in declaration order
+    if len(values) < len(plan.names):
+        for field in plan.names:
+            if field in values:
+                continue
+            if field in plan.factories:
+                values[field] = plan.factories[field]()
+            elif field in plan.defaults:
+                values[field] = plan.defaults[field]
+            else:
+                raise TypeError(f"{name}() missing required argument: {field!r}")
+    self.__dict__.update(values)
 
 
 def _repr(self: Any) -> str:
-    shown = ", ".join(f"{f.name}={self.__dict__[f.name]!r}" for f in type(self).__record_fields__)
+    own = self.__dict__
+    shown = ", ".join(f"{name}={own[name]!r}" for name in type(self).__record_plan__.names)
     return f"{type(self).__qualname__}({shown})"
 
 
