@@ -5,8 +5,10 @@ Runs, interleaved, each as a fresh process:
 - `python -c pass`: a bare interpreter (the floor of any Python tool);
 - `fixloop --version`: the command line's own start (goal: at most 3x the bare interpreter);
 - the import of the third-party libraries `fixloop check` works with, alone, as the check imports
-  them (PyYAML, pydantic's `BaseModel`, markdown-it-py, tree-sitter and its bash grammar,
-  python-frontmatter);
+  them (PyYAML, markdown-it-py, tree-sitter and its bash grammar, python-frontmatter; pydantic
+  only words a declaration's problems, so a check of plainly valid declarations never imports
+  it). The bench asks the check which libraries it imported and says so when the baseline no
+  longer matches;
 - `fixloop check DOCUMENT` of one large document with contracts (default: the pack's biggest
   workflow that declares contracts; goal: at most 1.5x the libraries' import alone).
 
@@ -35,12 +37,26 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# `import pydantic` alone loads a lazy shell (its `__getattr__` defers the model machinery to the
-# first name asked for): the check imports `BaseModel`, so the baseline does too.
-LIBRARIES = (
-    "import yaml, markdown_it, tree_sitter, tree_sitter_bash, frontmatter; "
-    "from pydantic import BaseModel"
-)
+# What a check of plainly valid declarations imports (the bench checks that it still is). Until
+# the contract language and the settings were plain records, it also imported pydantic's
+# `BaseModel`, and the baseline did too: about a third of this import.
+LIBRARIES = "import yaml, markdown_it, tree_sitter, tree_sitter_bash, frontmatter"
+# Runs `body`, then prints the top-level third-party packages imported by then.
+_LISTING = """
+import sys, sysconfig
+from pathlib import Path
+try:
+    {body}
+finally:
+    paths = sysconfig.get_paths()
+    packages = Path(paths["purelib"]), Path(paths["platlib"])
+    found = set()
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None) or ""
+        if "." not in name and any(Path(origin).is_relative_to(p) for p in packages):
+            found.add(name)
+    print(" ".join(sorted(found - {{"fixloop", "_distutils_hack"}})), file=sys.__stderr__)
+"""
 
 
 def fixloop_command() -> list[str]:
@@ -62,6 +78,20 @@ def default_document() -> Path:
 
 # As installed: bytecode written once (the warm-up round) and read from then on.
 _ENVIRONMENT = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def third_party(body: str, *argv: str) -> frozenset[str]:
+    """The top-level third-party packages a Python statement imports."""
+    done = subprocess.run(
+        [sys.executable, "-c", _LISTING.format(body=body), *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        env=_ENVIRONMENT,
+    )
+    lines = done.stderr.strip().splitlines()
+    return frozenset(lines[-1].split()) if lines else frozenset()
 
 
 def timed(argv: list[str]) -> tuple[float, float]:
@@ -102,6 +132,16 @@ def main() -> None:
     cpu = {name: statistics.median(times) for name, times in cpus.items()}
     lines = document.read_text(encoding="utf-8").count("\n")
     print(f"document: {document.relative_to(ROOT)} ({lines} lines)")
+    baseline = third_party(LIBRARIES)
+    imported = third_party(
+        "from fixloop.cli.main import main; main(sys.argv[1:])", "check", str(document)
+    )
+    if imported != baseline:  # the ratio would compare the check with other libraries than its own
+        print(
+            f"the baseline's libraries differ from the check's: only the baseline imports "
+            f"{' '.join(sorted(baseline - imported)) or 'nothing'}, only the check "
+            f"{' '.join(sorted(imported - baseline)) or 'nothing'}"
+        )
     print(f"{'':<40} {'wall ms':>8} {'cpu ms':>8}")
     for name in commands:
         print(f"{name:<40} {1000 * wall[name]:8.1f} {1000 * cpu[name]:8.1f}")

@@ -123,6 +123,7 @@ def test_wheel_carries_the_pack(tmp_path: Path) -> None:
 # runtime core (these layers), the checker, and the extras above them all.
 LAYERS = (
     "lazy",  # a package's names imported on first use
+    "records",  # dataclasses without compiled methods
     "diagnostics",
     "masking",
     "processes",
@@ -148,7 +149,7 @@ LAYERS = (
 # The checker is a sibling of the runtime on the same trunk, not a floor under it: it reads the
 # documents and knows the result schemas, and only the command line and the public API reach it.
 CHECKER = "checker"
-CHECKER_IMPORTS = frozenset({"diagnostics", "documents", "schemas"})
+CHECKER_IMPORTS = frozenset({"records", "diagnostics", "documents", "schemas"})
 CHECKER_IMPORTED_BY = frozenset({"api", "cli", "__main__"})
 
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from fixloop.records import record
 
 DEFAULT_SECRET_FILES: tuple[str, ...] = (
     # environment files (dotenv, direnv, docker compose's env files)
@@ -54,7 +55,7 @@ DEFAULT_SECRET_FILES: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SecretFiles:
     """The patterns of one project's secret files."""
 

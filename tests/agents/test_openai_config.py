@@ -19,6 +19,7 @@ from fixloop.agents.openai_config import PRESETS, OpenAIFlags, resolve_target
 from fixloop.agents.registry import load_backend
 from fixloop.diagnostics import FixloopError
 from fixloop.documents.config import OpenAISettings, find_config
+from fixloop.documents.plain_models import built
 
 KEY = "sk-test-0123456789abcdefghijkl"
 
@@ -99,8 +100,9 @@ def test_a_wrong_choice_is_one_line(flags: OpenAIFlags, environ: dict[str, str],
 
 
 def test_the_project_chooses_provider_model_and_prices_but_flags_win() -> None:
-    project = OpenAISettings.model_validate(
-        {"provider": "qwen", "model": "qwen-max", "price-input": 0.4, "price-output": 1.2}
+    project = built(
+        OpenAISettings,
+        {"provider": "qwen", "model": "qwen-max", "price-input": 0.4, "price-output": 1.2},
     )
     environ = {"DASHSCOPE_API_KEY": KEY}
     target = resolve_target(OpenAIFlags(), environ, project)
@@ -153,8 +155,12 @@ def test_without_a_key_the_command_is_one_line_and_nothing_changes(user_repo: Us
 
 
 def test_a_role_s_model_alias_may_name_its_own_model() -> None:
-    project = OpenAISettings.model_validate(
-        {"provider": "deepseek", "models": {"sonnet": "deepseek-chat", "opus": "deepseek-reasoner"}}
+    project = built(
+        OpenAISettings,
+        {
+            "provider": "deepseek",
+            "models": {"sonnet": "deepseek-chat", "opus": "deepseek-reasoner"},
+        },
     )
     environ = {"DEEPSEEK_API_KEY": KEY}
     target = resolve_target(OpenAIFlags(), environ, project)

@@ -69,16 +69,47 @@ def test_a_command_run_as_its_own_process_freezes_its_imports_and_a_call_does_no
     # `main()` as the console script calls it, and `main(argv)` as a program embedding it does.
     for how, call in (("process", "main()"), ("call", "main(sys.argv[1:])")):
         probe = (
-            "import gc, sys\n"
+            "import atexit, gc, sys\n"
             "from fixloop.cli.main import main\n"
-            f"code = {call}\n"
-            "print(gc.get_freeze_count(), gc.isenabled(), code, file=sys.__stderr__)\n"
+            "state = lambda: print(gc.get_freeze_count(), gc.isenabled(), file=sys.stderr)\n"
+            "atexit.register(state)\n"
+            f"sys.exit({call})\n"
         )
         argv = [sys.executable, "-c", probe, "check", str(document)]
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
-        frozen, enabled, code = done.stderr.split()[-3:]
-        assert (enabled, code) == ("True", "0"), done.stderr
+        frozen, enabled = done.stderr.split()[-2:]
+        assert (enabled, done.returncode) == ("True", 0), done.stderr
         counts[how] = int(frozen)
     assert counts["process"] > 10_000  # every module the check imported
     # Called from a longer-lived program, nothing of that program is kept from the collector.
     assert counts["call"] == 0
+
+
+def test_a_check_as_its_own_process_ends_without_the_teardown_but_with_every_exit_handler(
+    tmp_path: Path,
+) -> None:
+    document = tmp_path / "broken.md"
+    document.write_text('# broken\n\n```bash\nrm -rf "$NOWHERE/"\n```\n', encoding="utf-8")
+    probe = (
+        "import atexit, sys\n"
+        "from fixloop.cli.main import main\n"
+        "class Torn:\n"
+        "    def __del__(self):\n"
+        "        print('torn down', file=sys.__stderr__)\n"
+        "kept = Torn()  # freed by the interpreter's teardown, if there is one\n"
+        "atexit.register(print, 'exit handler ran', file=sys.__stderr__)\n"
+        "sys.exit({call})\n"
+    )
+    runs = {}
+    for how, entry in (("process", "main()"), ("call", "main(sys.argv[1:])")):
+        argv = [sys.executable, "-c", probe.format(call=entry), "check", str(document)]
+        runs[how] = subprocess.run(argv, capture_output=True, text=True, check=False)
+    process, call = runs["process"], runs["call"]
+    # The same verdict, exit code and output, to the last line, through a pipe (not flushed by
+    # a line end), and the exit handlers ran.
+    assert process.returncode == call.returncode == 1
+    assert process.stdout == call.stdout and "rm-rf-empty-var" in process.stdout
+    assert "exit handler ran" in process.stderr and "exit handler ran" in call.stderr
+    assert "checked 1 documents" in process.stderr
+    # Only the process skipped the teardown; the call, in a program that goes on, never does.
+    assert "torn down" not in process.stderr and "torn down" in call.stderr

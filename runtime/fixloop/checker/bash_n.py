@@ -16,13 +16,14 @@ import os
 import re
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from fixloop.records import record
 
 _TIMEOUT = 30  # seconds for one batch; bash reads megabytes of script in well under one
 _LINE = re.compile(r"^bash: (?:line (\d+): )?")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Refusal:
     line: int | None  # 1-based line in the block when bash names one
     message: str  # bash's first line of complaint, without its `bash: line N:` prefix

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -28,11 +28,12 @@ from fixloop.documents.config import Profile
 from fixloop.documents.discovery import find_pack_root
 from fixloop.documents.interface import StepInterface
 from fixloop.documents.source import SourceDocument
+from fixloop.records import record
 
 _BOLD_LABEL = re.compile(r"^\s*(?:[-*]\s+|\d+\.\s+)?\*\*(?P<label>[^*]+?)\s*:?\s*\*\*")
 
 
-@dataclass
+@record
 class Unit:
     block: FencedBlock
     script: Script
@@ -50,7 +51,7 @@ class Unit:
         return visit(self.script.body)
 
 
-@dataclass
+@record
 class CheckedDocument:
     source: SourceDocument
     kind: str  # workflow | agent | command | document

@@ -26,31 +26,28 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, model_validator
-
 from fixloop.checker.patterns import Pattern, PatternError, parse_pattern
 from fixloop.checker.rules import RESERVED_IDS
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.discovery import SIDECAR_SUFFIX
 from fixloop.documents.files import present, read_text
 from fixloop.documents.located_yaml import KeyPath, line_of, load_located
-from fixloop.documents.plain_models import construct
+from fixloop.documents.plain_models import MinLength, Refused, StrictInt, built, keyed
 from fixloop.documents.source import SourceDocument
-from fixloop.documents.spec_errors import spec_diagnostics
+from fixloop.records import record
 
 KINDS = ("order", "count", "guarded", "forbidden", "required", "cleanup", "says")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 Operand = str | list[str]
 
-
-class _Strict(BaseModel):
-    # Built on first use, and only for declarations that are not plainly valid (see
-    # plain_models.py): pydantic's validators are a good part of `fixloop check`'s start.
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
+# Plain classes, with pydantic's model made from them only to word a declaration's problems
+# (plain_models.py): defining models, and importing what that needs, was a good part of
+# `fixloop check`'s start. Unknown keys are refused, and a key is written as its alias.
 
 
-class ScopeSpec(_Strict):
+@record(frozen=True, kw_only=True)
+class ScopeSpec:
     step: str | None = None
     steps: list[str] | None = None
     except_steps: list[str] | None = None
@@ -59,7 +56,7 @@ class ScopeSpec(_Strict):
     # then the N-th (from 1) of the blocks chosen so far.
     label: str | None = None
     section: str | None = None
-    block: int | None = Field(default=None, ge=1)
+    block: int | None = keyed(default=None, ge=1)
 
 
 def words_in(wanted: str, text: str) -> bool:
@@ -72,49 +69,53 @@ def words_in(wanted: str, text: str) -> bool:
     return set(re.findall(r"[a-z0-9]+", wanted.lower())) <= words
 
 
-class FinallySpec(_Strict):
-    steps: list[str] = Field(default_factory=lambda: ["cleanup"])
-    labels: list[str] = Field(default_factory=list)
+@record(frozen=True, kw_only=True)
+class FinallySpec:
+    steps: list[str] = keyed(default_factory=lambda: ["cleanup"])
+    labels: list[str] = keyed(default_factory=list)
 
 
-class ScopedSetting(_Strict):
+@record(frozen=True, kw_only=True)
+class ScopedSetting:
     """How some of a document's blocks run, or which generic rules they are spared: a document
     whose blocks run without `set -e` may have one step that runs under it, and a sidecar may
     spare one step a rule (`# fixloop: ignore[…]` needs the document's own text)."""
 
-    scope: ScopeSpec = Field(alias="in")
+    scope: ScopeSpec = keyed(alias="in")
     errexit: bool | None = None
-    ignore: list[str] = Field(default_factory=list)
+    ignore: list[str] = keyed(default_factory=list)
 
 
-class CheckerSpec(_Strict):
+@record(frozen=True, kw_only=True)
+class CheckerSpec:
     steps: Literal["heading", "xml"] = "heading"
     step_tag: str = "step"
-    finally_: FinallySpec = Field(default_factory=FinallySpec, alias="finally")
-    inputs: list[str] = Field(default_factory=list)
-    env: list[str] = Field(default_factory=list)
-    briefs: list[str] = Field(default_factory=list)
-    shell: list[str] = Field(default_factory=lambda: ["bash", "sh", "shell", "zsh"])
+    finally_: FinallySpec = keyed(default_factory=FinallySpec, alias="finally")
+    inputs: list[str] = keyed(default_factory=list)
+    env: list[str] = keyed(default_factory=list)
+    briefs: list[str] = keyed(default_factory=list)
+    shell: list[str] = keyed(default_factory=lambda: ["bash", "sh", "shell", "zsh"])
     # Does fixloop's runner execute the document? None: the default of its pack's profile.
     runner: bool | None = None
     # How the blocks run: None = fixloop's runner for workflows (a step's blocks in one shell
     # under `set -euo pipefail`), each block on its own without `set -e` for other documents.
     errexit: bool | None = None
     one_shell_per_step: bool | None = None
-    commands: dict[str, Operand] = Field(default_factory=dict)
+    commands: dict[str, Operand] = keyed(default_factory=dict)
     # Settings for some blocks only: `- {in: {step: deploy}, errexit: true, ignore: [rule]}`.
-    scoped: list[ScopedSetting] = Field(default_factory=list)
+    scoped: list[ScopedSetting] = keyed(default_factory=list)
 
 
-class ContractSpec(_Strict):
-    id: Annotated[str, Field(min_length=1)]
+@record(frozen=True, kw_only=True)
+class ContractSpec:
+    id: Annotated[str, MinLength(1)]
     why: str = ""
-    scope: Literal["document", "briefs"] | ScopeSpec = Field("document", alias="in")
+    scope: Literal["document", "briefs"] | ScopeSpec = keyed(default="document", alias="in")
     order: list[Operand] | None = None
     count: Operand | None = None
-    exactly: StrictInt | None = Field(default=None, ge=0)  # `'3'` is text, not a count
-    at_most: StrictInt | None = Field(default=None, ge=0)
-    at_least: StrictInt | None = Field(default=None, ge=0)
+    exactly: StrictInt | None = keyed(default=None, ge=0)  # `'3'` is text, not a count
+    at_most: StrictInt | None = keyed(default=None, ge=0)
+    at_least: StrictInt | None = keyed(default=None, ge=0)
     guarded: Operand | None = None
     by: Operand | None = None
     when: Literal["always", "success", "failure"] | None = None
@@ -125,49 +126,48 @@ class ContractSpec(_Strict):
     after: Operand | None = None
     # Prose, not commands: sentences the document must keep saying (its words, in any line
     # breaks and letter case), for promises made to the model rather than in bash.
-    says: str | list[Annotated[str, Field(min_length=1)]] | None = None
+    says: str | list[Annotated[str, MinLength(1)]] | None = None
 
-    @model_validator(mode="after")
-    def _one_kind(self) -> ContractSpec:
+    def problem(self) -> str | None:
+        """What makes these keys no contract, or None (also pydantic's check, on its model)."""
         if not _ID.match(self.id):
-            raise ValueError("id must be kebab-case: lower-case letters, digits and '-'")
+            return "id must be kebab-case: lower-case letters, digits and '-'"
         kinds = [k for k in KINDS if getattr(self, k) is not None]
         if len(kinds) != 1:
             found = ", ".join(kinds) or "none"
-            raise ValueError(f"a contract has exactly one of {', '.join(KINDS)} (found: {found})")
+            return f"a contract has exactly one of {', '.join(KINDS)} (found: {found})"
         kind = kinds[0]
         if any(isinstance(op, list) and not op for op in _operands(self)):
-            raise ValueError("an empty list names no command")
+            return "an empty list names no command"
         if kind == "says" and (not self.says or self.scope != "document"):
-            raise ValueError(
-                "says takes a sentence or a list of them, and reads the whole document"
-            )
+            return "says takes a sentence or a list of them, and reads the whole document"
         bounds = [b for b in ("exactly", "at_most", "at_least") if getattr(self, b) is not None]
         if (kind == "count") != bool(bounds):
-            raise ValueError("count takes exactly, at_most or at_least (and only count does)")
+            return "count takes exactly, at_most or at_least (and only count does)"
         if (kind == "guarded") != (self.by is not None):
-            raise ValueError("guarded needs by: (and only guarded takes it)")
+            return "guarded needs by: (and only guarded takes it)"
         if (kind == "cleanup") != (self.after is not None):
-            raise ValueError("cleanup needs after: (and only cleanup takes it)")
+            return "cleanup needs after: (and only cleanup takes it)"
         if kind == "order" and self.order is not None and len(self.order) < 2:
-            raise ValueError("order needs at least two commands")
+            return "order needs at least two commands"
         if not self.strict and kind != "order":
-            raise ValueError("strict: applies to order only")
+            return "strict: applies to order only"
         if self.when is not None and kind not in ("guarded", "cleanup"):
-            raise ValueError("when: applies to guarded and cleanup only")
+            return "when: applies to guarded and cleanup only"
         if kind == "guarded" and self.when == "always":
-            raise ValueError("guarded takes when: success or failure")
-        return self
+            return "guarded takes when: success or failure"
+        return None
 
     @property
     def kind(self) -> str:
         return next(k for k in KINDS if getattr(self, k) is not None)
 
 
-class ContractFile(_Strict):
-    checker: CheckerSpec = Field(default_factory=CheckerSpec)
-    commands: dict[str, Operand] = Field(default_factory=dict)
-    contracts: list[dict[str, Any]] = Field(default_factory=list)
+@record(frozen=True, kw_only=True)
+class ContractFile:
+    checker: CheckerSpec = keyed(default_factory=CheckerSpec)
+    commands: dict[str, Operand] = keyed(default_factory=dict)
+    contracts: list[dict[str, Any]] = keyed(default_factory=list)
 
 
 class Contract:
@@ -270,16 +270,10 @@ def _contract(
     problems: list[Diagnostic] = []
     spec: ContractSpec | None = None
     try:
-        spec = construct(ContractSpec, item) or ContractSpec.model_validate(item)
-    except ValidationError as exc:
-        problems += spec_diagnostics(
-            exc,
-            model=ContractSpec,
-            data=item,
-            display=shown,
-            rule="contract-spec",
-            key_lines=lines,
-            prefix=("contracts", index),
+        spec = built(ContractSpec, item)
+    except Refused as exc:
+        problems += exc.diagnostics(
+            display=shown, rule="contract-spec", key_lines=lines, prefix=("contracts", index)
         )
     ident = item.get("id") if isinstance(item, dict) else None
     if isinstance(ident, str) and ident in seen:
@@ -332,16 +326,9 @@ def load_contracts(
     for shown, data, lines, commented in layers:
         diagnostics += _cut_reasons(shown, lines, commented)
         try:
-            parsed = construct(ContractFile, data) or ContractFile.model_validate(data)
-        except ValidationError as exc:
-            diagnostics += spec_diagnostics(
-                exc,
-                model=ContractFile,
-                data=data,
-                display=shown,
-                rule="contract-spec",
-                key_lines=lines,
-            )
+            parsed = built(ContractFile, data)
+        except Refused as exc:
+            diagnostics += exc.diagnostics(display=shown, rule="contract-spec", key_lines=lines)
             # The contracts are still read, so that each of their problems shows now too.
             listed = data.get("contracts")
             if isinstance(listed, list) and not any(
@@ -354,11 +341,7 @@ def load_contracts(
         commands.update(parsed.checker.commands)
         raw += [(shown, lines, i, item) for i, item in enumerate(parsed.contracts)]
     failed = any(d.severity is Severity.ERROR for d in diagnostics)
-    checker = (
-        CheckerSpec()
-        if failed
-        else construct(CheckerSpec, checker_data) or CheckerSpec.model_validate(checker_data)
-    )
+    checker = CheckerSpec() if failed else built(CheckerSpec, checker_data)
     contracts: list[Contract] = []
     seen: dict[str, str] = {}
     for item in raw:

@@ -18,7 +18,7 @@ A source line naming a file that is not in the pack is a `source-not-found` erro
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from fixloop.checker.events import CommandEvent, extract, iter_commands
@@ -26,6 +26,7 @@ from fixloop.checker.syntax import parse_bash
 from fixloop.checker.tree import Command, Function, Script
 from fixloop.diagnostics import Diagnostic, display_path
 from fixloop.documents.files import read_text
+from fixloop.records import record
 
 RULE = "source-not-found"
 LIBRARY_FOLDER = Path("workflows") / "lib"
@@ -33,7 +34,7 @@ _SOURCED = re.compile(r"^\$(?P<variable>FIXLOOP_LIB|CLAUDE_PLUGIN_ROOT)/(?P<path
 _NAMEREF = re.compile(r"^\$(?P<index>[1-9])$")
 
 
-@dataclass
+@record
 class StepLibrary:
     """One sourced file: its functions, and the events of each function's commands."""
 

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from fixloop.checker.document import CheckedDocument
 from fixloop.diagnostics import Diagnostic, Severity
 from fixloop.documents.spec_errors import did_you_mean
+from fixloop.records import record
 
 RULE = "unused-suppression"
 _COMMENT = re.compile(r"#\s*fixloop:\s*ignore\[(?P<rules>[^\]]*)\]")
 
 
-@dataclass
+@record
 class Suppression:
     path: str
     line: int  # where the comment is

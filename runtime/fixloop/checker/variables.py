@@ -12,12 +12,12 @@ defect: a step that sets one name while its script reads another.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fixloop.checker.events import node_words, unwrap
 from fixloop.checker.tree import Arith, Command, Loop, Read
 from fixloop.diagnostics import Diagnostic
+from fixloop.records import record
 
 if TYPE_CHECKING:
     from fixloop.checker.document import CheckedDocument, Unit
@@ -74,7 +74,7 @@ _ENV_READ = re.compile(
 _DEFINING_COMMANDS = {"read", "mapfile", "readarray", "getopts"}
 
 
-@dataclass
+@record
 class _Scope:
     defined: set[str]
     exported: set[str]

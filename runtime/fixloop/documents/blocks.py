@@ -16,7 +16,7 @@ A step may declare its interface (the inputs it takes, the outputs it writes) in
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from functools import cache
 
@@ -25,6 +25,7 @@ from markdown_it import MarkdownIt
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.interface import RULE, StepInterface, is_interface_info, parse_interface
 from fixloop.documents.source import SourceDocument
+from fixloop.records import record
 
 _HEADING_ID = re.compile(r"\s*\{#(?P<id>[A-Za-z0-9_.-]+)\}\s*$")
 
@@ -34,7 +35,7 @@ class StepStyle(StrEnum):
     XML = "xml"  # `<step name="step-id">` … `</step>`
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Heading:
     level: int
     title: str
@@ -42,7 +43,7 @@ class Heading:
     line: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FencedBlock:
     info: str
     content: str
@@ -62,7 +63,7 @@ class FencedBlock:
         return self.lang in {"bash", "sh", "shell", "zsh"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Step:
     name: str
     title: str
@@ -77,7 +78,7 @@ class Step:
         return any(block.lang == "bash" for block in self.blocks)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MarkdownDocument:
     source: SourceDocument
     headings: tuple[Heading, ...]
@@ -104,7 +105,7 @@ def build_markdown() -> MarkdownIt:
     return MarkdownIt("commonmark").disable(["html_block", "inline"])
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Span:
     name: str
     title: str

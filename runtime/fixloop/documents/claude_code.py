@@ -21,10 +21,8 @@ come from `claude_code_names.py`, read from the CLI itself):
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -39,6 +37,7 @@ from fixloop.documents.claude_code_names import (
 )
 from fixloop.documents.located_yaml import KeyPath
 from fixloop.documents.tools import parse_tool, split_tools
+from fixloop.records import record
 
 # fixloop's own frontmatter keys, which Claude Code ignores.
 FIXLOOP_KEYS = frozenset({"fixloop", "contracts", "checker"})
@@ -58,7 +57,7 @@ class Level(Enum):
     HOUSE = "house"  # fixloop's own rule: an error under the fixloop profile, else silent
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     keys: KeyPath
     message: str
@@ -210,6 +209,8 @@ def unknown_keys(meta: Mapping[str, Any], kind: str) -> list[Finding]:
     for key in meta:
         if key in known or key in FIXLOOP_KEYS:
             continue
+        import difflib  # here: only a misspelt key needs it, and every check imports this
+
         close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.8)
         hint = f"; did you mean {close[0]!r}?" if close else " (typo?)"
         if kind == "agent" or close:

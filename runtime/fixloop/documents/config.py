@@ -23,22 +23,21 @@ in a folder that has both. Paths in it (`pack`, the per-file globs) are relative
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import re
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
-
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
 from fixloop.documents.files import present, read_text, resolved
 from fixloop.documents.located_yaml import KeyPath
-from fixloop.documents.plain_models import construct
-from fixloop.documents.spec_errors import did_you_mean, spec_diagnostics
+from fixloop.documents.plain_models import Refused, built, keyed
+from fixloop.documents.spec_errors import did_you_mean
+from fixloop.records import record, replace
 from fixloop.secret_files import SecretFiles
 
 CONFIG_FILE = "fixloop.toml"
@@ -59,71 +58,64 @@ class Profile(StrEnum):
     FIXLOOP = "fixloop"
 
 
-class OpenAISettings(BaseModel):
+_DESTINATION = (
+    "where your key goes is not a project setting (a cloned repository could send it "
+    "anywhere): give it with {}"
+)
+
+
+# Plain classes, with pydantic's model made from them only to word the settings' problems
+# (plain_models.py): defining models, and importing what that needs, was a good part of
+# `fixloop check`'s start. Unknown keys are refused, and a key is written as its alias.
+@record(frozen=True, kw_only=True)
+class OpenAISettings:
     """What a project may choose for `--backend openai`. Where the key is sent (the base URL) and
     which variable holds it are the user's alone (flags, environment): a cloned repository's
     settings must not send the user's key to a server of its choosing."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     provider: str | None = None
     model: str | None = None
     # A role's `model:` (opus, sonnet, haiku) → the model that plays it, e.g. a cheaper one for
     # the reviewer and verifier (`sonnet`).
-    models: dict[str, str] = Field(default_factory=dict)
-    max_turns: int | None = Field(default=None, alias="max-turns", ge=1)
-    call_token_budget: int | None = Field(default=None, alias="call-token-budget", ge=1)
+    models: dict[str, str] = keyed(default_factory=dict)
+    max_turns: int | None = keyed(default=None, alias="max-turns", ge=1)
+    call_token_budget: int | None = keyed(default=None, alias="call-token-budget", ge=1)
     # USD per million tokens: what the run's cost budget counts with.
-    price_input: float | None = Field(default=None, alias="price-input", ge=0)
-    price_output: float | None = Field(default=None, alias="price-output", ge=0)
-    base_url: str | None = Field(default=None, alias="base-url")
-    api_key: str | None = Field(default=None, alias="api-key")
-    api_key_env: str | None = Field(default=None, alias="api-key-env")
-
-    @field_validator("api_key")
-    @classmethod
-    def _no_key(cls, value: str | None) -> str | None:
-        raise ValueError(
-            "a key in a settings file is committed with it; keep it in the environment "
-            "(OPENAI_API_KEY, or the variable --api-key-env names)"
-        )
-
-    @field_validator("base_url", "api_key_env")
-    @classmethod
-    def _no_destination(cls, value: str | None, info: ValidationInfo) -> str | None:
-        flag = "--base-url or OPENAI_BASE_URL" if info.field_name == "base_url" else "--api-key-env"
-        raise ValueError(
-            "where your key goes is not a project setting (a cloned repository could send it "
-            f"anywhere): give it with {flag}"
-        )
+    price_input: float | None = keyed(default=None, alias="price-input", ge=0)
+    price_output: float | None = keyed(default=None, alias="price-output", ge=0)
+    base_url: str | None = keyed(
+        default=None,
+        alias="base-url",
+        refused=_DESTINATION.format("--base-url or OPENAI_BASE_URL"),
+    )
+    api_key: str | None = keyed(
+        default=None,
+        alias="api-key",
+        refused="a key in a settings file is committed with it; keep it in the environment "
+        "(OPENAI_API_KEY, or the variable --api-key-env names)",
+    )
+    api_key_env: str | None = keyed(
+        default=None, alias="api-key-env", refused=_DESTINATION.format("--api-key-env")
+    )
 
 
-class Settings(BaseModel):
-    # Built on first use, and only for settings that are not plainly valid (see plain_models.py):
-    # pydantic's validators are a good part of `fixloop check`'s start.
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
-
+@record(frozen=True, kw_only=True)
+class Settings:
     pack: str | None = None
     profile: Profile | None = None
     select: list[str] | None = None
-    ignore: list[str] = Field(default_factory=list)
-    per_file_ignores: dict[str, list[str]] = Field(default_factory=dict, alias="per-file-ignores")
-    secret_files: list[str] | None = Field(default=None, alias="secret-files")
-    extend_secret_files: list[str] = Field(default_factory=list, alias="extend-secret-files")
-    model_profile: str | None = Field(default=None, alias="model-profile")
-    models: dict[str, str] = Field(default_factory=dict)
+    ignore: list[str] = keyed(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = keyed(default_factory=dict, alias="per-file-ignores")
+    secret_files: list[str] | None = keyed(default=None, alias="secret-files")
+    extend_secret_files: list[str] = keyed(default_factory=list, alias="extend-secret-files")
+    model_profile: str | None = keyed(default=None, alias="model-profile")
+    models: dict[str, str] = keyed(default_factory=dict)
     openai: OpenAISettings | None = None
 
 
-def _no_settings() -> Settings:
-    made = construct(Settings, {})  # `Settings()` would build its validator
-    assert made is not None
-    return made
-
-
-@dataclass(frozen=True)
+@record(frozen=True)
 class Config:
-    settings: Settings = field(default_factory=_no_settings)
+    settings: Settings = dataclasses.field(default_factory=Settings)
     path: Path | None = None  # the file the settings come from
     cli: frozenset[str] = frozenset()  # ids given on the command line
 
@@ -173,7 +165,7 @@ class Config:
             update["ignore"] = [*self.settings.ignore, *ignore]
         return replace(
             self,
-            settings=self.settings.model_copy(update=update),
+            settings=replace(self.settings, **update),
             cli=frozenset([*(select or []), *(ignore or [])]),
         )
 
@@ -243,17 +235,11 @@ def _load(path: Path, table: bool) -> Config:
     for key in prefix:
         data = data.get(key, {}) if isinstance(data, dict) else {}
     try:
-        return Config(construct(Settings, data) or Settings.model_validate(data), path)
-    except ValidationError as exc:
+        return Config(built(Settings, data), path)
+    except Refused as exc:
         raise FixloopError(
-            spec_diagnostics(
-                exc,
-                model=Settings,
-                data=data,
-                display=shown,
-                rule="config",
-                key_lines=_key_lines(text, prefix),
-                prefix=prefix,
+            exc.diagnostics(
+                display=shown, rule="config", key_lines=_key_lines(text, prefix), prefix=prefix
             )
         ) from None
 

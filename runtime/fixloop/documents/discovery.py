@@ -14,12 +14,13 @@ folder. `workflows/*.md` are fixloop's workflows (Claude Code reads no Markdown 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.files import load_json, present, read_text, resolved
+from fixloop.records import record
 
 MANIFEST = "plugin.json"
 CLAUDE_MANIFEST = Path(".claude-plugin") / MANIFEST
@@ -109,7 +110,7 @@ def manifest_data(root: Path, source_of_truth_first: bool = False) -> dict[str, 
     return data if isinstance(data, dict) else {}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PackFiles:
     """The documents of a pack by kind, and the declared component paths that are not there."""
 

@@ -18,10 +18,10 @@ module only reads the block, and any problem in it is located at its line and co
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.documents.located_yaml import load_located
+from fixloop.records import record
 
 INFO = "yaml step"
 RULE = "step-interface"
@@ -29,7 +29,7 @@ KEYS = ("inputs", "optional", "outputs")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Declared:
     """One name of an interface and where it is written."""
 
@@ -38,7 +38,7 @@ class Declared:
     col: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StepInterface:
     line: int  # the line of the opening fence
     inputs: tuple[Declared, ...] = ()  # required

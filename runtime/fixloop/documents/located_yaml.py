@@ -14,13 +14,14 @@ the input never reaches Python's recursion limit.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
 
 from fixloop.diagnostics import Diagnostic, FixloopError
+from fixloop.records import record
 
 KeyPath = tuple[str | int, ...]
 # libyaml's parser when PyYAML has it: the pure-Python scanner dominated `fixloop check` on large
@@ -28,7 +29,7 @@ KeyPath = tuple[str | int, ...]
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Limits:
     """What one YAML text may hold; the defaults are far above any hand-written document."""
 
@@ -41,7 +42,7 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LocatedYaml:
     data: Any
     key_lines: dict[KeyPath, int] = field(default_factory=dict)

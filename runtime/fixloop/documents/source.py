@@ -8,7 +8,7 @@ is reported at the line of `tools:`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +18,10 @@ from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.documents.claude_code import quote_lossy_values
 from fixloop.documents.files import read_text, resolved
 from fixloop.documents.located_yaml import KeyPath, line_of, load_located
+from fixloop.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SourceDocument:
     """One Markdown file: its metadata mapping, its body, and where each metadata key sits."""
 

@@ -11,17 +11,20 @@ shape of one member, that member's own problems only.
 from __future__ import annotations
 
 import datetime
-import difflib
 import types
 import typing
 from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.located_yaml import KeyPath, line_of
+
+# Imported where a problem is worded: `did_you_mean` is on the path of every check, and the
+# plain declarations' check needs no pydantic at all (plain_models.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
 
 _EXPECTED = {
     "string_type": "text",
@@ -188,6 +191,8 @@ def _vocabulary(model: type[BaseModel]) -> frozenset[str]:
 
 
 def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    from pydantic import BaseModel
+
     found: list[type[BaseModel]] = []
     stack = [annotation]
     while stack:
@@ -202,5 +207,7 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
 def did_you_mean(word: str, known: Iterable[str]) -> str:
     """` (did you mean 'x'?)` for the closest of `known`, or nothing: one wording everywhere a
     key, a rule id or a contract id is misspelt."""
+    import difflib  # here: only a misspelling needs it, and every check imports this module
+
     close = difflib.get_close_matches(word, sorted(set(known)), n=1, cutoff=0.7)
     return f" (did you mean {close[0]!r}?)" if close else ""

@@ -13,9 +13,9 @@ names it still maps to new tools (`Task` → `Agent`), and these forms:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from fixloop.documents.claude_code_names import TOOL_ALIASES, TOOLS
+from fixloop.records import record
 
 KNOWN_TOOLS: frozenset[str] = TOOLS | frozenset(TOOL_ALIASES)
 
@@ -23,7 +23,7 @@ _ENTRY = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<pattern>.*)\))?$
 _MCP = re.compile(r"^mcp__[A-Za-z0-9_.-]+(?:__[A-Za-z0-9_.*-]+)?$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ToolEntry:
     raw: str
     name: str
