@@ -34,7 +34,7 @@ def _listings(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
             trees.append(Path(options["cwd"]))
         return real(argv, **options)
 
-    monkeypatch.setattr(hostgit.subprocess, "run", spy)
+    monkeypatch.setattr(subprocess, "run", spy)
     return trees
 
 
