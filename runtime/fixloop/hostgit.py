@@ -134,6 +134,8 @@ def _listing(tree: Path) -> list[tuple[str, str, str]]:
         and set(files) <= {path for path, _ in inputs}
         and not any(name.startswith(("include.", "includeif.")) for _, name, _ in found)
     )
+    if len(_LISTINGS) >= _LISTINGS_LIMIT:  # a long batch makes trees by the thousand
+        _LISTINGS.clear()
     _LISTINGS[key] = _Listing(inputs, contents, found, files, reusable)
     return found
 
@@ -152,6 +154,7 @@ class _Listing:
 # This process's listings by tree and environment: `git config --list` is a process for every
 # tree of every step (dozens a task); what decides its answer is a few small reads.
 _LISTINGS: dict[tuple[Path, tuple[tuple[str, str], ...]], _Listing] = {}
+_LISTINGS_LIMIT = 256
 
 
 def _inputs(
