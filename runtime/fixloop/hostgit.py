@@ -33,6 +33,7 @@ import os
 import re
 import subprocess
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 # Always given, whatever the repository holds.
@@ -96,9 +97,17 @@ def _dropped(key: str) -> bool:
 def _listing(tree: Path) -> list[tuple[str, str, str]]:
     """(scope, key, value) of every setting git reads in `tree`, in the order git reads them."""
     env = {key: value for key, value in os.environ.items() if not _dropped(key)}
+    key = (tree, tuple(sorted(env.items())))
+    cached = _LISTINGS.get(key)
+    if cached is not None and cached.reusable and _read(cached.inputs) == cached.contents:
+        return cached.listing
+    # What git is about to read is read first: should it change after this, the comparison
+    # fails next time, so a listing is never kept with contents older than its own.
+    inputs = _inputs(tree, env, cached.origins if cached else ())
+    contents = _read(inputs)
     try:
         done = subprocess.run(
-            ["git", "config", "--list", "--show-scope", "-z"],
+            ["git", "config", "--list", "--show-scope", "--show-origin", "-z"],
             cwd=tree,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -107,20 +116,116 @@ def _listing(tree: Path) -> list[tuple[str, str, str]]:
         )
     except OSError:
         return []
-    found = []
-    # scope NUL key NL value NUL … (a key given without "=" has no newline and no value)
+    found, origins = [], []
+    # scope NUL origin NUL key NL value NUL … (a key given without "=" has no newline and no value)
     words = done.stdout.decode("utf-8", "surrogateescape").split("\0")
-    for scope, record in zip(words[0::2], words[1::2], strict=False):
-        key, _, value = record.partition("\n")
-        if key:
-            found.append((scope, key.lower(), value))
+    for scope, origin, record in zip(words[0::3], words[1::3], words[2::3], strict=False):
+        name, _, value = record.partition("\n")
+        if name:
+            found.append((scope, name.lower(), value))
+            origins.append(origin)
+    files = tuple(dict.fromkeys(tree / origin.removeprefix("file:") for origin in origins))
+    # Reused only where git read nothing but files among the inputs: no include (whether one
+    # applies, `onbranch:`, and what its target holds are not among them), nothing but files.
+    reusable = (
+        done.returncode == 0
+        and bool(inputs)
+        and all(origin.startswith("file:") for origin in origins)
+        and set(files) <= {path for path, _ in inputs}
+        and not any(name.startswith(("include.", "includeif.")) for _, name, _ in found)
+    )
+    if len(_LISTINGS) >= _LISTINGS_LIMIT:  # a long batch makes trees by the thousand
+        _LISTINGS.clear()
+    _LISTINGS[key] = _Listing(inputs, contents, found, files, reusable)
     return found
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """A tree's listing, with the files it was read from and their bytes just before."""
+
+    inputs: tuple[tuple[Path, bool], ...]
+    contents: tuple[bytes | bool | None, ...]
+    listing: list[tuple[str, str, str]]
+    origins: tuple[Path, ...]  # the files the settings came from
+    reusable: bool
+
+
+# This process's listings by tree and environment: `git config --list` is a process for every
+# tree of every step (dozens a task); what decides its answer is a few small reads.
+_LISTINGS: dict[tuple[Path, tuple[tuple[str, str], ...]], _Listing] = {}
+_LISTINGS_LIMIT = 256
+
+
+def _inputs(
+    tree: Path, env: dict[str, str], origins: Iterable[Path]
+) -> tuple[tuple[Path, bool], ...]:
+    """What decides `git config --list` in `tree` when no file includes another, each a path
+    and whether it is read as a folder (whether it is one) rather than a file (its bytes): the
+    git folder and common dir the tree's `.git` leads to, whether git takes that folder for a
+    repository (HEAD, objects, refs), the repository's config and worktree config, the user's
+    and the system's files, and `origins` (where settings came from last time: a system file
+    under another prefix). Empty when git would look for the repository above `tree` (no
+    `.git`, or a link): the listing is then never reused."""
+    dotgit = tree / ".git"
+    if dotgit.is_symlink() or not (dotgit.is_dir() or dotgit.is_file()):
+        return ()
+    gitdir = dotgit
+    if not dotgit.is_dir():
+        try:
+            pointer = dotgit.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return ()
+        if not pointer.startswith("gitdir: "):
+            return ()
+        gitdir = tree / pointer.removeprefix("gitdir: ").strip()
+    try:
+        shared = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        shared = ""
+    except (OSError, UnicodeDecodeError):
+        return ()
+    common = gitdir / shared if shared else gitdir
+    home = Path(env.get("HOME", "~"))
+    xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    user = (
+        [Path(env["GIT_CONFIG_GLOBAL"])]
+        if "GIT_CONFIG_GLOBAL" in env
+        else [
+            xdg / "git" / "config",
+            home / ".gitconfig",
+        ]
+    )
+    if not env.get("GIT_CONFIG_NOSYSTEM"):
+        user.append(Path(env.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig")))
+    folders = [dotgit, common / "objects", common / "refs"]
+    files = [dotgit, gitdir / "commondir", gitdir / "HEAD", common / "config"]
+    # As git names the common config (an origin), `..` taken away.
+    files += [Path(os.path.normpath(common / "config")), gitdir / "config.worktree"]
+    found = [(path, True) for path in folders] + [(path, False) for path in files]
+    found += [(path, False) for path in (*user, *origins)]
+    return tuple(dict.fromkeys(found))
+
+
+def _read(inputs: Iterable[tuple[Path, bool]]) -> tuple[bytes | bool | None, ...]:
+    """Each input's state: a folder's, whether it is one; a file's, its bytes (None: none)."""
+    contents: list[bytes | bool | None] = []
+    for path, folder in inputs:
+        if folder:
+            contents.append(path.is_dir())
+            continue
+        try:
+            contents.append(path.read_bytes())
+        except OSError:
+            contents.append(None)
+    return tuple(contents)
 
 
 def overrides(trees: Iterable[Path]) -> list[tuple[str, str]]:
     """The `key=value` settings fixloop's git gets for commands touching `trees`."""
     given: dict[str, str] = {}
-    for tree in trees:
+    # A tree named twice (the step's folder is its worktree) is listed once.
+    for tree in dict.fromkeys(tree.absolute() for tree in trees):
         if not tree.is_dir():
             continue
         listing = _listing(tree)

@@ -57,3 +57,12 @@ def _module_level_reads(path: Path) -> list[str]:
 def test_no_runtime_module_reads_the_environment_when_it_is_imported() -> None:
     modules = sorted((REPO_ROOT / "runtime" / "fixloop").rglob("*.py"))
     assert [read for path in modules for read in _module_level_reads(path)] == []
+
+
+def test_a_run_that_sets_what_gitpython_reads_on_import_gets_a_fresh_interpreter() -> None:
+    # gitpython is preloaded, and reads GIT_PYTHON_* when it is imported.
+    code = "import git; print(git.Git.GIT_PYTHON_TRACE)"
+    env = {key: value for key, value in os.environ.items() if key != "GIT_PYTHON_TRACE"}
+    assert warm_python.run(["-c", code], env=env).stdout == "False\n"
+    traced = warm_python.run(["-c", code], env=env | {"GIT_PYTHON_TRACE": "full"})
+    assert (traced.returncode, traced.stdout) == (0, "full\n")

@@ -11,8 +11,11 @@ The child is still a process of its own: its own pid, environment, working direc
 stdio files; the crash switch SIGKILLs it for real and the exit code is -9 as before. What it
 shares with a fresh interpreter is everything the runtime computes on first use, since the
 server only imports (no module reads the environment or the home folder at import time;
-tests/helpers/test_warm_python.py holds that). Output is line-buffered and written through,
-as PYTHONUNBUFFERED would make it, so what a killed process printed is kept.
+tests/helpers/test_warm_python.py holds that). gitpython is the one preloaded library that
+does read the environment when imported (`GIT_PYTHON_*`: which git, tracing): a run whose
+environment sets them otherwise than the server's gets a fresh interpreter instead. Output is
+line-buffered and written through, as PYTHONUNBUFFERED would make it, so what a killed process
+printed is kept.
 """
 
 from __future__ import annotations
@@ -43,9 +46,19 @@ PRELOAD = [
     "fixloop.workflows.fix_issue.workflow",
     "fixloop.workflows.review_fix.workflow",
     "fixloop.workflows.fix_findings.workflow",
+    # Imported on first use by every run: the extras the command line wires in, and gitpython
+    # (with the `git version` it runs when imported) for the runtime's git reads.
+    "fixloop.extras.browser.seams",
+    "fixloop.sandboxes.sweep",
+    "git",
 ]
+# What gitpython reads from the environment when it is imported (git.cmd, git/__init__).
+IMPORT_TIME_ENVIRONMENT = ("GIT_PYTHON_GIT_EXECUTABLE", "GIT_PYTHON_REFRESH", "GIT_PYTHON_TRACE")
 
 _context: Any = None
+# IMPORT_TIME_ENVIRONMENT as the server imported the preloads with (its environment is this
+# process's when it starts, at the first run).
+_server_environment: dict[str, str | None] = {}
 
 
 def _server() -> Any:
@@ -53,8 +66,15 @@ def _server() -> Any:
     if _context is None:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(PRELOAD)
+        _server_environment.update({key: os.environ.get(key) for key in IMPORT_TIME_ENVIRONMENT})
         _context = context
     return _context
+
+
+def _same_imports(environ: Mapping[str, str]) -> bool:
+    """Whether a process with `environ` would import the preloads as the server did."""
+    _server()
+    return all(environ.get(key) == _server_environment[key] for key in IMPORT_TIME_ENVIRONMENT)
 
 
 def _child(argv: list[str], env: dict[str, str], cwd: str | None, stdio: list[str]) -> None:
@@ -105,6 +125,17 @@ def run(
     if args and args[0] == sys.executable:
         args = args[1:]
     environ = dict(os.environ if env is None else env)
+    if not _same_imports(environ):
+        return subprocess.run(
+            [sys.executable, *args],
+            env=environ | {"PYTHONUNBUFFERED": "1"},
+            cwd=cwd,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
     with tempfile.TemporaryDirectory(prefix="warm-python-") as folder:
         given, out, err = Path(folder, "stdin"), Path(folder, "stdout"), Path(folder, "stderr")
         given.write_text(stdin, encoding="utf-8")

@@ -25,6 +25,7 @@ Each kill point is a test of its own, from the golden table `goldens/kill-points
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import time
@@ -47,6 +48,7 @@ from tests.workflows.fix_engine.scenario import (
 )
 from tests.workflows.fix_engine.test_workflow import GREET, passing
 
+from fixloop.documents.pack import WorkflowDoc
 from fixloop.runs.git_session import load_protocol
 from fixloop.runs.recovery import recover
 from fixloop.runs.run import is_live
@@ -61,6 +63,12 @@ TABLE = Table(
     "fix-engine",
     "tests/runs/test_fix_engine_crash_matrix.py",
 )
+
+
+@functools.cache
+def protocol() -> WorkflowDoc:
+    """The git protocol recovery follows, read once per worker: no test changes the pack."""
+    return load_protocol()
 
 
 def _events_path(repo: Path, run_id: str) -> Path:
@@ -200,7 +208,7 @@ def _leftovers(repo: UserRepo, before: object, status: str, old_tip: str) -> lis
     sentinels = repo.path / ".git" / "fixloop" / "sentinels"
     if sentinels.is_dir() and any(sentinels.iterdir()):
         problems.append("sentinel left")
-    report = recover(repo.path, load_protocol())
+    report = recover(repo.path, protocol())
     if report.recovered:
         problems.append(f"recover still found work: {report.lines()}")
     return problems

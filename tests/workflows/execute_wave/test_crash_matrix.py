@@ -18,6 +18,7 @@ test of its own, from the golden table `goldens/kill-points/execute-wave.txt`
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from tests.helpers.kill_points import Golden, KillPoint, Table, expand
 from tests.workflows.execute_wave import crash_scenario
 from tests.workflows.execute_wave.crash_scenario import EXPECTED
 
+from fixloop.documents.pack import WorkflowDoc
 from fixloop.runs.git_session import load_protocol
 from fixloop.runs.recovery import RecoveryReport, recover
 from fixloop.runs.run import is_live
@@ -68,6 +70,12 @@ TABLE = Table(
     "execute-wave",
     "tests/workflows/execute_wave/test_crash_matrix.py",
 )
+
+
+@functools.cache
+def protocol() -> WorkflowDoc:
+    """The git protocol recovery follows, read once per worker: no test changes the pack."""
+    return load_protocol()
 
 
 def driver(repo: Path, tasks: Path, script: Path, crash_at: str | None, *options: str) -> Any:
@@ -147,7 +155,7 @@ def crash_recover_resume(
     if done.returncode != -9:
         return [f"the run was not killed (exit {done.returncode}): {done.stderr[-500:]}"]
     wait_until_dead(repo.path)
-    report = recover(repo.path, load_protocol())
+    report = recover(repo.path, protocol())
     problems = after_recovery(repo, before, status, old_tip, report)
     resumed = driver(repo.path, tasks, script, None, "--resume")
     if resumed.returncode != 1:
