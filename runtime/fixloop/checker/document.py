@@ -21,7 +21,8 @@ from fixloop.checker.events import CommandEvent, extract, visit
 from fixloop.checker.language import Contracts, load_contracts, words_in
 from fixloop.checker.library import StepLibrary, load_library, not_found, sourced_path
 from fixloop.checker.syntax import parse_bash
-from fixloop.checker.tree import Command, Function, Node_, Pos, Script
+from fixloop.checker.tree import Command, Node_, Pos, Script
+from fixloop.checker.worlds import RunFacts
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.blocks import FencedBlock, MarkdownDocument, StepStyle, parse_markdown
 from fixloop.documents.config import Profile
@@ -58,10 +59,8 @@ class CheckedDocument:
     markdown: MarkdownDocument
     units: list[Unit] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    # Path-analysis summaries of shell runs without watched commands, shared by all contracts.
-    summaries: dict[tuple[int, ...], tuple[bool, bool]] = field(default_factory=dict)
-    scans: dict[tuple[int, ...], tuple[dict[str, Function], set[str]]] = field(default_factory=dict)
-    helper_names: dict[tuple[int, ...], frozenset[str]] = field(default_factory=dict)
+    # What the path analysis knows of each shell run (by its units), shared by all contracts.
+    runs: dict[tuple[int, ...], RunFacts] = field(default_factory=dict)
     # Event ids matching each pattern text, shared by all contracts of the document.
     matched: dict[str, list[int]] = field(default_factory=dict)
     # A word's shape → the shapes it may stand for (static values resolved), once per document.
