@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fixloop.checker.events import CommandEvent, extract, visit
 from fixloop.checker.language import Contracts, load_contracts, words_in
@@ -23,6 +23,9 @@ from fixloop.checker.library import StepLibrary, load_library, not_found, source
 from fixloop.checker.syntax import parse_bash
 from fixloop.checker.tree import Command, Node_, Pos, Script
 from fixloop.checker.worlds import RunFacts
+
+if TYPE_CHECKING:
+    from fixloop.checker.variables import Scope
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.blocks import FencedBlock, MarkdownDocument, StepStyle, parse_markdown
 from fixloop.documents.config import Profile
@@ -61,6 +64,8 @@ class CheckedDocument:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # What the path analysis knows of each shell run (by its units), shared by all contracts.
     runs: dict[tuple[int, ...], RunFacts] = field(default_factory=dict)
+    # Each step's units and the names they set (`variables.py`), for the rules that read them.
+    step_scopes: dict[str | None, tuple[list[Unit], Scope]] | None = None
     # Event ids matching each pattern text, shared by all contracts of the document.
     matched: dict[str, list[int]] = field(default_factory=dict)
     # A word's shape → the shapes it may stand for (static values resolved), once per document.
