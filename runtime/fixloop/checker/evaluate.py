@@ -57,7 +57,8 @@ class Evaluator:
             ids: set[int] = set()
             for pattern in patterns:
                 ids.update(matching_ids(document, pattern))
-            found += [e for unit in units for e in unit.events if e.id in ids]
+            if ids:  # most operands match nothing in most documents: no need to look
+                found += [e for unit in units for e in unit.events if e.id in ids]
         return found
 
     # -- scope --------------------------------------------------------------------------------
