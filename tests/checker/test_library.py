@@ -76,3 +76,54 @@ def test_a_library_that_is_not_in_the_pack_is_an_error(pack: Path) -> None:
     (missing,) = [d for d in problems if d.rule == "source-not-found"]
     assert (missing.line, missing.col) == (33, 3)
     assert "names fixloop-v2.sh, which is not in the pack" in missing.message
+
+
+CHECKED = """\
+lib_checked() {
+  lib_probe
+}
+
+lib_probe() {
+  true
+}
+"""
+CLEANUP = """---
+name: {name}
+description: A workflow calling a helper between a worktree and its removal.
+inputs:
+  WORKTREE: {{type: string}}
+contracts:
+  - id: worktree-removed
+    cleanup: git worktree remove $WORKTREE
+    after: git worktree add $WORKTREE
+    when: success
+---
+
+# {name}
+
+## Work {{#work}}
+
+```bash
+. "$FIXLOOP_LIB/fixloop.sh"
+{defines}git worktree add "$WORKTREE"
+lib_checked
+git worktree remove "$WORKTREE"
+```
+"""
+
+
+def test_a_helpers_summary_kept_by_its_library_is_not_used_where_a_run_redefines_what_it_calls(
+    pack: Path,
+) -> None:
+    # The helper's summary (it always ends normally) is kept by the library for the workflows
+    # that call it as the library defines it; the second workflow's own `lib_probe` exits, so
+    # there the call can end the run with the worktree left behind.
+    library = pack / "workflows" / "lib" / "fixloop.sh"
+    library.write_text(library.read_text(encoding="utf-8") + CHECKED, encoding="utf-8")
+    for name, defines in (("a-plain", ""), ("b-redefined", "lib_probe() { exit 1; }\n")):
+        text = CLEANUP.format(name=name, defines=defines)
+        (pack / "workflows" / f"{name}.md").write_text(text, encoding="utf-8")
+    expected = [("workflows/b-redefined.md", "worktree-removed", 20)]
+    assert [f for f in found(pack) if f[1] == "worktree-removed"] == expected
+    alone = check_paths([pack / "workflows" / "b-redefined.md"], base=pack).diagnostics
+    assert [(d.path, d.rule, d.line) for d in alone if d.rule == "worktree-removed"] == expected

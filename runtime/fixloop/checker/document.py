@@ -15,13 +15,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fixloop.checker.events import CommandEvent, extract, visit
 from fixloop.checker.language import Contracts, load_contracts, words_in
 from fixloop.checker.library import StepLibrary, load_library, not_found, sourced_path
 from fixloop.checker.syntax import parse_bash
-from fixloop.checker.tree import Command, Function, Node_, Pos, Script
+from fixloop.checker.tree import Command, Node_, Pos, Script
+from fixloop.checker.worlds import RunFacts
+
+if TYPE_CHECKING:
+    from fixloop.checker.variables import Scope
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.blocks import FencedBlock, MarkdownDocument, StepStyle, parse_markdown
 from fixloop.documents.config import Profile
@@ -59,10 +63,10 @@ class CheckedDocument:
     markdown: MarkdownDocument
     units: list[Unit] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    # Path-analysis summaries of shell runs without watched commands, shared by all contracts.
-    summaries: dict[tuple[int, ...], tuple[bool, bool]] = field(default_factory=dict)
-    scans: dict[tuple[int, ...], tuple[dict[str, Function], set[str]]] = field(default_factory=dict)
-    helper_names: dict[tuple[int, ...], frozenset[str]] = field(default_factory=dict)
+    # What the path analysis knows of each shell run (by its units), shared by all contracts.
+    runs: dict[tuple[int, ...], RunFacts] = field(default_factory=dict)
+    # Each step's units and the names they set (`variables.py`), for the rules that read them.
+    step_scopes: dict[str | None, tuple[list[Unit], Scope]] | None = None
     # Event ids matching each pattern text, shared by all contracts of the document.
     matched: dict[str, list[int]] = field(default_factory=dict)
     # A word's shape → the shapes it may stand for (static values resolved), once per document.

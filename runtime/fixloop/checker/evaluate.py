@@ -19,7 +19,7 @@ from fixloop.checker.language import Contract, Operand, ScopeSpec
 from fixloop.checker.matching import matching_ids
 from fixloop.checker.scoped import errexit_of, narrowed, steps_of
 from fixloop.checker.tree import Seq
-from fixloop.checker.worlds import FlowResult, World
+from fixloop.checker.worlds import FlowResult, RunFacts, World
 from fixloop.checker.worlds import Unit as FlowUnit
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.files import resolved
@@ -57,7 +57,8 @@ class Evaluator:
             ids: set[int] = set()
             for pattern in patterns:
                 ids.update(matching_ids(document, pattern))
-            found += [e for unit in units for e in unit.events if e.id in ids]
+            if ids:  # most operands match nothing in most documents: no need to look
+                found += [e for unit in units for e in unit.events if e.id in ids]
         return found
 
     # -- scope --------------------------------------------------------------------------------
@@ -363,17 +364,19 @@ def shell_runs(document: CheckedDocument, units: list[Unit], watched: set[int]) 
         errexit = errexit_of(document, group[0])
         run = FlowUnit(Seq(group[0].script.body.pos, items=items), group[0].finally_, errexit)
         key = tuple(id(unit) for unit in group)
-        if key not in document.scans:
+        facts = document.runs.get(key)
+        if facts is None:
             functions, flags = scan_run(run.body)
-            helpers = {n: f for lib in group[-1].libraries for n, f in lib.functions.items()}
-            document.scans[key] = ({**helpers, **functions}, flags)
-            document.helper_names[key] = frozenset(helpers) - frozenset(functions)
-        run.scan = document.scans[key]
-        run.helpers = document.helper_names[key]
+            libraries = group[-1].libraries
+            helpers = {n: f for lib in libraries for n, f in lib.functions.items()}
+            names = frozenset(helpers) - frozenset(functions)
+            facts = RunFacts({**helpers, **functions}, flags, names, libraries=libraries)
+            document.runs[key] = facts
+        run.facts = facts
         if not any(e.id in watched for unit in group for e in unit.events):
-            if key not in document.summaries:
-                document.summaries[key] = summarize(run)
-            run.summary = document.summaries[key]
+            if facts.summary is None:
+                facts.summary = summarize(run)
+            run.summary = facts.summary
         runs.append(run)
     return runs
 

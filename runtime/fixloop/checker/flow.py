@@ -27,7 +27,7 @@ from __future__ import annotations
 from fixloop.checker.events import CommandEvent, children
 from fixloop.checker.statement_flow import StatementFlow
 from fixloop.checker.tree import Command, Function, Node_, Seq
-from fixloop.checker.worlds import FlowResult, Unit, World
+from fixloop.checker.worlds import FlowResult, RunFacts, Unit, World
 
 
 def summarize(unit: Unit) -> tuple[bool, bool]:
@@ -65,11 +65,10 @@ class Flow:
 
     def block(self, unit: Unit, worlds: set[World]) -> set[World]:
         """The worlds after one shell run: flags, traps and `set -e` start afresh."""
-        if unit.scan is None:
-            unit.scan = scan_run(unit.body)
+        if unit.facts is None:
+            unit.facts = RunFacts(*scan_run(unit.body), frozenset())
         statements = self.statements
-        statements.functions, statements.flag_names = unit.scan
-        statements.helpers = unit.helpers
+        statements.enter(unit.facts)
         start = {w._replace(status=0, flags=(), traps=(), errexit=unit.errexit) for w in worlds}
         out = statements.node(unit.body, start, cond=False)
         ended = out.normal | out.breaks | out.continues

@@ -47,6 +47,26 @@ class StepLibrary:
     sets_arguments: dict[str, set[int]] = field(default_factory=dict)  # `local -n x=$1` → {1}
     sets_globals: dict[str, set[str]] = field(default_factory=dict)
     calls: dict[str, list[str]] = field(default_factory=dict)  # helper → helpers it calls
+    # The path analysis's summaries of its helpers (`worlds.RunFacts.library_summaries`).
+    summaries: dict[tuple[int, bool, bool], tuple[frozenset[int | None], frozenset[int | None]]] = (
+        field(default_factory=dict)
+    )
+    _called_by: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def called_by(self, name: str) -> frozenset[str]:
+        """Every command name a call to helper `name` can run, through the helpers it calls."""
+        if name not in self._called_by:
+            found: set[str] = set()
+            pending = [name]
+            while pending:
+                helper = pending.pop()
+                for called in self.calls.get(helper, []):
+                    if called not in found:
+                        found.add(called)
+                        if called in self.functions:
+                            pending.append(called)
+            self._called_by[name] = frozenset(found)
+        return self._called_by[name]
 
     def called(self, commands: list[Command]) -> list[str]:
         """The helpers these commands call, and the helpers those call, in order of first call."""

@@ -26,11 +26,17 @@ def matching_ids(document: CheckedDocument, pattern: Pattern) -> list[int]:
             document.forms = forms_for(document)
         forms = document.forms
         needed = literal_words(pattern)
-        found = [
-            e.id
-            for e in _candidates(document, pattern)
-            if needed <= _word_forms(document, e, forms) and matches(pattern, e.shapes, forms)
-        ]
+        known = document.word_forms
+        found = []
+        for event in _candidates(document, pattern):
+            if needed:  # the cheap test first; its forms are found once per event
+                have = known.get(event.id)
+                if have is None:
+                    have = _word_forms(document, event, forms)
+                if not needed <= have:
+                    continue
+            if matches(pattern, event.shapes, forms):
+                found.append(event.id)
         document.matched[pattern.text] = found
     return found
 

@@ -169,7 +169,9 @@ def bash_refusals(documents: Sequence[CheckedDocument]) -> list[Diagnostic]:
 
 def _unquoted_inputs(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     inputs = document.inputs
-    found = []
+    found: list[Diagnostic] = []
+    if not inputs:
+        return found
     for node, _ in unit.nodes:
         if not isinstance(node, Command) or not node.words:
             continue
@@ -239,6 +241,9 @@ def _is_recursive_rm(command: Command) -> bool:
 
 
 def _rm_rf(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
+    # Most blocks remove nothing recursively: what makes a name safe is not looked for there.
+    if not any(isinstance(node, Command) and _is_recursive_rm(node) for node, _ in unit.nodes):
+        return []
     safe = _non_empty_inputs(document)
     found = []
     for node, _ in unit.nodes:

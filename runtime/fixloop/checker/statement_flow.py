@@ -33,7 +33,15 @@ from fixloop.checker.tree import (
     Seq,
     Subshell,
 )
-from fixloop.checker.worlds import FlowResult, Outcome, Status, World, split
+from fixloop.checker.worlds import (
+    FlowResult,
+    HelperSummary,
+    Outcome,
+    RunFacts,
+    Status,
+    World,
+    split,
+)
 
 _ALWAYS_OK = {
     "echo",
@@ -59,9 +67,10 @@ class StatementFlow:
     """Runs the statements of one shell run at a time.
 
     `watched` maps id(node) → the events of that node and the names they match; what reaches a
-    watched event is recorded in `result.before`. The run's functions and status-flag names
-    (`scan_run`) are set by the caller before each run; EXIT trap handlers are kept in `traps`
-    by id of their `trap` command, for the caller to run where the run ends.
+    watched event is recorded in `result.before`. What is known of the run whatever is watched
+    (its functions, status-flag names, helpers' summaries: `RunFacts`) is given by the caller
+    before each run (`enter`); EXIT trap handlers are kept in `traps` by id of their `trap`
+    command, for the caller to run where the run ends.
     """
 
     def __init__(
@@ -69,17 +78,20 @@ class StatementFlow:
     ) -> None:
         self.watched = watched
         self.result = result
-        self.functions: dict[str, Function] = {}
-        self.flag_names: set[str] = set()
         self.traps: dict[int, Seq] = {}
         self.depth = 0
+        self.enter(RunFacts({}, set(), frozenset()))
+
+    def enter(self, facts: RunFacts) -> None:
+        """Walk the run `facts` describes next."""
+        self.functions = facts.functions
+        self.flag_names = facts.flag_names
         # Step-library helpers (not defined in the run itself): a call to one whose body holds
         # no watched command is replaced by its summary (how it can end), computed once.
-        self.helpers: frozenset[str] = frozenset()
-        self._reach: dict[str, frozenset[int]] = {}
-        self._summaries: dict[
-            tuple[int, bool, bool], tuple[frozenset[Status], frozenset[Status]]
-        ] = {}
+        self.helpers = facts.helpers
+        self._reach = facts.reach
+        self._summaries = facts.helper_summaries
+        self.facts = facts
 
     # -- statements ---------------------------------------------------------------------------
 
@@ -306,33 +318,34 @@ class StatementFlow:
 
     def _summarizable(self, name: str) -> bool:
         """Does calling the helper `name` reach no watched command (and set no trap or `set`)?"""
-        if name not in self._reach:
-            self._reach[name] = frozenset()  # a helper calling itself reaches nothing new
-            body = self.functions[name].body
-            reach: set[int] = {id(node) for node, _ in visit(body)}
+        reached = self._reach.get(name)
+        if reached is None:
+            reached = self._reach[name] = self._reached(name)
+        return -1 not in reached and reached.isdisjoint(self.watched)
+
+    def _reached(self, name: str) -> frozenset[int]:
+        """The ids of the nodes of `name` and of every helper it calls, directly or not; -1 when
+        one of them sets a trap or runs `set`. Found over the whole call graph at once, so a
+        helper calling itself or a caller gets the same answer whichever is asked first."""
+        reach: set[int] = set()
+        seen = {name}
+        pending = [name]
+        while pending:
+            body = self.functions[pending.pop()].body
+            reach.update(id(node) for node, _ in visit(body))
             for command in iter_commands(body):
                 called = command.words[0].literal if command.words else None
                 if called in ("trap", "set"):
                     reach.add(-1)  # never summarized
-                if called in self.helpers and called != name:
-                    self._summarizable(called)
-                    reach |= self._reach[called]
-            self._reach[name] = frozenset(reach)
-        reached = self._reach[name]
-        return -1 not in reached and not any(node in self.watched for node in reached)
+                if called is not None and called in self.helpers and called not in seen:
+                    seen.add(called)
+                    pending.append(called)
+        return frozenset(reach)
 
     def _summarized(self, command: Command, name: str, worlds: set[World], cond: bool) -> Outcome:
         result = Outcome()
         for errexit in {w.errexit for w in worlds}:
-            key = (id(self.functions[name]), errexit, cond)
-            if key not in self._summaries:
-                probe = StatementFlow({}, FlowResult())
-                probe.functions, probe.flag_names = self.functions, set()
-                probe.helpers, probe._reach = self.helpers, self._reach
-                out = probe.node(self.functions[name].body, {World(errexit=errexit)}, cond)
-                ended = frozenset(w.status for w in out.normal | out.returns)
-                self._summaries[key] = (ended, frozenset(w.status for w in out.exits))
-            ended, exits = self._summaries[key]
+            ended, exits = self._summary(name, errexit, cond)
             mine = {w for w in worlds if w.errexit == errexit}
             result.absorb(
                 self._errexit(self._mark(command, {w.at(s) for w in mine for s in ended}), cond)
@@ -340,6 +353,27 @@ class StatementFlow:
             if exits:
                 result.exits |= {w.at(s) for w in mine for s in exits}
         return result
+
+    def _summary(self, name: str, errexit: bool, cond: bool) -> HelperSummary:
+        """How a call to helper `name` can end: found watching nothing and knowing no status
+        flag, so the same for every contract; kept by the run, and by the helper's library when
+        every run calling it reaches the same functions through it."""
+        function = self.functions[name]
+        key = (id(function), errexit, cond)
+        found = self._summaries.get(key)
+        if found is None:
+            shared = self.facts.library_summaries(name)
+            found = shared.get(key) if shared is not None else None
+            if found is None:
+                probe = StatementFlow({}, FlowResult())
+                probe.enter(self.facts.without_flags())
+                out = probe.node(function.body, {World(errexit=errexit)}, cond)
+                ended = frozenset(w.status for w in out.normal | out.returns)
+                found = (ended, frozenset(w.status for w in out.exits))
+                if shared is not None:
+                    shared[key] = found
+            self._summaries[key] = found
+        return found
 
     def _assign(self, command: Command, worlds: set[World], substituted: bool) -> set[World]:
         out: set[World] = set()

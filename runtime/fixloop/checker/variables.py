@@ -72,28 +72,49 @@ _ENV_READ = re.compile(
     r"|ENV\[\s*['\"](?P<e>[A-Za-z_]\w*)['\"]\s*\]"
 )
 _DEFINING_COMMANDS = {"read", "mapfile", "readarray", "getopts"}
+_NAMING_COMMANDS = _DEFINING_COMMANDS | {"printf", "declare"}  # `_defined_by_command` reads
 
 
 @record
-class _Scope:
+class Scope:
+    """What a step's blocks set (and export), however: assignments, `read`, loops, helpers."""
+
     defined: set[str]
     exported: set[str]
 
 
-def _defined_in(units: list[Unit]) -> _Scope:
+def _steps(document: CheckedDocument) -> dict[str | None, tuple[list[Unit], Scope]]:
+    """Each step's units and what they set, found once per document for both rules here."""
+    if document.step_scopes is None:
+        steps: dict[str | None, list[Unit]] = {}
+        for unit in document.units:
+            steps.setdefault(unit.step, []).append(unit)
+        document.step_scopes = {step: (units, _defined_in(units)) for step, units in steps.items()}
+    return document.step_scopes
+
+
+def _defined_in(units: list[Unit]) -> Scope:
     defined: set[str] = set()
     exported: set[str] = set()
     for unit in units:
+        libraries = unit.libraries
         for node, _ in unit.nodes:
             if isinstance(node, Command):
-                defined |= {a.name for a in node.assigns}
-                exported |= set(node.exported)
-                exported |= {a.name for a in node.assigns if a.kind == "export"}
-                defined |= _defined_by_command(node)
-                defined |= _defined_by_helper(node, unit)
+                # Most commands set nothing: the tests below are what they cost.
+                for assign in node.assigns:
+                    defined.add(assign.name)
+                    if assign.kind == "export":
+                        exported.add(assign.name)
+                if node.exported:
+                    exported.update(node.exported)
+                name = node.words[0].literal if node.words else None
+                if name in _NAMING_COMMANDS:
+                    defined |= _defined_by_command(node)
+                if libraries and name is not None:
+                    defined |= _defined_by_helper(node, unit)
             elif isinstance(node, Loop) and node.var:
                 defined.add(node.var)
-    return _Scope(defined | exported, exported)
+    return Scope(defined | exported, exported)
 
 
 def _defined_by_helper(command: Command, unit: Unit) -> set[str]:
@@ -146,11 +167,7 @@ def undefined_variables(document: CheckedDocument) -> list[Diagnostic]:
     if not (document.runner or checker.inputs or checker.env):
         return []
     found: list[Diagnostic] = []
-    steps: dict[str | None, list[Unit]] = {}
-    for unit in document.units:
-        steps.setdefault(unit.step, []).append(unit)
-    for step, units in steps.items():
-        scope = _defined_in(units)
+    for step, (units, scope) in _steps(document).items():
         reported: set[str] = set()
         interface = document.interface_of(step)
         for unit in units:
@@ -195,11 +212,7 @@ def unexported_env(document: CheckedDocument) -> list[Diagnostic]:
     or assigns a variable) and leaves that name out: the REVIEW_PATH / FIX_REPORT_PATH slip.
     """
     found: list[Diagnostic] = []
-    steps: dict[str | None, list[Unit]] = {}
-    for unit in document.units:
-        steps.setdefault(unit.step, []).append(unit)
-    for units in steps.values():
-        scope = _defined_in(units)
+    for units, scope in _steps(document).values():
         if not (document.runner or scope.defined):
             continue
         for unit in units:
@@ -210,7 +223,7 @@ def unexported_env(document: CheckedDocument) -> list[Diagnostic]:
 
 
 def _not_taken(
-    read: Read, interface: StepInterface, document: CheckedDocument, scope: _Scope
+    read: Read, interface: StepInterface, document: CheckedDocument, scope: Scope
 ) -> bool:
     """A workflow input the step reads but its interface does not take (the runner passes a
     step only the inputs its interface lists, so the read is always empty)."""
@@ -237,7 +250,7 @@ def _not_taken_diagnostic(
     )
 
 
-def _env_reads(document: CheckedDocument, command: Command, scope: _Scope) -> list[Diagnostic]:
+def _env_reads(document: CheckedDocument, command: Command, scope: Scope) -> list[Diagnostic]:
     argv, _ = unwrap(command.words)
     runner = (argv[0].literal or "").rsplit("/", 1)[-1] if argv else ""
     if runner not in _SCRIPT_RUNNERS and not runner.startswith("python"):

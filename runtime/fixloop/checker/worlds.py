@@ -8,12 +8,15 @@ already failed. An `Outcome` sorts the worlds leaving a construct by how they le
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from fixloop.checker.tree import Function, Seq
+
+if TYPE_CHECKING:
+    from fixloop.checker.library import StepLibrary
 
 Status = int | None  # 0 success, 1 failure, None unknown
 Mark = tuple[str, str, int]  # watched name, "ok" | "fail", event id
@@ -87,6 +90,57 @@ class Outcome:
             self.continues |= other.continues
 
 
+HelperSummary = tuple[frozenset[Status], frozenset[Status]]  # statuses ending it; by `exit`
+
+
+@dataclass
+class RunFacts:
+    """What is known of one shell run whatever is watched in it: found once per document and
+    shared by every contract's path analysis (each contract used to find it again)."""
+
+    functions: dict[str, Function]  # the run's own and its step library's, by name
+    flag_names: set[str]  # names assigned a status (`rc=$?`)
+    helpers: frozenset[str]  # the step-library functions among `functions`
+    # For a run with no watched command: (can end normally, can fail); its effect on any world.
+    summary: tuple[bool, bool] | None = None
+    # Helper → the ids of every node its call can reach (-1: it sets a trap or `set`).
+    reach: dict[str, frozenset[int]] = field(default_factory=dict)
+    # (id of the helper, `set -e` on, tested) → how a call to it that reaches nothing watched
+    # can end: the same for every contract.
+    helper_summaries: dict[tuple[int, bool, bool], HelperSummary] = field(default_factory=dict)
+    libraries: Sequence[StepLibrary] = ()  # the step libraries `helpers` come from
+    _without_flags: RunFacts | None = None
+
+    def without_flags(self) -> RunFacts:
+        """The same run with no status-flag names: where a helper's summary is found."""
+        if self._without_flags is None:
+            self._without_flags = RunFacts(
+                self.functions,
+                set(),
+                self.helpers,
+                reach=self.reach,
+                helper_summaries=self.helper_summaries,
+                libraries=self.libraries,
+            )
+        return self._without_flags
+
+    def library_summaries(self, name: str) -> dict[tuple[int, bool, bool], HelperSummary] | None:
+        """Where the summaries of helper `name` can be kept for every run that calls it: its
+        library's, when every function the call can reach is that library's own, as it is in
+        this run (no run or other library redefines one). None otherwise."""
+        for library in self.libraries:
+            if self.functions.get(name) is not library.functions.get(name):
+                continue
+            reached = library.called_by(name)
+            if all(
+                self.functions.get(called) is library.functions.get(called)
+                and (called not in library.functions or called in self.helpers)
+                for called in reached
+            ):
+                return library.summaries
+        return None
+
+
 @dataclass
 class Unit:
     body: Seq
@@ -94,9 +148,7 @@ class Unit:
     errexit: bool = False  # the runner starts the shell under `set -e`
     # For a run with no watched command: (can end normally, can fail); its effect on any world.
     summary: tuple[bool, bool] | None = None
-    # Its functions by name and its status-flag names (`rc=$?`), found once per document.
-    scan: tuple[dict[str, Function], set[str]] | None = None
-    helpers: frozenset[str] = frozenset()  # the step-library functions among `scan`'s
+    facts: RunFacts | None = None  # None: found when the run is walked
 
 
 @dataclass
