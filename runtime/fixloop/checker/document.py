@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from fixloop.checker.events import CommandEvent, extract, visit
+from fixloop.checker.events import CommandEvent, Visited, by_node, extract, visit
 from fixloop.checker.language import Contracts, load_contracts, words_in
 from fixloop.checker.library import StepLibrary, load_library, not_found, sourced_path
 from fixloop.checker.syntax import parse_bash
@@ -40,14 +40,19 @@ class Unit:
     label: str | None
     finally_: bool
     events: list[CommandEvent]
-    by_node: dict[int, list[CommandEvent]]
+    owners: dict[int, Node_]  # an event's node, where that is not its command (`events.by_node`)
     # Step libraries this block's shell has sourced (here or in an earlier block of its step).
     libraries: list[StepLibrary] = field(default_factory=list)
 
     @cached_property
-    def nodes(self) -> list[tuple[Node_, bool]]:
+    def nodes(self) -> Visited:
         """Every node with its condition context (`events.visit`), walked once for all rules."""
         return visit(self.script.body)
+
+    @cached_property
+    def by_node(self) -> dict[int, list[CommandEvent]]:
+        """The events of each node, by `id`, for path analysis: made when first asked."""
+        return by_node(self.events, self.owners)
 
 
 @dataclass
@@ -182,14 +187,14 @@ def check_document(
             or "finally" in block.info.split()[1:]
             or (label is not None and any(words_in(w, label) for w in finally_labels))
         )
-        events, by_node = extract(
+        events, owners = extract(
             script.body,
             source.display,
             block.step,
             block=index,
             finally_=finally_,
         )
-        unit = Unit(block, script, block.step, label, finally_, events, by_node)
+        unit = Unit(block, script, block.step, label, finally_, events, owners)
         _see_through_libraries(document, unit, base)
         document.units.append(unit)
     return document
@@ -222,4 +227,4 @@ def _see_through_libraries(document: CheckedDocument, unit: Unit, base: Path | N
     for library in unit.libraries:
         for name in library.called(commands):
             unit.events = unit.events + library.events[name]
-            unit.by_node = {**unit.by_node, **library.by_node[name]}
+            unit.owners = {**unit.owners, **library.owners[name]}

@@ -244,7 +244,7 @@ class _Builder(CommandReader):
         if handler.literal is None or handler.literal.startswith("-"):
             return
         command.trap_signals = tuple(w.shape for w in command.words[2:])
-        inner_origin = Pos(handler.pos.row, handler.pos.col + (1 if handler.quoted else 0))
+        inner_origin = Pos(handler.row, handler.col + (1 if handler.quoted else 0))
         handled = parse_bash(handler.literal, inner_origin, self.depth + 1)
         if handled.too_deep:
             raise TooDeep

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from fixloop.checker.tree import Broken, Pos
+from fixloop.checker.tree import Broken
 
 
 def last_cut(root: Node) -> int | None:
@@ -33,7 +33,7 @@ _SEPARATORS = {";", ";;", "&", "\n", "|", "&&", "||"}
 
 
 def where_it_broke(
-    root: Node, pos: Callable[[Node], Pos], text: Callable[[Node], str]
+    root: Node, pos: Callable[[Node], tuple[int, int]], text: Callable[[Node], str]
 ) -> list[Broken]:
     """Where tree-sitter's tree of a block that did not parse shows the break: each missing
     token, and the first token of each stretch the parser could not place."""
