@@ -39,10 +39,12 @@ class Unit:
     step: str | None
     label: str | None
     finally_: bool
-    events: list[CommandEvent]
-    owners: dict[int, Node_]  # an event's node, where that is not its command (`events.by_node`)
+    path: str  # the document as diagnostics name it
+    index: int  # the block's place among the document's blocks
     # Step libraries this block's shell has sourced (here or in an earlier block of its step).
     libraries: list[StepLibrary] = field(default_factory=list)
+    # The library helpers the block calls: their commands are events of the block too.
+    helpers: list[tuple[StepLibrary, str]] = field(default_factory=list)
 
     @cached_property
     def nodes(self) -> Visited:
@@ -50,9 +52,25 @@ class Unit:
         return visit(self.script.body)
 
     @cached_property
+    def _extracted(self) -> tuple[list[CommandEvent], dict[int, Node_]]:
+        # Made when a contract first asks: only contracts read events, and a block's events
+        # are an object per command, as large as the block's statements.
+        events, owners = extract(
+            self.script.body, self.path, self.step, block=self.index, finally_=self.finally_
+        )
+        for library, name in self.helpers:
+            events = events + library.events[name]
+            owners = {**owners, **library.owners[name]}
+        return events, owners
+
+    @property
+    def events(self) -> list[CommandEvent]:
+        return self._extracted[0]
+
+    @cached_property
     def by_node(self) -> dict[int, list[CommandEvent]]:
         """The events of each node, by `id`, for path analysis: made when first asked."""
-        return by_node(self.events, self.owners)
+        return by_node(*self._extracted)
 
 
 @dataclass
@@ -187,14 +205,7 @@ def check_document(
             or "finally" in block.info.split()[1:]
             or (label is not None and any(words_in(w, label) for w in finally_labels))
         )
-        events, owners = extract(
-            script.body,
-            source.display,
-            block.step,
-            block=index,
-            finally_=finally_,
-        )
-        unit = Unit(block, script, block.step, label, finally_, events, owners)
+        unit = Unit(block, script, block.step, label, finally_, source.display, index)
         _see_through_libraries(document, unit, base)
         document.units.append(unit)
     return document
@@ -224,7 +235,6 @@ def _see_through_libraries(document: CheckedDocument, unit: Unit, base: Path | N
             continue
         if library not in unit.libraries:
             unit.libraries.append(library)
-    for library in unit.libraries:
-        for name in library.called(commands):
-            unit.events = unit.events + library.events[name]
-            unit.owners = {**unit.owners, **library.owners[name]}
+    unit.helpers = [
+        (library, name) for library in unit.libraries for name in library.called(commands)
+    ]

@@ -84,6 +84,23 @@ class _Builder(CommandReader):
         self.errors: list[Broken] = []
         self.splits: list[int] = []  # byte offsets where a statement should have ended
 
+    def top(self, root: Node) -> Seq:
+        """The text's statements, each from a node of its own that is let go once built: a node
+        keeps its children once asked for them, so a list of every statement's node held the
+        whole tree's Python nodes, several times the built tree, until the last was built."""
+        items: list[Node_] = []
+        cursor = root.walk()
+        more = cursor.goto_first_child()
+        while more:
+            node = cursor.node
+            if node is not None and node.is_named and node.type != "comment":
+                item = self.statement(node)
+                if item is not None:
+                    items.append(item)
+            del node
+            more = cursor.goto_next_sibling()
+        return Seq(self.pos(root), items=items)
+
     def seq(self, nodes: list[Node], at: Node) -> Seq:
         items = [self.statement(n) for n in nodes if n.is_named and n.type != "comment"]
         return Seq(self.pos(at), items=[i for i in items if i is not None])
@@ -350,7 +367,7 @@ def chain(at: Pos, first: Node_ | None, rest: list[tuple[str, Node_ | None]]) ->
 
 # A block larger than this is parsed a piece at a time (`_pieces`): tree-sitter's tree of a whole
 # 5 MB block is over 250 MB of nodes, more than fifty times the text.
-PIECE_BYTES = 256 * 1024
+PIECE_BYTES = 64 * 1024
 
 
 def parse_bash(text: str, origin: Pos = _START, depth: int = 0) -> Script:
@@ -372,7 +389,7 @@ def _parse_whole(source: bytes, origin: Pos, depth: int) -> Script:
     builder = _Builder(source, origin)
     builder.depth = depth
     try:
-        body = builder.seq(list(tree.root_node.named_children), tree.root_node)
+        body = builder.top(tree.root_node)
         if builder.splits:
             # A `;` at the end of a line moves no other character: positions stay exact.
             for offset in sorted(builder.splits, reverse=True):
@@ -381,7 +398,7 @@ def _parse_whole(source: bytes, origin: Pos, depth: int) -> Script:
             tree = _parser().parse(source)
             builder = _Builder(source, origin)
             builder.depth = depth
-            body = builder.seq(list(tree.root_node.named_children), tree.root_node)
+            body = builder.top(tree.root_node)
     except TooDeep:
         return Script(Seq(origin), [], too_deep=True)
     if tree.root_node.has_error:
