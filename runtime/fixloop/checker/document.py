@@ -195,11 +195,14 @@ def check_document(
     finally_steps = set(checker.finally_.steps)
     finally_labels = checker.finally_.labels
     lines = source.text.splitlines()
-    for index, block in enumerate(markdown.blocks):
-        if block.lang not in shells and not ("" in shells and not block.info.strip()):
-            continue
-        script = parse_bash(block.content, _origin(lines, block))
-        label = _label_before(lines, block)
+    placed = [
+        (index, block, _origin(lines, block), _label_before(lines, block))
+        for index, block in enumerate(markdown.blocks)
+        if block.lang in shells or ("" in shells and not block.info.strip())
+    ]
+    del lines  # a list of a large document's lines is twice its text: not kept while parsing
+    for index, block, origin, label in placed:
+        script = parse_bash(block.content, origin)
         finally_ = (
             block.step in finally_steps
             or "finally" in block.info.split()[1:]
