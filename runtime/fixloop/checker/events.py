@@ -77,7 +77,7 @@ class CommandEvent:
         self.context = context
         self.command = command
         self.wrappers = wrappers
-        self.shapes = [w.shape for w in argv]
+        self.shapes = [w.shape for w in argv].copy()  # no spare room, one event per command
         self._at = at
         self._place = place
 

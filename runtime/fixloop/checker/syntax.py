@@ -103,7 +103,9 @@ class _Builder(CommandReader):
 
     def seq(self, nodes: list[Node], at: Node) -> Seq:
         items = [self.statement(n) for n in nodes if n.is_named and n.type != "comment"]
-        return Seq(self.pos(at), items=[i for i in items if i is not None])
+        # Copied: a comprehension's list keeps room to grow (four places for one statement),
+        # and a large block has a sequence per `$(…)`, clause and body.
+        return Seq(self.pos(at), items=[i for i in items if i is not None].copy())
 
     def statement(self, node: Node) -> Node_ | None:
         """One statement; nesting deeper than MAX_NESTING stops the block's parse."""
@@ -260,12 +262,11 @@ class _Builder(CommandReader):
         handler = command.words[1]
         if handler.literal is None or handler.literal.startswith("-"):
             return
-        command.trap_signals = tuple(w.shape for w in command.words[2:])
         inner_origin = Pos(handler.row, handler.col + (1 if handler.quoted else 0))
         handled = parse_bash(handler.literal, inner_origin, self.depth + 1)
         if handled.too_deep:
             raise TooDeep
-        command.trap = handled.body
+        command.set_trap(handled.body, tuple(w.shape for w in command.words[2:]))
 
     def if_(self, node: Node) -> If:
         result = If(self.pos(node))
