@@ -39,7 +39,7 @@ _OUTPUT_OPS = {">", ">>", "&>", "&>>", ">|"}
 class _Place:
     """Where a block's events are: the same for every event of one extraction."""
 
-    __slots__ = ("path", "step", "block", "finally_")
+    __slots__ = ("block", "finally_", "path", "step")
 
     def __init__(self, path: str, step: str | None, block: int, finally_: bool) -> None:
         self.path = path
@@ -54,7 +54,7 @@ class CommandEvent:
     column are the position of `at` (the command, or a redirection's target), asked for when a
     diagnostic is made."""
 
-    __slots__ = ("id", "argv", "context", "command", "wrappers", "shapes", "_at", "_place")
+    __slots__ = ("_at", "_place", "argv", "command", "context", "id", "shapes", "wrappers")
     id: int
     argv: list[Word]
     context: tuple[str, ...]
@@ -64,9 +64,10 @@ class CommandEvent:
 
     def __init__(
         self,
-        id: int,  # noqa: A002  # the event's id, as the dataclass field it was
+        id: int,
         argv: list[Word],
         context: tuple[str, ...],
+        *,
         command: Command,
         wrappers: tuple[str, ...],
         at: Word | Command,
@@ -189,7 +190,9 @@ class _Walk:
         owner: Node_ | None = None,
     ) -> None:
         at = pos_word if pos_word is not None else command
-        event = CommandEvent(self.next_id, argv, context, command, wrappers, at, self.place)
+        event = CommandEvent(
+            self.next_id, argv, context, command=command, wrappers=wrappers, at=at, place=self.place
+        )
         if owner is not None:
             self.owners[self.next_id] = owner
         self.next_id += 1
@@ -344,9 +347,7 @@ def extract(
     return walk.events, walk.owners
 
 
-def by_node(
-    events: list[CommandEvent], owners: dict[int, Node_]
-) -> dict[int, list[CommandEvent]]:
+def by_node(events: list[CommandEvent], owners: dict[int, Node_]) -> dict[int, list[CommandEvent]]:
     """The events of each node (by `id`), in order: made when path analysis asks, not kept for
     every block (a list per command, a third of the events' memory)."""
     found: dict[int, list[CommandEvent]] = {}
@@ -360,7 +361,7 @@ class Visited:
     """Every node of a tree with whether it runs in a condition context, in walk order: two
     lists, not a pair per node (a large block's rules walk one node per statement)."""
 
-    __slots__ = ("nodes", "conds")
+    __slots__ = ("conds", "nodes")
 
     def __init__(self) -> None:
         self.nodes: list[Node_] = []

@@ -353,7 +353,7 @@ class _Builder(CommandReader):
 _START = Pos(0, 0)
 
 
-def chain(at: Pos, first: Node_ | None, rest: list[tuple[str, Node_ | None]]) -> AndOr:
+def chain(at: tuple[int, int], first: Node_ | None, rest: list[tuple[str, Node_ | None]]) -> AndOr:
     """`first op node op node …`, spliced flat when a link is itself a chain (bash groups a
     chain from the left, so `a || (b && c)` written without the group is `(a || b) && c`)."""
     links: list[tuple[str, Node_ | None]] = []

@@ -45,7 +45,7 @@ class _Slotted:
 class _Placed(_Slotted):
     """Something at a row and column of the parsed text."""
 
-    __slots__ = ("row", "col")
+    __slots__ = ("col", "row")
     row: int
     col: int
 
@@ -63,8 +63,8 @@ class Read(_Placed):
     Its three booleans are one small int: four slots, not six, make the object 16 bytes
     smaller (objects come in sizes of 16 bytes), and a large block has a read per few words."""
 
-    __slots__ = ("name", "_flags")
-    _fields = ("name", "row", "col", "quoted", "defaulted", "whole")
+    __slots__ = ("_flags", "name")
+    _fields: ClassVar[tuple[str, ...]] = ("name", "row", "col", "quoted", "defaulted", "whole")
     name: str
     _flags: int
 
@@ -74,9 +74,7 @@ class Read(_Placed):
         self.name = name
         self.row, self.col = pos
         self._flags = (
-            (_QUOTED if quoted else 0)
-            | (_DEFAULTED if defaulted else 0)
-            | (_WHOLE if whole else 0)
+            (_QUOTED if quoted else 0) | (_DEFAULTED if defaulted else 0) | (_WHOLE if whole else 0)
         )
 
     @property
@@ -97,13 +95,22 @@ class Read(_Placed):
     def whole(self, value: bool) -> None:
         self._flags = self._flags | _WHOLE if value else self._flags & ~_WHOLE
 
-    def __hash__(self) -> int:  # immutable in use, as the frozen dataclass it was
+    def __hash__(self) -> int:  # type: ignore[override]  # immutable in use, as the frozen dataclass was
         return hash((self.name, self.row, self.col, self._flags))
 
 
 class Word(_Placed):
-    __slots__ = ("text", "shape", "reads", "subs", "literal", "quoted")
-    _fields = ("text", "shape", "row", "col", "reads", "subs", "literal", "quoted")
+    __slots__ = ("literal", "quoted", "reads", "shape", "subs", "text")
+    _fields: ClassVar[tuple[str, ...]] = (
+        "text",
+        "shape",
+        "row",
+        "col",
+        "reads",
+        "subs",
+        "literal",
+        "quoted",
+    )
     text: str  # source text as written
     shape: str  # quotes removed, `${x}` → `$x`, `$(…)` kept as `$(…)`
     # Most words have neither: the shared empty tuple, not two empty lists per word.
@@ -117,6 +124,7 @@ class Word(_Placed):
         text: str,
         shape: str,
         pos: tuple[int, int],
+        *,
         reads: Sequence[Read] = (),
         subs: Sequence[Node_] = (),
         literal: str | None = None,
@@ -144,8 +152,8 @@ class Word(_Placed):
 
 
 class Assign(_Placed):
-    __slots__ = ("name", "value", "kind")
-    _fields = ("name", "value", "row", "col", "kind")
+    __slots__ = ("kind", "name", "value")
+    _fields: ClassVar[tuple[str, ...]] = ("name", "value", "row", "col", "kind")
     name: str
     value: Word | None
     kind: str  # plain | local | export | declare | readonly
@@ -160,8 +168,8 @@ class Assign(_Placed):
 
 
 class Redirect(_Slotted):
-    __slots__ = ("op", "target", "fd", "body")
-    _fields = __slots__
+    __slots__ = ("body", "fd", "op", "target")
+    _fields: ClassVar[tuple[str, ...]] = ("op", "target", "fd", "body")
     op: str  # `>`, `>>`, `<`, `<<`, `<<<`, `&>`, `>&` …
     target: Word | None
     fd: str | None
@@ -178,7 +186,7 @@ class Redirect(_Slotted):
 
 class Node_(_Placed):
     __slots__ = ("redirects",)
-    _fields = ("row", "col", "redirects")
+    _fields: ClassVar[tuple[str, ...]] = ("row", "col", "redirects")
     # Collections most nodes leave empty are the shared empty tuple, not an empty list each.
     redirects: Sequence[Redirect]
 
@@ -190,8 +198,15 @@ class Node_(_Placed):
 class Command(Node_):
     # The trap handler and its signals are one slot (most commands are no trap): eight slots,
     # not nine, make the object 16 bytes smaller.
-    __slots__ = ("words", "assigns", "exported", "_trap", "_substitutions")
-    _fields = (*Node_._fields, "words", "assigns", "exported", "trap", "trap_signals")
+    __slots__ = ("_substitutions", "_trap", "assigns", "exported", "words")
+    _fields: ClassVar[tuple[str, ...]] = (
+        *Node_._fields,
+        "words",
+        "assigns",
+        "exported",
+        "trap",
+        "trap_signals",
+    )
     words: list[Word]
     assigns: Sequence[Assign]
     exported: Sequence[str]  # `export NAME` without a value
@@ -239,7 +254,7 @@ class Command(Node_):
 
 class Seq(Node_):
     __slots__ = ("items",)
-    _fields = (*Node_._fields, "items")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "items")
     items: list[Node_]
 
     def __init__(
@@ -259,7 +274,7 @@ class AndOr(Node_):
     chain of hundreds of commands is a list to walk, not hundreds of nested nodes."""
 
     __slots__ = ("first", "rest")
-    _fields = (*Node_._fields, "first", "rest")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "first", "rest")
     first: Node_ | None
     rest: list[tuple[str, Node_ | None]]  # ("&&" | "||", node)
 
@@ -278,7 +293,7 @@ class AndOr(Node_):
 
 class Not(Node_):
     __slots__ = ("body",)
-    _fields = (*Node_._fields, "body")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "body")
     body: Node_ | None
 
     def __init__(self, pos: tuple[int, int], *, body: Node_ | None = None) -> None:
@@ -289,7 +304,7 @@ class Not(Node_):
 
 class Pipeline(Node_):
     __slots__ = ("items",)
-    _fields = (*Node_._fields, "items")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "items")
     items: list[Node_]
 
     def __init__(self, pos: tuple[int, int], *, items: list[Node_] | None = None) -> None:
@@ -300,7 +315,7 @@ class Pipeline(Node_):
 
 class If(Node_):
     __slots__ = ("clauses", "orelse")
-    _fields = (*Node_._fields, "clauses", "orelse")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "clauses", "orelse")
     clauses: list[tuple[Seq, Seq]]
     orelse: Seq | None
 
@@ -312,8 +327,8 @@ class If(Node_):
 
 
 class Loop(Node_):
-    __slots__ = ("kind", "var", "words", "cond", "body")
-    _fields = (*Node_._fields, "kind", "var", "words", "cond", "body")
+    __slots__ = ("body", "cond", "kind", "var", "words")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "kind", "var", "words", "cond", "body")
     kind: str  # for | while | until | select | cfor
     var: str | None
     words: list[Word] | None  # `for x in WORDS`; None means "$@"
@@ -340,8 +355,8 @@ class Loop(Node_):
 
 
 class Case(Node_):
-    __slots__ = ("subject", "arms")
-    _fields = (*Node_._fields, "subject", "arms")
+    __slots__ = ("arms", "subject")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "subject", "arms")
     subject: Word | None
     arms: list[Seq]
 
@@ -353,8 +368,8 @@ class Case(Node_):
 
 
 class Function(Node_):
-    __slots__ = ("name", "body")
-    _fields = (*Node_._fields, "name", "body")
+    __slots__ = ("body", "name")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "name", "body")
     name: str
     body: Seq
 
@@ -367,7 +382,7 @@ class Function(Node_):
 
 class Subshell(Node_):
     __slots__ = ("body",)
-    _fields = (*Node_._fields, "body")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "body")
     body: Seq
 
     def __init__(self, pos: tuple[int, int], *, body: Seq | None = None) -> None:
@@ -379,8 +394,8 @@ class Subshell(Node_):
 class Arith(Node_):
     """`(( … ))` as a command (not `$(( … ))`)."""
 
-    __slots__ = ("text", "increments", "reads")
-    _fields = (*Node_._fields, "text", "increments", "reads")
+    __slots__ = ("increments", "reads", "text")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "text", "increments", "reads")
     text: str
     increments: bool  # `n++` / `n--` / `++n`: status 1 when the value is 0
     reads: list[Read]
@@ -396,8 +411,8 @@ class Arith(Node_):
 class Broken(Node_):
     """A stretch tree-sitter could not parse, or that bash refuses though tree-sitter parses it."""
 
-    __slots__ = ("text", "missing", "reason")
-    _fields = (*Node_._fields, "text", "missing", "reason")
+    __slots__ = ("missing", "reason", "text")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "text", "missing", "reason")
     text: str
     missing: str | None
     reason: str | None  # what is wrong, when neither `text` nor `missing` says it
@@ -419,7 +434,7 @@ class Broken(Node_):
 
 class Script(_Slotted):
     __slots__ = ("body", "errors", "too_deep")
-    _fields = __slots__
+    _fields: ClassVar[tuple[str, ...]] = ("body", "errors", "too_deep")
     body: Seq
     errors: list[Broken]
     too_deep: bool  # nested past the checker's limit: the block is not looked into
