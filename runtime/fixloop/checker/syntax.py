@@ -21,6 +21,7 @@ It builds the small tree of `tree.py`: the statements here, the simple commands 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from itertools import pairwise
 
@@ -44,7 +45,7 @@ from fixloop.checker.tree import (
     Seq,
     Subshell,
 )
-from fixloop.checker.tree_scan import last_cut, where_it_broke
+from fixloop.checker.tree_scan import last_cut, statement_nodes, where_it_broke
 from fixloop.checker.words import TooDeep
 
 
@@ -84,24 +85,7 @@ class _Builder(CommandReader):
         self.errors: list[Broken] = []
         self.splits: list[int] = []  # byte offsets where a statement should have ended
 
-    def top(self, root: Node) -> Seq:
-        """The text's statements, each from a node of its own that is let go once built: a node
-        keeps its children once asked for them, so a list of every statement's node held the
-        whole tree's Python nodes, several times the built tree, until the last was built."""
-        items: list[Node_] = []
-        cursor = root.walk()
-        more = cursor.goto_first_child()
-        while more:
-            node = cursor.node
-            if node is not None and node.is_named and node.type != "comment":
-                item = self.statement(node)
-                if item is not None:
-                    items.append(item)
-            del node
-            more = cursor.goto_next_sibling()
-        return Seq(self.pos(root), items=items)
-
-    def seq(self, nodes: list[Node], at: Node) -> Seq:
+    def seq(self, nodes: Iterable[Node], at: Node) -> Seq:
         items = [self.statement(n) for n in nodes if n.is_named and n.type != "comment"]
         # Copied: a comprehension's list keeps room to grow (four places for one statement),
         # and a large block has a sequence per `$(…)`, clause and body.
@@ -391,7 +375,7 @@ def _parse_whole(source: bytes, origin: Pos, depth: int) -> Script:
     builder = _Builder(source, origin)
     builder.depth = depth
     try:
-        body = builder.top(tree.root_node)
+        body = builder.seq(statement_nodes(tree.root_node), tree.root_node)
         if builder.splits:
             # A `;` at the end of a line moves no other character: positions stay exact.
             for offset in sorted(builder.splits, reverse=True):
@@ -400,7 +384,7 @@ def _parse_whole(source: bytes, origin: Pos, depth: int) -> Script:
             tree = _parser().parse(source)
             builder = _Builder(source, origin)
             builder.depth = depth
-            body = builder.top(tree.root_node)
+            body = builder.seq(statement_nodes(tree.root_node), tree.root_node)
     except TooDeep:
         return Script(Seq(origin), [], too_deep=True)
     if tree.root_node.has_error:
