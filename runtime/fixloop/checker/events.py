@@ -54,13 +54,13 @@ class CommandEvent:
     column are the position of `at` (the command, or a redirection's target), asked for when a
     diagnostic is made."""
 
-    __slots__ = ("_at", "_place", "argv", "command", "context", "id", "shapes", "wrappers")
+    __slots__ = ("_at", "_place", "_shapes", "argv", "command", "context", "id", "wrappers")
     id: int
     argv: list[Word]
     context: tuple[str, ...]
     command: Command
     wrappers: tuple[str, ...]
-    shapes: list[str]
+    _shapes: list[str] | None
 
     def __init__(
         self,
@@ -78,7 +78,7 @@ class CommandEvent:
         self.context = context
         self.command = command
         self.wrappers = wrappers
-        self.shapes = [w.shape for w in argv].copy()  # no spare room, one event per command
+        self._shapes = None
         self._at = at
         self._place = place
 
@@ -112,8 +112,16 @@ class CommandEvent:
         return f"CommandEvent({self.id}, {self.path}:{self.line}:{self.col}, {self.shapes!r})"
 
     @property
+    def shapes(self) -> list[str]:
+        """The shapes of its words, made when a pattern first looks past the command's name:
+        most events are never matched beyond it."""
+        if self._shapes is None:
+            self._shapes = [w.shape for w in self.argv].copy()  # no spare room kept
+        return self._shapes
+
+    @property
     def name(self) -> str:
-        return self.shapes[0] if self.shapes else ""
+        return self.argv[0].shape if self.argv else ""
 
     def text(self, limit: int = 100) -> str:
         """The command as a message quotes it: one line, at most `limit` characters (an
