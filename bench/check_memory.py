@@ -10,10 +10,12 @@ process, its peak resident memory (from the kernel's accounting of the finished 
 
 and prints the peak of each and the ratio (check's peak − the floor) / the text's size (goal: at
 most 30). The blocks repeat, so the checker's caches keyed by text hit more than on distinct
-commands; the syntax tree and the events are built for every command all the same. No
-assertion: a measurement, run by hand:
+commands (and their words' texts, interned, are stored once); the syntax tree is built for every
+command all the same. Events are made when a contract asks: `--contract` gives both documents
+(the floor's too, so that the contract machinery is in both) a sidecar with a `forbidden`
+contract, and the events are built. No assertion: a measurement, run by hand:
 
-    .venv/bin/python bench/check_memory.py [--sizes 1,5]
+    .venv/bin/python bench/check_memory.py [--sizes 1,5] [--contract]
 """
 
 from __future__ import annotations
@@ -63,9 +65,27 @@ def peak_mib(argv: list[str]) -> float:
     return usage.ru_maxrss / 1024  # kilobytes on Linux
 
 
+_CONTRACT = (
+    "contracts:\n"
+    "  - id: no-stash\n"
+    "    why: stashing hides the user's work\n"
+    "    forbidden:\n"
+    "      - git stash\n"
+    "      - git push --force\n"
+)
+
+
+def write_document(path: Path, text: str, contract: bool) -> Path:
+    path.write_text(text, encoding="utf-8")
+    if contract:
+        path.with_name(path.stem + ".contracts.yaml").write_text(_CONTRACT, encoding="utf-8")
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,5", help="block sizes in MiB")
+    parser.add_argument("--contract", action="store_true", help="a sidecar contract on both")
     args = parser.parse_args()
     unit = clean_blocks()
     print(
@@ -73,12 +93,14 @@ def main() -> None:
         f"{'check MiB':>9}  {'ratio':>6}"
     )
     with tempfile.TemporaryDirectory() as tmp:
-        small = Path(tmp, "small.md")
-        small.write_text("# small\n\n```bash\necho hello\n```\n", encoding="utf-8")
+        small = write_document(
+            Path(tmp, "small.md"), "# small\n\n```bash\necho hello\n```\n", args.contract
+        )
         for size in (float(s) for s in args.sizes.split(",")):
             block = unit * max(1, round(size * 2**20 / len(unit)))
-            large = Path(tmp, "large.md")
-            large.write_text(f"# large\n\n```bash\n{block}```\n", encoding="utf-8")
+            large = write_document(
+                Path(tmp, "large.md"), f"# large\n\n```bash\n{block}```\n", args.contract
+            )
             floor = peak_mib([*fixloop_command(), "check", str(small)])
             markdown = peak_mib([sys.executable, "-c", _MARKDOWN, str(large)])
             check = peak_mib([*fixloop_command(), "check", str(large)])

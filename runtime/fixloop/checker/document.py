@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fixloop.checker.events import CommandEvent, extract, visit
+from fixloop.checker.events import CommandEvent, Visited, by_node, extract, visit
 from fixloop.checker.language import Contracts, load_contracts, words_in
 from fixloop.checker.library import StepLibrary, load_library, not_found, sourced_path
 from fixloop.checker.syntax import parse_bash
@@ -44,15 +44,38 @@ class Unit:
     step: str | None
     label: str | None
     finally_: bool
-    events: list[CommandEvent]
-    by_node: dict[int, list[CommandEvent]]
+    path: str  # the document as diagnostics name it
+    index: int  # the block's place among the document's blocks
     # Step libraries this block's shell has sourced (here or in an earlier block of its step).
     libraries: list[StepLibrary] = field(default_factory=list)
+    # The library helpers the block calls: their commands are events of the block too.
+    helpers: list[tuple[StepLibrary, str]] = field(default_factory=list)
 
     @cached_property
-    def nodes(self) -> list[tuple[Node_, bool]]:
+    def nodes(self) -> Visited:
         """Every node with its condition context (`events.visit`), walked once for all rules."""
         return visit(self.script.body)
+
+    @cached_property
+    def _extracted(self) -> tuple[list[CommandEvent], dict[int, Node_]]:
+        # Made when a contract first asks: only contracts read events, and a block's events
+        # are an object per command, as large as the block's statements.
+        events, owners = extract(
+            self.script.body, self.path, self.step, block=self.index, finally_=self.finally_
+        )
+        for library, name in self.helpers:
+            events = events + library.events[name]
+            owners = {**owners, **library.owners[name]}
+        return events, owners
+
+    @property
+    def events(self) -> list[CommandEvent]:
+        return self._extracted[0]
+
+    @cached_property
+    def by_node(self) -> dict[int, list[CommandEvent]]:
+        """The events of each node, by `id`, for path analysis: made when first asked."""
+        return by_node(*self._extracted)
 
 
 @record
@@ -177,24 +200,20 @@ def check_document(
     finally_steps = set(checker.finally_.steps)
     finally_labels = checker.finally_.labels
     lines = source.text.splitlines()
-    for index, block in enumerate(markdown.blocks):
-        if block.lang not in shells and not ("" in shells and not block.info.strip()):
-            continue
-        script = parse_bash(block.content, _origin(lines, block))
-        label = _label_before(lines, block)
+    placed = [
+        (index, block, _origin(lines, block), _label_before(lines, block))
+        for index, block in enumerate(markdown.blocks)
+        if block.lang in shells or ("" in shells and not block.info.strip())
+    ]
+    del lines  # a list of a large document's lines is twice its text: not kept while parsing
+    for index, block, origin, label in placed:
+        script = parse_bash(block.content, origin)
         finally_ = (
             block.step in finally_steps
             or "finally" in block.info.split()[1:]
             or (label is not None and any(words_in(w, label) for w in finally_labels))
         )
-        events, by_node = extract(
-            script.body,
-            source.display,
-            block.step,
-            block=index,
-            finally_=finally_,
-        )
-        unit = Unit(block, script, block.step, label, finally_, events, by_node)
+        unit = Unit(block, script, block.step, label, finally_, source.display, index)
         _see_through_libraries(document, unit, base)
         document.units.append(unit)
     return document
@@ -224,7 +243,6 @@ def _see_through_libraries(document: CheckedDocument, unit: Unit, base: Path | N
             continue
         if library not in unit.libraries:
             unit.libraries.append(library)
-    for library in unit.libraries:
-        for name in library.called(commands):
-            unit.events = unit.events + library.events[name]
-            unit.by_node = {**unit.by_node, **library.by_node[name]}
+    unit.helpers = [
+        (library, name) for library in unit.libraries for name in library.called(commands)
+    ]

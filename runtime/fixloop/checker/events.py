@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 from fixloop.checker.patterns import WRITE
 from fixloop.checker.tree import (
@@ -37,24 +36,92 @@ _XARGS_WITH_VALUE = {"-I", "-n", "-L", "-P", "-d", "-s", "-E", "-a", "-i"}
 _OUTPUT_OPS = {">", ">>", "&>", "&>>", ">|"}
 
 
-@dataclass(slots=True)
+class _Place:
+    """Where a block's events are: the same for every event of one extraction."""
+
+    __slots__ = ("block", "finally_", "path", "step")
+
+    def __init__(self, path: str, step: str | None, block: int, finally_: bool) -> None:
+        self.path = path
+        self.step = step
+        self.block = block
+        self.finally_ = finally_
+
+
 class CommandEvent:
+    """One command a block runs. Plain slots, and what every event of a block shares (the
+    document, step, block) in one object: a large block has an event per command. The line and
+    column are the position of `at` (the command, or a redirection's target), asked for when a
+    diagnostic is made."""
+
+    __slots__ = ("_at", "_place", "_shapes", "argv", "command", "context", "id", "wrappers")
     id: int
     argv: list[Word]
-    path: str
-    line: int  # 1-based file line
-    col: int  # 1-based column
-    step: str | None
-    block: int
     context: tuple[str, ...]
     command: Command
-    wrappers: tuple[str, ...] = ()
-    finally_: bool = False
-    shapes: list[str] = field(default_factory=list)
+    wrappers: tuple[str, ...]
+    _shapes: list[str] | None
+
+    def __init__(
+        self,
+        id: int,
+        argv: list[Word],
+        context: tuple[str, ...],
+        *,
+        command: Command,
+        wrappers: tuple[str, ...],
+        at: Word | Command,
+        place: _Place,
+    ) -> None:
+        self.id = id
+        self.argv = argv
+        self.context = context
+        self.command = command
+        self.wrappers = wrappers
+        self._shapes = None
+        self._at = at
+        self._place = place
+
+    @property
+    def path(self) -> str:
+        return self._place.path
+
+    @property
+    def step(self) -> str | None:
+        return self._place.step
+
+    @property
+    def block(self) -> int:
+        return self._place.block
+
+    @property
+    def finally_(self) -> bool:
+        return self._place.finally_
+
+    @property
+    def line(self) -> int:
+        """1-based file line."""
+        return self._at.row + 1
+
+    @property
+    def col(self) -> int:
+        """1-based column."""
+        return self._at.col + 1
+
+    def __repr__(self) -> str:
+        return f"CommandEvent({self.id}, {self.path}:{self.line}:{self.col}, {self.shapes!r})"
+
+    @property
+    def shapes(self) -> list[str]:
+        """The shapes of its words, made when a pattern first looks past the command's name:
+        most events are never matched beyond it."""
+        if self._shapes is None:
+            self._shapes = [w.shape for w in self.argv].copy()  # no spare room kept
+        return self._shapes
 
     @property
     def name(self) -> str:
-        return self.shapes[0] if self.shapes else ""
+        return self.argv[0].shape if self.argv else ""
 
     def text(self, limit: int = 100) -> str:
         """The command as a message quotes it: one line, at most `limit` characters (an
@@ -107,18 +174,18 @@ def unwrap(words: list[Word]) -> tuple[list[Word], tuple[str, ...]]:
                     break
             continue
         break
-    return words[index:], tuple(wrappers)
+    # The command's own list when nothing is unwrapped (most commands): no copy per event.
+    return (words[index:] if index else words), tuple(wrappers)
 
 
-@dataclass
 class _Walk:
-    path: str
-    step: str | None
-    block: int
-    finally_: bool
-    next_id: int
-    events: list[CommandEvent] = field(default_factory=list)
-    by_command: dict[int, list[CommandEvent]] = field(default_factory=dict)
+    def __init__(self, place: _Place, next_id: int) -> None:
+        self.place = place
+        self.next_id = next_id
+        self.events: list[CommandEvent] = []
+        # The node an event belongs to when it is not the event's command: a redirection of a
+        # compound command (`{ …; } > f`) is an event of a command made for it.
+        self.owners: dict[int, Node_] = {}
 
     def add(
         self,
@@ -130,24 +197,14 @@ class _Walk:
         pos_word: Word | None = None,
         owner: Node_ | None = None,
     ) -> None:
-        at = pos_word.pos if pos_word is not None else command.pos
+        at = pos_word if pos_word is not None else command
         event = CommandEvent(
-            self.next_id,
-            argv,
-            self.path,
-            at.row + 1,
-            at.col + 1,
-            self.step,
-            self.block,
-            context,
-            command,
-            wrappers,
-            self.finally_,
-            [w.shape for w in argv],
+            self.next_id, argv, context, command=command, wrappers=wrappers, at=at, place=self.place
         )
+        if owner is not None:
+            self.owners[self.next_id] = owner
         self.next_id += 1
         self.events.append(event)
-        self.by_command.setdefault(id(owner or command), []).append(event)
 
     def words(self, words: list[Word], context: tuple[str, ...]) -> None:
         for word in words:
@@ -290,53 +347,83 @@ _ranges = itertools.count(1)
 
 def extract(
     body: Seq, path: str, step: str | None, *, block: int, finally_: bool
-) -> tuple[list[CommandEvent], dict[int, list[CommandEvent]]]:
-    walk = _Walk(path, step, block, finally_, next(_ranges) * _RANGE)
+) -> tuple[list[CommandEvent], dict[int, Node_]]:
+    """The block's events, and the node each event belongs to where that is not its command
+    (for `by_node`)."""
+    walk = _Walk(_Place(path, step, block, finally_), next(_ranges) * _RANGE)
     walk.node(body, ("finally",) if finally_ else ())
-    return walk.events, walk.by_command
+    return walk.events, walk.owners
 
 
-def visit(node: Node_ | None, cond: bool = False) -> list[tuple[Node_, bool]]:
-    """Every node with whether it runs in a condition context (where `set -e` does not apply)."""
-    found: list[tuple[Node_, bool]] = []
-    _visit(node, cond, found)
+def by_node(events: list[CommandEvent], owners: dict[int, Node_]) -> dict[int, list[CommandEvent]]:
+    """The events of each node (by `id`), in order: made when path analysis asks, not kept for
+    every block (a list per command, a third of the events' memory)."""
+    found: dict[int, list[CommandEvent]] = {}
+    for event in events:
+        owner = owners.get(event.id)
+        found.setdefault(id(owner if owner is not None else event.command), []).append(event)
     return found
 
 
-def _visit(node: Node_ | None, cond: bool, found: list[tuple[Node_, bool]]) -> None:
-    # Appending to one list: the generic rules walk every block, and nested generators were
+class Visited:
+    """Every node of a tree with whether it runs in a condition context, in walk order: two
+    lists, not a pair per node (a large block's rules walk one node per statement)."""
+
+    __slots__ = ("conds", "nodes")
+
+    def __init__(self) -> None:
+        self.nodes: list[Node_] = []
+        self.conds: list[bool] = []
+
+    def __iter__(self) -> Iterator[tuple[Node_, bool]]:
+        return zip(self.nodes, self.conds, strict=True)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+def visit(node: Node_ | None, cond: bool = False) -> Visited:
+    """Every node with whether it runs in a condition context (where `set -e` does not apply)."""
+    found = Visited()
+    _visit(node, cond, found.nodes, found.conds)
+    return found
+
+
+def _visit(node: Node_ | None, cond: bool, nodes: list[Node_], conds: list[bool]) -> None:
+    # Appending to two lists: the generic rules walk every block, and nested generators were
     # the larger part of their time.
     if node is None:
         return
-    found.append((node, cond))
+    nodes.append(node)
+    conds.append(cond)
     if isinstance(node, Command):
         for word in command_words(node):
             for sub in word.subs:
-                _visit(sub, True, found)
+                _visit(sub, True, nodes, conds)
         if node.trap is not None:
-            _visit(node.trap, cond, found)
+            _visit(node.trap, cond, nodes, conds)
         return
     if isinstance(node, If):
         for test, body in node.clauses:
-            _visit(test, True, found)
-            _visit(body, cond, found)
-        _visit(node.orelse, cond, found)
+            _visit(test, True, nodes, conds)
+            _visit(body, cond, nodes, conds)
+        _visit(node.orelse, cond, nodes, conds)
         return
     if isinstance(node, AndOr):
         # Every command of a chain but the last is tested by the operator after it.
         links = [node.first, *(right for _, right in node.rest)]
         for index, link in enumerate(links):
-            _visit(link, True if index < len(links) - 1 else cond, found)
+            _visit(link, True if index < len(links) - 1 else cond, nodes, conds)
         return
     if isinstance(node, Not):
-        _visit(node.body, True, found)
+        _visit(node.body, True, nodes, conds)
         return
     if isinstance(node, Loop):
-        _visit(node.cond, True, found)
-        _visit(node.body, cond, found)
+        _visit(node.cond, True, nodes, conds)
+        _visit(node.body, cond, nodes, conds)
         return
     for child in children(node):
-        _visit(child, cond, found)
+        _visit(child, cond, nodes, conds)
 
 
 def command_words(command: Command) -> list[Word]:

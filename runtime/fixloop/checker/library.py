@@ -23,7 +23,7 @@ from pathlib import Path
 
 from fixloop.checker.events import CommandEvent, extract, iter_commands
 from fixloop.checker.syntax import parse_bash
-from fixloop.checker.tree import Command, Function, Script
+from fixloop.checker.tree import Command, Function, Node_, Script
 from fixloop.diagnostics import Diagnostic, display_path
 from fixloop.documents.files import read_text
 from fixloop.records import record
@@ -43,7 +43,7 @@ class StepLibrary:
     script: Script
     functions: dict[str, Function] = field(default_factory=dict)
     events: dict[str, list[CommandEvent]] = field(default_factory=dict)  # by function
-    by_node: dict[str, dict[int, list[CommandEvent]]] = field(default_factory=dict)
+    owners: dict[str, dict[int, Node_]] = field(default_factory=dict)
     sets_arguments: dict[str, set[int]] = field(default_factory=dict)  # `local -n x=$1` → {1}
     sets_globals: dict[str, set[str]] = field(default_factory=dict)
     calls: dict[str, list[str]] = field(default_factory=dict)  # helper → helpers it calls
@@ -124,9 +124,9 @@ def _build(path: Path, text: str, display: str) -> StepLibrary:
         if not isinstance(node, Function):
             continue
         library.functions[node.name] = node
-        events, by_node = extract(node.body, display, None, block=-1, finally_=False)
+        events, owners = extract(node.body, display, None, block=-1, finally_=False)
         library.events[node.name] = events
-        library.by_node[node.name] = by_node
+        library.owners[node.name] = owners
         local: set[str] = set()
         for command in iter_commands(node.body):
             for assign in command.assigns:

@@ -21,6 +21,7 @@ It builds the small tree of `tree.py`: the statements here, the simple commands 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from itertools import pairwise
 
@@ -44,7 +45,7 @@ from fixloop.checker.tree import (
     Seq,
     Subshell,
 )
-from fixloop.checker.tree_scan import last_cut, where_it_broke
+from fixloop.checker.tree_scan import last_cut, statement_nodes, where_it_broke
 from fixloop.checker.words import TooDeep
 
 
@@ -84,9 +85,11 @@ class _Builder(CommandReader):
         self.errors: list[Broken] = []
         self.splits: list[int] = []  # byte offsets where a statement should have ended
 
-    def seq(self, nodes: list[Node], at: Node) -> Seq:
+    def seq(self, nodes: Iterable[Node], at: Node) -> Seq:
         items = [self.statement(n) for n in nodes if n.is_named and n.type != "comment"]
-        return Seq(self.pos(at), items=[i for i in items if i is not None])
+        # Copied: a comprehension's list keeps room to grow (four places for one statement),
+        # and a large block has a sequence per `$(…)`, clause and body.
+        return Seq(self.pos(at), items=[i for i in items if i is not None].copy())
 
     def statement(self, node: Node) -> Node_ | None:
         """One statement; nesting deeper than MAX_NESTING stops the block's parse."""
@@ -243,12 +246,11 @@ class _Builder(CommandReader):
         handler = command.words[1]
         if handler.literal is None or handler.literal.startswith("-"):
             return
-        command.trap_signals = tuple(w.shape for w in command.words[2:])
-        inner_origin = Pos(handler.pos.row, handler.pos.col + (1 if handler.quoted else 0))
+        inner_origin = Pos(handler.row, handler.col + (1 if handler.quoted else 0))
         handled = parse_bash(handler.literal, inner_origin, self.depth + 1)
         if handled.too_deep:
             raise TooDeep
-        command.trap = handled.body
+        command.set_trap(handled.body, tuple(w.shape for w in command.words[2:]))
 
     def if_(self, node: Node) -> If:
         result = If(self.pos(node))
@@ -335,7 +337,7 @@ class _Builder(CommandReader):
 _START = Pos(0, 0)
 
 
-def chain(at: Pos, first: Node_ | None, rest: list[tuple[str, Node_ | None]]) -> AndOr:
+def chain(at: tuple[int, int], first: Node_ | None, rest: list[tuple[str, Node_ | None]]) -> AndOr:
     """`first op node op node …`, spliced flat when a link is itself a chain (bash groups a
     chain from the left, so `a || (b && c)` written without the group is `(a || b) && c`)."""
     links: list[tuple[str, Node_ | None]] = []
@@ -349,8 +351,9 @@ def chain(at: Pos, first: Node_ | None, rest: list[tuple[str, Node_ | None]]) ->
 
 
 # A block larger than this is parsed a piece at a time (`_pieces`): tree-sitter's tree of a whole
-# 5 MB block is over 250 MB of nodes, more than fifty times the text.
-PIECE_BYTES = 256 * 1024
+# 5 MB block is over 250 MB of nodes, more than fifty times the text. One piece's tree is alive
+# at a time, about 33 times the piece: 2 MB at 64 KiB (8 MB at the 256 KiB it was).
+PIECE_BYTES = 64 * 1024
 
 
 def parse_bash(text: str, origin: Pos = _START, depth: int = 0) -> Script:
@@ -372,7 +375,7 @@ def _parse_whole(source: bytes, origin: Pos, depth: int) -> Script:
     builder = _Builder(source, origin)
     builder.depth = depth
     try:
-        body = builder.seq(list(tree.root_node.named_children), tree.root_node)
+        body = builder.seq(statement_nodes(tree.root_node), tree.root_node)
         if builder.splits:
             # A `;` at the end of a line moves no other character: positions stay exact.
             for offset in sorted(builder.splits, reverse=True):
@@ -381,7 +384,7 @@ def _parse_whole(source: bytes, origin: Pos, depth: int) -> Script:
             tree = _parser().parse(source)
             builder = _Builder(source, origin)
             builder.depth = depth
-            body = builder.seq(list(tree.root_node.named_children), tree.root_node)
+            body = builder.seq(statement_nodes(tree.root_node), tree.root_node)
     except TooDeep:
         return Script(Seq(origin), [], too_deep=True)
     if tree.root_node.has_error:

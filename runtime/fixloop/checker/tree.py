@@ -4,49 +4,139 @@ Deliberately tiny: `Command` (argv words, prefix assignments, redirections, and 
 of a `trap`), `Seq`, `AndOr`, `Not`, `Pipeline`, `If`, `Loop`, `Case`, `Function`, `Subshell`,
 `Arith` and `Broken`. `syntax.py` builds it from tree-sitter-bash; events, path analysis and the
 generic rules walk it, never tree-sitter nodes.
+
+A large block has a node per statement and an object per word and read, so the classes are plain
+classes with slots (no instance dictionary; a slotted dataclass is built twice when its module is
+imported), and a position is two slots, `row` and `col`, not an object of its own: a `Pos` per
+word was a sixth of a large block's memory. `pos` makes one when asked (for a diagnostic).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 
 class Pos(NamedTuple):
-    """0-based row and character column inside the parsed text.
-
-    A NamedTuple, not a frozen dataclass: there is one per word and statement, and building a
-    frozen dataclass was a fifth of the syntax builder's time.
-    """
+    """0-based row and character column inside the parsed text."""
 
     row: int
     col: int
 
 
-@dataclass(frozen=True, slots=True)
-class Read:
-    """A variable expansion: `$name`, `${name…}`."""
+class _Slotted:
+    """Equality and repr over a class's `_fields`, as the dataclasses these were gave them."""
 
+    __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self._fields)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclasses were
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__name__}({shown})"
+
+
+class _Placed(_Slotted):
+    """Something at a row and column of the parsed text."""
+
+    __slots__ = ("col", "row")
+    row: int
+    col: int
+
+    @property
+    def pos(self) -> Pos:
+        return Pos(self.row, self.col)
+
+
+_QUOTED, _DEFAULTED, _WHOLE = 1, 2, 4
+
+
+class Read(_Placed):
+    """A variable expansion: `$name`, `${name…}`.
+
+    Its three booleans are one small int: four slots, not six, make the object 16 bytes
+    smaller (objects come in sizes of 16 bytes), and a large block has a read per few words."""
+
+    __slots__ = ("_flags", "name")
+    _fields: ClassVar[tuple[str, ...]] = ("name", "row", "col", "quoted", "defaulted", "whole")
     name: str
-    pos: Pos
-    quoted: bool
-    defaulted: bool  # `${x:-…}`, `${x:?…}`, `${x:=…}`: never silently empty
-    whole: bool  # the expansion is the entire word (`"$x"` or `$x`)
+    _flags: int
+
+    def __init__(
+        self, name: str, pos: tuple[int, int], quoted: bool, defaulted: bool, whole: bool
+    ) -> None:
+        self.name = name
+        self.row, self.col = pos
+        self._flags = (
+            (_QUOTED if quoted else 0) | (_DEFAULTED if defaulted else 0) | (_WHOLE if whole else 0)
+        )
+
+    @property
+    def quoted(self) -> bool:
+        return bool(self._flags & _QUOTED)
+
+    @property
+    def defaulted(self) -> bool:
+        """`${x:-…}`, `${x:?…}`, `${x:=…}`: never silently empty."""
+        return bool(self._flags & _DEFAULTED)
+
+    @property
+    def whole(self) -> bool:
+        """The expansion is the entire word (`"$x"` or `$x`)."""
+        return bool(self._flags & _WHOLE)
+
+    @whole.setter
+    def whole(self, value: bool) -> None:
+        self._flags = self._flags | _WHOLE if value else self._flags & ~_WHOLE
+
+    def __hash__(self) -> int:  # type: ignore[override]  # immutable in use, as the frozen dataclass was
+        return hash((self.name, self.row, self.col, self._flags))
 
 
-@dataclass(slots=True)
-class Word:
+class Word(_Placed):
+    __slots__ = ("literal", "quoted", "reads", "shape", "subs", "text")
+    _fields: ClassVar[tuple[str, ...]] = (
+        "text",
+        "shape",
+        "row",
+        "col",
+        "reads",
+        "subs",
+        "literal",
+        "quoted",
+    )
     text: str  # source text as written
     shape: str  # quotes removed, `${x}` → `$x`, `$(…)` kept as `$(…)`
-    pos: Pos
-    # Most words have neither: the shared empty tuple, not two empty lists per word (a ninth of
-    # a large block's memory).
-    reads: Sequence[Read] = ()
-    subs: Sequence[Node_] = ()  # command substitutions, parsed
-    literal: str | None = None  # the value when the word has no expansion at all
-    quoted: bool = False  # at least partly quoted
-    expands: bool = False  # contains any `$…` expansion or substitution
+    # Most words have neither: the shared empty tuple, not two empty lists per word.
+    reads: Sequence[Read]
+    subs: Sequence[Node_]  # command substitutions, parsed
+    literal: str | None  # the value when the word has no expansion at all
+    quoted: bool  # at least partly quoted
+
+    def __init__(
+        self,
+        text: str,
+        shape: str,
+        pos: tuple[int, int],
+        *,
+        reads: Sequence[Read] = (),
+        subs: Sequence[Node_] = (),
+        literal: str | None = None,
+        quoted: bool = False,
+    ) -> None:
+        self.text = text
+        self.shape = shape
+        self.row, self.col = pos
+        self.reads = reads
+        self.subs = subs
+        self.literal = literal
+        self.quoted = quoted
 
     def add_read(self, read: Read) -> None:
         if isinstance(self.reads, list):
@@ -61,38 +151,96 @@ class Word:
             self.subs = [*self.subs, sub]
 
 
-@dataclass(slots=True)
-class Assign:
+class Assign(_Placed):
+    __slots__ = ("kind", "name", "value")
+    _fields: ClassVar[tuple[str, ...]] = ("name", "value", "row", "col", "kind")
     name: str
     value: Word | None
-    pos: Pos
-    kind: str = "plain"  # plain | local | export | declare | readonly
+    kind: str  # plain | local | export | declare | readonly
+
+    def __init__(
+        self, name: str, value: Word | None, pos: tuple[int, int], kind: str = "plain"
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.row, self.col = pos
+        self.kind = kind
 
 
-@dataclass(slots=True)
-class Redirect:
+class Redirect(_Slotted):
+    __slots__ = ("body", "fd", "op", "target")
+    _fields: ClassVar[tuple[str, ...]] = ("op", "target", "fd", "body")
     op: str  # `>`, `>>`, `<`, `<<`, `<<<`, `&>`, `>&` …
     target: Word | None
     fd: str | None
-    body: Word | None = None  # heredoc body; `reads` empty when the delimiter is quoted
+    body: Word | None  # heredoc body; `reads` empty when the delimiter is quoted
+
+    def __init__(
+        self, op: str, target: Word | None, fd: str | None, body: Word | None = None
+    ) -> None:
+        self.op = op
+        self.target = target
+        self.fd = fd
+        self.body = body
 
 
-# Slots: a node has no instance dictionary (a large block has one node per statement).
-@dataclass(slots=True)
-class Node_:
-    pos: Pos
+class Node_(_Placed):
+    __slots__ = ("redirects",)
+    _fields: ClassVar[tuple[str, ...]] = ("row", "col", "redirects")
     # Collections most nodes leave empty are the shared empty tuple, not an empty list each.
-    redirects: Sequence[Redirect] = field(default=(), kw_only=True)
+    redirects: Sequence[Redirect]
+
+    def __init__(self, pos: tuple[int, int], *, redirects: Sequence[Redirect] = ()) -> None:
+        self.row, self.col = pos
+        self.redirects = redirects
 
 
-@dataclass(slots=True)
 class Command(Node_):
-    words: list[Word] = field(default_factory=list)
-    assigns: Sequence[Assign] = ()
-    exported: Sequence[str] = ()  # `export NAME` without a value
-    trap: Seq | None = None  # parsed handler of `trap '…' EXIT|ERR|…`
-    trap_signals: tuple[str, ...] = ()
-    _substitutions: Sequence[Node_] | None = field(default=None, repr=False, compare=False)
+    # The trap handler and its signals are one slot (most commands are no trap): eight slots,
+    # not nine, make the object 16 bytes smaller.
+    __slots__ = ("_substitutions", "_trap", "assigns", "exported", "words")
+    _fields: ClassVar[tuple[str, ...]] = (
+        *Node_._fields,
+        "words",
+        "assigns",
+        "exported",
+        "trap",
+        "trap_signals",
+    )
+    words: list[Word]
+    assigns: Sequence[Assign]
+    exported: Sequence[str]  # `export NAME` without a value
+    _trap: tuple[Seq, tuple[str, ...]] | None
+    _substitutions: Sequence[Node_] | None
+
+    def __init__(
+        self,
+        pos: tuple[int, int],
+        words: list[Word] | None = None,
+        assigns: Sequence[Assign] = (),
+        exported: Sequence[str] = (),
+        *,
+        redirects: Sequence[Redirect] = (),
+    ) -> None:
+        self.row, self.col = pos
+        self.redirects = redirects
+        self.words = [] if words is None else words
+        self.assigns = assigns
+        self.exported = exported
+        self._trap = None
+        self._substitutions = None
+
+    @property
+    def trap(self) -> Seq | None:
+        """The parsed handler of `trap '…' EXIT|ERR|…`."""
+        return self._trap[0] if self._trap is not None else None
+
+    @property
+    def trap_signals(self) -> tuple[str, ...]:
+        return self._trap[1] if self._trap is not None else ()
+
+    def set_trap(self, handler: Seq, signals: tuple[str, ...]) -> None:
+        self._trap = (handler, signals)
 
     @property
     def substitutions(self) -> Sequence[Node_]:
@@ -104,82 +252,194 @@ class Command(Node_):
         return self._substitutions
 
 
-@dataclass(slots=True)
 class Seq(Node_):
-    items: list[Node_] = field(default_factory=list)
+    __slots__ = ("items",)
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "items")
+    items: list[Node_]
+
+    def __init__(
+        self,
+        pos: tuple[int, int],
+        *,
+        items: list[Node_] | None = None,
+        redirects: Sequence[Redirect] = (),
+    ) -> None:
+        self.row, self.col = pos
+        self.redirects = redirects
+        self.items = [] if items is None else items
 
 
-@dataclass(slots=True)
 class AndOr(Node_):
     """`a && b || c`: a chain, kept flat (bash groups it from the left: `(a && b) || c`), so a
     chain of hundreds of commands is a list to walk, not hundreds of nested nodes."""
 
-    first: Node_ | None = None
-    rest: list[tuple[str, Node_ | None]] = field(default_factory=list)  # ("&&" | "||", node)
+    __slots__ = ("first", "rest")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "first", "rest")
+    first: Node_ | None
+    rest: list[tuple[str, Node_ | None]]  # ("&&" | "||", node)
+
+    def __init__(
+        self,
+        pos: tuple[int, int],
+        *,
+        first: Node_ | None = None,
+        rest: list[tuple[str, Node_ | None]] | None = None,
+    ) -> None:
+        self.row, self.col = pos
+        self.redirects = ()
+        self.first = first
+        self.rest = [] if rest is None else rest
 
 
-@dataclass(slots=True)
 class Not(Node_):
-    body: Node_ | None = None
+    __slots__ = ("body",)
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "body")
+    body: Node_ | None
+
+    def __init__(self, pos: tuple[int, int], *, body: Node_ | None = None) -> None:
+        self.row, self.col = pos
+        self.redirects = ()
+        self.body = body
 
 
-@dataclass(slots=True)
 class Pipeline(Node_):
-    items: list[Node_] = field(default_factory=list)
+    __slots__ = ("items",)
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "items")
+    items: list[Node_]
+
+    def __init__(self, pos: tuple[int, int], *, items: list[Node_] | None = None) -> None:
+        self.row, self.col = pos
+        self.redirects = ()
+        self.items = [] if items is None else items
 
 
-@dataclass(slots=True)
 class If(Node_):
-    clauses: list[tuple[Seq, Seq]] = field(default_factory=list)
-    orelse: Seq | None = None
+    __slots__ = ("clauses", "orelse")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "clauses", "orelse")
+    clauses: list[tuple[Seq, Seq]]
+    orelse: Seq | None
+
+    def __init__(self, pos: tuple[int, int]) -> None:
+        self.row, self.col = pos
+        self.redirects = ()
+        self.clauses = []
+        self.orelse = None
 
 
-@dataclass(slots=True)
 class Loop(Node_):
-    kind: str = "for"  # for | while | until | select | cfor
-    var: str | None = None
-    words: list[Word] | None = None  # `for x in WORDS`; None means "$@"
-    cond: Seq | None = None
-    body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
+    __slots__ = ("body", "cond", "kind", "var", "words")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "kind", "var", "words", "cond", "body")
+    kind: str  # for | while | until | select | cfor
+    var: str | None
+    words: list[Word] | None  # `for x in WORDS`; None means "$@"
+    cond: Seq | None
+    body: Seq
+
+    def __init__(
+        self,
+        pos: tuple[int, int],
+        *,
+        kind: str = "for",
+        var: str | None = None,
+        words: list[Word] | None = None,
+        cond: Seq | None = None,
+        body: Seq | None = None,
+    ) -> None:
+        self.row, self.col = pos
+        self.redirects = ()
+        self.kind = kind
+        self.var = var
+        self.words = words
+        self.cond = cond
+        self.body = Seq((0, 0)) if body is None else body
 
 
-@dataclass(slots=True)
 class Case(Node_):
-    subject: Word | None = None
-    arms: list[Seq] = field(default_factory=list)
+    __slots__ = ("arms", "subject")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "subject", "arms")
+    subject: Word | None
+    arms: list[Seq]
+
+    def __init__(self, pos: tuple[int, int], *, subject: Word | None = None) -> None:
+        self.row, self.col = pos
+        self.redirects = ()
+        self.subject = subject
+        self.arms = []
 
 
-@dataclass(slots=True)
 class Function(Node_):
-    name: str = ""
-    body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
+    __slots__ = ("body", "name")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "name", "body")
+    name: str
+    body: Seq
+
+    def __init__(self, pos: tuple[int, int], *, name: str = "", body: Seq | None = None) -> None:
+        self.row, self.col = pos
+        self.redirects = ()
+        self.name = name
+        self.body = Seq((0, 0)) if body is None else body
 
 
-@dataclass(slots=True)
 class Subshell(Node_):
-    body: Seq = field(default_factory=lambda: Seq(Pos(0, 0)))
+    __slots__ = ("body",)
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "body")
+    body: Seq
+
+    def __init__(self, pos: tuple[int, int], *, body: Seq | None = None) -> None:
+        self.row, self.col = pos
+        self.redirects = ()
+        self.body = Seq((0, 0)) if body is None else body
 
 
-@dataclass(slots=True)
 class Arith(Node_):
     """`(( … ))` as a command (not `$(( … ))`)."""
 
-    text: str = ""
-    increments: bool = False  # `n++` / `n--` / `++n`: status 1 when the value is 0
-    reads: list[Read] = field(default_factory=list)
+    __slots__ = ("increments", "reads", "text")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "text", "increments", "reads")
+    text: str
+    increments: bool  # `n++` / `n--` / `++n`: status 1 when the value is 0
+    reads: list[Read]
+
+    def __init__(self, pos: tuple[int, int], *, text: str = "") -> None:
+        self.row, self.col = pos
+        self.redirects = ()
+        self.text = text
+        self.increments = False
+        self.reads = []
 
 
-@dataclass(slots=True)
 class Broken(Node_):
     """A stretch tree-sitter could not parse, or that bash refuses though tree-sitter parses it."""
 
-    text: str = ""
-    missing: str | None = None
-    reason: str | None = None  # what is wrong, when neither `text` nor `missing` says it
+    __slots__ = ("missing", "reason", "text")
+    _fields: ClassVar[tuple[str, ...]] = (*Node_._fields, "text", "missing", "reason")
+    text: str
+    missing: str | None
+    reason: str | None  # what is wrong, when neither `text` nor `missing` says it
+
+    def __init__(
+        self,
+        pos: tuple[int, int],
+        *,
+        text: str = "",
+        missing: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        self.row, self.col = pos
+        self.redirects = ()
+        self.text = text
+        self.missing = missing
+        self.reason = reason
 
 
-@dataclass
-class Script:
+class Script(_Slotted):
+    __slots__ = ("body", "errors", "too_deep")
+    _fields: ClassVar[tuple[str, ...]] = ("body", "errors", "too_deep")
     body: Seq
     errors: list[Broken]
-    too_deep: bool = False  # nested past the checker's limit: the block is not looked into
+    too_deep: bool  # nested past the checker's limit: the block is not looked into
+
+    def __init__(self, body: Seq, errors: list[Broken], too_deep: bool = False) -> None:
+        self.body = body
+        self.errors = errors
+        self.too_deep = too_deep

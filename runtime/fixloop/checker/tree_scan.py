@@ -1,13 +1,28 @@
-"""Reading tree-sitter's tree of a bash block: where a parse broke, and where a large block may
-be cut into pieces that parse alone (`syntax.parse_bash`)."""
+"""Reading tree-sitter's tree of a bash block: its statements one at a time, where a parse broke,
+and where a large block may be cut into pieces that parse alone (`syntax.parse_bash`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from tree_sitter import Node
 
-from fixloop.checker.tree import Broken, Pos
+from fixloop.checker.tree import Broken
+
+
+def statement_nodes(root: Node) -> Iterator[Node]:
+    """The root's children, each a node of its own, let go when the next is asked for: a node
+    keeps its children once asked for them, so a list of every statement's node held all of the
+    tree's Python nodes (several times the syntax tree built from them) until the last was
+    built."""
+    cursor = root.walk()
+    more = cursor.goto_first_child()
+    while more:
+        node = cursor.node
+        if node is not None:
+            yield node
+        del node
+        more = cursor.goto_next_sibling()
 
 
 def last_cut(root: Node) -> int | None:
@@ -33,7 +48,7 @@ _SEPARATORS = {";", ";;", "&", "\n", "|", "&&", "||"}
 
 
 def where_it_broke(
-    root: Node, pos: Callable[[Node], Pos], text: Callable[[Node], str]
+    root: Node, pos: Callable[[Node], tuple[int, int]], text: Callable[[Node], str]
 ) -> list[Broken]:
     """Where tree-sitter's tree of a block that did not parse shows the break: each missing
     token, and the first token of each stretch the parser could not place."""

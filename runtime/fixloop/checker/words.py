@@ -8,6 +8,7 @@ position and whether it was quoted or defaulted (`${x:-…}`), for the generic r
 from __future__ import annotations
 
 from collections.abc import Callable
+from sys import intern
 
 from tree_sitter import Node
 
@@ -41,23 +42,22 @@ class SourceReader:
         # One int per row, shared by every position on it: a row past 256 is a new int object
         # each time it is computed, a fifth of the positions' memory in a large block.
         self.rows = list(range(origin.row, origin.row + len(self.lines)))
-        # The last position made: a command and its first word, a sequence and its first
-        # statement, start at the same point and share one Pos.
-        self.last: tuple[tuple[int, int], Pos] | None = None
+        # Has the word being read an expansion? Saved and restored around each word, since a
+        # substitution holds words of its own.
+        self.expands = False
 
-    def pos(self, node: Node) -> Pos:
-        point = node.start_point
-        if self.last is not None and self.last[0] == point:
-            return self.last[1]
-        row, col = point
+    def pos(self, node: Node) -> tuple[int, int]:
+        row, col = node.start_point
         if col and row < len(self.lines) and not self.ascii[row]:
             col = len(self.lines[row][:col].decode("utf-8", "replace"))
-        at = Pos(self.origin.row, self.origin.col + col) if row == 0 else Pos(self.rows[row], col)
-        self.last = (point, at)
-        return at
+        if row == 0:
+            return self.origin.row, self.origin.col + col
+        return self.rows[row], col
 
     def text(self, node: Node) -> str:
-        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+        # Interned: a block says the same words again and again (`echo`, `--`, `"$wt"`); one
+        # string each, not one per place (fixloop's own workflows: 530 texts for 1,998 words).
+        return intern(self.source[node.start_byte : node.end_byte].decode("utf-8", "replace"))
 
     def seq(self, nodes: list[Node], at: Node) -> Seq:
         """Statements, for command substitutions; the syntax builder provides it."""
@@ -67,25 +67,32 @@ class SourceReader:
         if not node.child_count and (node.type == "raw_string" or node.type not in _HANDLERS):
             return self._leaf(node)
         word = Word(self.text(node), "", self.pos(node))
-        word.shape = self.collect(node, word, quoted=False)
+        outer, self.expands = self.expands, False
+        try:
+            word.shape = intern(self.collect(node, word, quoted=False))
+            expands = self.expands
+        finally:
+            self.expands = outer
         word.quoted = node.type in ("string", "raw_string", "ansi_c_string") or any(
             c.type in ("string", "raw_string") for c in node.children
         )
-        if not word.expands:
+        if not expands:
             word.literal = word.shape
         if word.reads:  # a tuple once read: no list's spare room kept per word
-            word.reads = tuple(
-                Read(r.name, r.pos, r.quoted, r.defaulted, word.shape == f"${r.name}")
-                for r in word.reads
-            )
+            word.reads = reads = tuple(word.reads)
+            if word.shape.startswith("$"):
+                whole = word.shape[1:]
+                for read in reads:
+                    read.whole = read.name == whole
         return word
 
     def _leaf(self, node: Node) -> Word:
         # Most argv words are one token without expansions: the same Word, built directly.
         text = self.text(node)
         if node.type == "raw_string":
-            return Word(text, text[1:-1], self.pos(node), literal=text[1:-1], quoted=True)
-        shape = _unescape(text) if node.type == "word" and "\\" in text else text
+            inner = intern(text[1:-1])
+            return Word(text, inner, self.pos(node), literal=inner, quoted=True)
+        shape = intern(_unescape(text)) if node.type == "word" and "\\" in text else text
         return Word(text, shape, self.pos(node), literal=shape)
 
     def collect(self, node: Node, word: Word, quoted: bool) -> str:
@@ -106,7 +113,7 @@ class SourceReader:
         return _unescape(text) if node.type == "word" and "\\" in text else text
 
     def _expansion(self, node: Node, word: Word, quoted: bool) -> str:
-        word.expands = True
+        self.expands = True
         named = node.named_children
         if node.type == "simple_expansion" and len(named) == 1 and named[0].type == "variable_name":
             # `$name`, the most frequent expansion: no operator, no `#`, nothing else inside.
@@ -132,7 +139,7 @@ class SourceReader:
         return f"${name}"
 
     def _substitution(self, node: Node, word: Word, quoted: bool) -> str:
-        word.expands = True
+        self.expands = True
         inner = [c for c in node.named_children if c.type != "comment"]
         word.add_sub(self.seq(inner, node))
         return "$(…)"
@@ -142,7 +149,7 @@ class SourceReader:
         return "".join(parts) if node.named_children else self.text(node)[1:-1]
 
     def _arithmetic(self, node: Node, word: Word, quoted: bool) -> str:
-        word.expands = True
+        self.expands = True
         for child in node.named_children:
             self.collect(child, word, quoted)
         return "$((…))"
