@@ -15,9 +15,8 @@ one run at a time and knows nothing of steps.
 
 from __future__ import annotations
 
-import re
-
 from fixloop.checker.events import CommandEvent, iter_commands, visit
+from fixloop.checker.status_tests import arith_test, bracket_test, errexit_setting, exit_code
 from fixloop.checker.tree import (
     AndOr,
     Arith,
@@ -133,7 +132,7 @@ class StatementFlow:
             out = self.node(node.body, worlds, cond)
             return Outcome(normal=out.normal | out.exits | out.returns)
         if isinstance(node, (Arith, Broken)):
-            return self._errexit({_arith_test(node, w) for w in worlds}, cond)
+            return self._errexit({arith_test(node, w) for w in worlds}, cond)
         return Outcome(normal=set(worlds))
 
     def seq(self, items: list[Node_], worlds: set[World], cond: bool) -> Outcome:
@@ -278,7 +277,7 @@ class StatementFlow:
         if name is None:
             return self._errexit(self._assign(command, worlds, substituted), cond)
         if name in ("exit", "return"):
-            keep, code = _code(command)
+            keep, code = exit_code(command)
             bucket = {w.at(w.status if keep else code) for w in worlds}
             return Outcome(exits=bucket) if name == "exit" else Outcome(returns=bucket)
         if name in ("break", "continue"):
@@ -287,7 +286,7 @@ class StatementFlow:
             args = [w.literal for w in command.words[1:]]
             return Outcome(
                 normal={
-                    w._replace(status=0, errexit=_errexit_setting(args, w.errexit)) for w in worlds
+                    w._replace(status=0, errexit=errexit_setting(args, w.errexit)) for w in worlds
                 }
             )
         if name == "trap" and command.trap is not None:
@@ -295,7 +294,7 @@ class StatementFlow:
         if name == "false":
             return self._errexit(self._mark(command, {w.at(1) for w in worlds}), cond)
         if name in ("[", "[[", "test"):
-            decided = {self._test(command, w) for w in worlds}
+            decided = {bracket_test(command, w) for w in worlds}
             return self._errexit(self._mark(command, decided), cond)
         if name in self.helpers and self._summarizable(name):
             return self._summarized(command, name, worlds, cond)
@@ -406,62 +405,3 @@ class StatementFlow:
         return {
             w._replace(status=0, traps=(*(t for t in w.traps if t != key), key)) for w in worlds
         }
-
-    def _test(self, command: Command, world: World) -> World:
-        shapes = [w.shape for w in command.words[1:] if w.shape not in ("]", "]]")]
-        if len(shapes) == 3 and shapes[0].startswith("$"):
-            known, value = world.flag(shapes[0][1:])
-            operator, right = shapes[1], shapes[2]
-            if known and value is not None and right.isdigit():
-                equal = (value == 0) == (int(right) == 0)
-                if operator in ("-eq", "=", "=="):
-                    return world.at(0 if equal else 1)
-                if operator in ("-ne", "!="):
-                    return world.at(1 if equal else 0)
-        return world.at(None)
-
-
-_ARITH_TEST = re.compile(
-    r"^\(\(\s*(?P<neg>!\s*)?\$?(?P<name>[A-Za-z_]\w*)\s*"
-    r"(?:(?P<op>==|!=)\s*(?P<number>\d+)\s*)?\)\)$"
-)
-
-
-def _arith_test(node: Arith | Broken, world: World) -> World:
-    """`(( rc == 0 ))`, `(( rc != 0 ))`, `(( rc ))`, `(( !rc ))` decided by a known status flag."""
-    match = _ARITH_TEST.match(node.text.strip()) if isinstance(node, Arith) else None
-    if match is None:
-        return world.at(None)
-    known, value = world.flag(match["name"])
-    if not known or value is None:
-        return world.at(None)
-    if match["op"] is None:
-        true = value != 0  # `(( rc ))` is true when rc is not 0
-    else:
-        true = (value == 0) == (int(match["number"]) == 0)
-        true = true if match["op"] == "==" else not true
-    if match["neg"]:
-        true = not true
-    return world.at(0 if true else 1)
-
-
-def _code(command: Command) -> tuple[bool, Status]:
-    """The status `exit`/`return` leave with: (keep the last status?, else this one)."""
-    if len(command.words) < 2 or command.words[1].shape == "$?":
-        return True, None
-    word = command.words[1]
-    if word.literal is not None and word.literal.isdigit():
-        return False, 0 if int(word.literal) == 0 else 1
-    return False, None
-
-
-def _errexit_setting(args: list[str | None], current: bool) -> bool:
-    setting = current
-    for index, arg in enumerate(args):
-        if arg is None:
-            continue
-        if arg in ("-o", "+o") and index + 1 < len(args) and args[index + 1] == "errexit":
-            setting = arg == "-o"
-        elif arg[:1] in ("-", "+") and arg[1:].isalpha() and "e" in arg[1:]:
-            setting = arg[0] == "-"
-    return setting
