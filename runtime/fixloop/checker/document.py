@@ -95,8 +95,6 @@ class CheckedDocument:
     # A word's shape → the shapes it may stand for (static values resolved), once per document.
     forms: Callable[[str], Sequence[str]] | None = None
     by_name: dict[str, list[CommandEvent]] = field(default_factory=dict)
-    # Event id → every form of its words after the name: the cheap pre-test of matching.
-    word_forms: dict[int, frozenset[str]] = field(default_factory=dict)
     profile: Profile = Profile.CLAUDE
     _pack_root: tuple[Path | None] | None = field(default=None, repr=False)
 
