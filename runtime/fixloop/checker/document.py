@@ -95,6 +95,8 @@ class CheckedDocument:
     # A word's shape → the shapes it may stand for (static values resolved), once per document.
     forms: Callable[[str], Sequence[str]] | None = None
     by_name: dict[str, list[CommandEvent]] = field(default_factory=dict)
+    # The candidates of a pattern name, indexed by their words' forms (`matching._index`).
+    form_index: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     profile: Profile = Profile.CLAUDE
     _pack_root: tuple[Path | None] | None = field(default=None, repr=False)
 

@@ -2,10 +2,11 @@
 
 A word is matched through its forms: itself and, when its variables have one static value in the
 document, the resolved text (see `patterns.py`). Candidates are the events named like the pattern;
-a cheap test on the forms of their words rules most out before the structural match. The test
-scans the event's words each time rather than keeping a set of forms per event: on a large block
-those sets cost more memory than the events themselves (2.2 MiB per MiB of bash for the `git`
-commands of `forbidden: git stash`), and the scan stops at the first form lacking.
+a cheap test on the forms of their words rules most out before the structural match: the
+candidates are indexed once by the forms of their words (form → the ids of the events holding
+it), and a pattern keeps only the events holding all its literal words. The index holds an id
+per form where a set of forms per event (its first shape) cost 2.2 MiB per MiB of bash for the
+`git` commands of `forbidden: git stash`, more than the events themselves.
 """
 
 from __future__ import annotations
@@ -29,10 +30,18 @@ def matching_ids(document: CheckedDocument, pattern: Pattern) -> list[int]:
             document.forms = forms_for(document)
         forms = document.forms
         needed = literal_words(pattern)
+        key, candidates = _candidates(document, pattern)
+        if needed:  # the cheap test first: the events holding every literal word
+            index = document.form_index.get(key)
+            if index is None:
+                index = document.form_index[key] = _index(candidates, forms)
+            words = sorted(needed, key=lambda w: len(index.get(w, ())))
+            holding = set(index.get(words[0], ()))
+            for word in words[1:]:
+                holding.intersection_update(index.get(word, ()))
+            candidates = [e for e in candidates if e.id in holding]
         found = []
-        for event in _candidates(document, pattern):
-            if needed and not _holds(needed, event.shapes, forms):  # the cheap test first
-                continue
+        for event in candidates:
             if matches(pattern, event.shapes, forms):
                 found.append(event.id)
         document.matched[pattern.text] = found
@@ -77,27 +86,23 @@ def forms_for(document: CheckedDocument) -> Callable[[str], Sequence[str]]:
     return forms
 
 
-def _candidates(document: CheckedDocument, pattern: Pattern) -> list[CommandEvent]:
-    """Events that can match: those named like the pattern, unless its name is a glob or `$`."""
+def _candidates(document: CheckedDocument, pattern: Pattern) -> tuple[str, list[CommandEvent]]:
+    """Events that can match: those named like the pattern, unless its name is a glob or `$`;
+    with the name they are found by (`*` for all)."""
     if any(c in pattern.name for c in "*?[$"):
-        return document.events
+        return "*", document.events
     if not document.by_name:
         for event in document.events:
             name = event.name.rsplit("/", 1)[-1] if not event.name.startswith("$") else "$"
             document.by_name.setdefault(name, []).append(event)
         document.by_name.setdefault("$", [])
-    return document.by_name.get(pattern.name, []) + document.by_name["$"]
+    return pattern.name, document.by_name.get(pattern.name, []) + document.by_name["$"]
 
 
-def _holds(needed: frozenset[str], shapes: Sequence[str], forms: Forms) -> bool:
-    """Whether the forms of the words after the name include every word of `needed`: one pass
-    over the words, ending once all are seen."""
-    left = set(needed)
-    for shape in shapes[1:]:
-        if "$" in shape:  # only a `$` can resolve to another form (`forms_for`)
-            left.difference_update(forms(shape))
-        else:
-            left.discard(shape)
-        if not left:
-            return True
-    return False
+def _index(events: Sequence[CommandEvent], forms: Forms) -> dict[str, list[int]]:
+    """Form → the ids of the events among `events` with a word after the name of that form."""
+    index: dict[str, list[int]] = {}
+    for event in events:
+        for form in {f for shape in event.shapes[1:] for f in forms(shape)}:
+            index.setdefault(form, []).append(event.id)
+    return index
