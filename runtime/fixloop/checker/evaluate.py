@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from pathlib import Path
 
 from fixloop.checker.document import CheckedDocument, Unit
@@ -23,11 +22,12 @@ from fixloop.checker.worlds import FlowResult, RunFacts, World
 from fixloop.checker.worlds import Unit as FlowUnit
 from fixloop.diagnostics import Diagnostic
 from fixloop.documents.files import resolved
+from fixloop.records import record
 
 Lookup = Callable[[Path], CheckedDocument | None]
 
 
-@dataclass
+@record
 class Scope:
     parts: list[tuple[CheckedDocument, list[Unit]]]
     anchor: tuple[str, int]

@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cache
+
+from fixloop.records import record
 
 WRITE = ">"
 _SHORT_CLUSTER = re.compile(r"^-[A-Za-z]{2,}$")
@@ -58,7 +59,7 @@ def glob_matches(pattern: str, word: str) -> bool:
     return all(c == "*" for c in pattern[p:])
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Pattern:
     text: str
     name: str

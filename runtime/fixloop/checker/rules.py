@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -30,6 +29,7 @@ from fixloop.checker.variables import undefined_variables, unexported_env
 from fixloop.checker.words import MAX_NESTING
 from fixloop.diagnostics import Diagnostic, Severity
 from fixloop.documents.pack_rules import PACK_RULES
+from fixloop.records import record
 
 if TYPE_CHECKING:
     from fixloop.checker.document import CheckedDocument, Unit
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 Check = Callable[["CheckedDocument"], list[Diagnostic]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     help: str
     check: Check | None = None  # None: reported where the checker meets it, not by a pass

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, NamedTuple
 
 from fixloop.checker.tree import Function, Seq
+from fixloop.records import record
 
 if TYPE_CHECKING:
     from fixloop.checker.library import StepLibrary
@@ -62,20 +63,36 @@ class World(NamedTuple):
 _NO_WORLDS: frozenset[World] = frozenset()
 
 
-@dataclass(slots=True)
 class Outcome:
     """The worlds leaving a construct, by how they leave it.
 
     One per node visited: only `normal` gets its own set up front. The other four are rarely
     filled, so they share one empty frozenset until something is added (`|=` then makes a new
-    set instead of changing the shared one); add to them only with `|=`.
+    set instead of changing the shared one); add to them only with `|=`. A plain slotted class,
+    made by the thousand: a dataclass would compile its methods at import (`records.py`).
     """
 
-    normal: set[World] = field(default_factory=set)
-    exits: AbstractSet[World] = _NO_WORLDS
-    returns: AbstractSet[World] = _NO_WORLDS
-    breaks: AbstractSet[World] = _NO_WORLDS
-    continues: AbstractSet[World] = _NO_WORLDS
+    __slots__ = ("breaks", "continues", "exits", "normal", "returns")
+
+    def __init__(
+        self,
+        normal: set[World] | None = None,
+        exits: AbstractSet[World] = _NO_WORLDS,
+        returns: AbstractSet[World] = _NO_WORLDS,
+        breaks: AbstractSet[World] = _NO_WORLDS,
+        continues: AbstractSet[World] = _NO_WORLDS,
+    ) -> None:
+        self.normal: set[World] = set() if normal is None else normal
+        self.exits: AbstractSet[World] = exits
+        self.returns: AbstractSet[World] = returns
+        self.breaks: AbstractSet[World] = breaks
+        self.continues: AbstractSet[World] = continues
+
+    def __repr__(self) -> str:
+        return (
+            f"Outcome(normal={self.normal!r}, exits={self.exits!r}, returns={self.returns!r}, "
+            f"breaks={self.breaks!r}, continues={self.continues!r})"
+        )
 
     def absorb(self, other: Outcome, normal: bool = True) -> None:
         if normal:
@@ -93,7 +110,7 @@ class Outcome:
 HelperSummary = tuple[frozenset[Status], frozenset[Status]]  # statuses ending it; by `exit`
 
 
-@dataclass
+@record
 class RunFacts:
     """What is known of one shell run whatever is watched in it: found once per document and
     shared by every contract's path analysis (each contract used to find it again)."""
@@ -141,7 +158,7 @@ class RunFacts:
         return None
 
 
-@dataclass
+@record
 class Unit:
     body: Seq
     finally_: bool
@@ -151,7 +168,7 @@ class Unit:
     facts: RunFacts | None = None  # None: found when the run is walked
 
 
-@dataclass
+@record
 class FlowResult:
     before: dict[int, set[World]] = field(default_factory=dict)
     ends: set[World] = field(default_factory=set)
