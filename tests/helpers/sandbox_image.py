@@ -80,6 +80,20 @@ def docker_client() -> Iterator[Any]:
     client.close()
 
 
+def container_exists(name: str) -> bool:
+    """Whether the daemon still has a container of this name (a test's leftover check)."""
+    import docker
+
+    client = connect()
+    try:
+        client.containers.get(name)
+    except docker.errors.NotFound:
+        return False
+    finally:
+        client.close()
+    return True
+
+
 @pytest.fixture(scope="session")
 def docker_image(docker_client: Any) -> str:
     return python_image(docker_client)

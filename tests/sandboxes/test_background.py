@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.helpers.sandbox_image import container_exists
 from tests.sandboxes.support import OpenSandbox, kinds, processes_holding, wait_until
 
 from fixloop.diagnostics import FixloopError
@@ -59,20 +60,7 @@ def test_a_started_command_runs_until_stopped_and_leaves_nothing(
     else:
         assert wait_until(lambda: processes_holding(token) == [])
     if kind == "docker":
-        assert wait_until(lambda: _container_gone(name))
-
-
-def _container_gone(name: str) -> bool:
-    import docker
-
-    client = docker.from_env()
-    try:
-        client.containers.get(name)
-    except docker.errors.NotFound:
-        return True
-    finally:
-        client.close()
-    return False
+        assert wait_until(lambda: not container_exists(name))
 
 
 @pytest.mark.parametrize("kind", ALL)

@@ -9,13 +9,12 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
 import pytest
-from tests.extras.browser.conftest import SERVE_STATIC, SERVERS
+from tests.extras.browser.conftest import SERVE_STATIC, SERVERS, answers, http_get
 
 from fixloop.diagnostics import FixloopError
 from fixloop.extras.browser.devserver import (
@@ -31,21 +30,6 @@ from fixloop.extras.browser.processes import marked_by_environment, processes
 PYTHON = {"PYTHON": sys.executable}
 
 
-def _get(url: str) -> bytes:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(url, timeout=5) as response:
-        body: bytes = response.read()
-        return body
-
-
-def _answers(url: str) -> bool:
-    try:
-        _get(url)
-    except OSError:
-        return False
-    return True
-
-
 def _processes_of(server: DevServer) -> list[int]:
     return [p.pid for p in marked_by_environment(f"{MARKER_VARIABLE}={server.marker}")]
 
@@ -55,7 +39,7 @@ def test_a_dev_server_runs_in_the_worktree_on_its_port_and_is_stopped(
 ) -> None:
     folder = tmp_path / "run"
     with dev_server(SERVE_STATIC, site, folder, run_id="r1", env=PYTHON) as server:
-        assert b"A small page" in _get(server.url)  # served from the worktree
+        assert b"A small page" in http_get(server.url)  # served from the worktree
         assert server.url == f"http://127.0.0.1:{server.port}/"
         assert os.getpgid(server.pid) == server.pgid == server.pid  # a group of its own
         assert os.getpgid(server.pid) != os.getpgid(0)
@@ -64,7 +48,7 @@ def test_a_dev_server_runs_in_the_worktree_on_its_port_and_is_stopped(
         assert (data["pid"], data["port"], data["run_id"]) == (server.pid, server.port, "r1")
         assert data["worktree"] == str(site) and data["started_at"]
         assert _processes_of(server) == [server.pid]
-    assert not _answers(server.url)
+    assert not answers(server.url)
     assert _processes_of(server) == []
     assert list((folder / RECORDS).iterdir()) == []
 
@@ -133,7 +117,7 @@ def test_an_exception_in_the_block_stops_the_server(site: Path, tmp_path: Path) 
         dev_server(SERVE_STATIC, site, tmp_path / "run", env=PYTHON) as server,
     ):
         raise RuntimeError("the task failed")
-    assert not _answers(server.url)
+    assert not answers(server.url)
     assert _processes_of(server) == []
 
 
@@ -163,16 +147,16 @@ def test_the_server_of_a_killed_run_is_stopped_by_stop_leftovers(
     try:
         assert holder.stdout is not None
         url = holder.stdout.readline().strip()
-        assert _answers(url)
+        assert answers(url)
         assert stop_leftovers(folder) == []  # its run is live: left alone
-        assert _answers(url)
+        assert answers(url)
         holder.send_signal(signal.SIGKILL)
         holder.wait()
-        assert _answers(url), "the server should outlive its killed starter (own group)"
+        assert answers(url), "the server should outlive its killed starter (own group)"
 
         (stopped,) = stop_leftovers(folder)
         assert (stopped.url, stopped.run_id, stopped.worktree) == (url, "held", str(site))
-        assert not _answers(url)
+        assert not answers(url)
         assert _processes_of(stopped) == []
         assert list((folder / RECORDS).iterdir()) == []
         assert stop_leftovers(folder) == []
@@ -192,6 +176,6 @@ def test_parallel_servers_get_ports_of_their_own(site: Path, tmp_path: Path) -> 
         managers = [start(run_id=f"task-{n}") for n in range(3)]
         servers = list(pool.map(stack.enter_context, managers))
         assert len({s.port for s in servers}) == 3
-        assert all(_answers(s.url) for s in servers)
-    assert not any(_answers(s.url) for s in servers)
+        assert all(answers(s.url) for s in servers)
+    assert not any(answers(s.url) for s in servers)
     assert len({free_port() for _ in range(50)}) == 50

@@ -15,15 +15,14 @@ import os
 import signal
 import subprocess
 import sys
-import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.extras.browser.conftest import SERVERS
+from tests.extras.browser.conftest import SERVERS, answers, http_get
 from tests.extras.browser.png import read_png
-from tests.helpers.sandbox_image import docker_client, docker_image
+from tests.helpers.sandbox_image import container_exists, docker_client, docker_image
 from tests.sandboxes.support import kinds, wait_until
 
 from fixloop.diagnostics import FixloopError
@@ -60,34 +59,6 @@ def _sandbox(kind: str, request: pytest.FixtureRequest) -> RunSandbox:
     image = request.getfixturevalue("docker_image") if kind == "docker" else None
     choice = SandboxChoice(kind, "the test's", image=image)
     return RunSandbox(choice, run_id=f"test-{uuid.uuid4().hex[:12]}")
-
-
-def _get(url: str) -> bytes:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(url, timeout=5) as response:
-        body: bytes = response.read()
-        return body
-
-
-def _answers(url: str) -> bool:
-    try:
-        _get(url)
-    except OSError:
-        return False
-    return True
-
-
-def _container_exists(name: str) -> bool:
-    import docker
-
-    client = docker.from_env()
-    try:
-        client.containers.get(name)
-    except docker.errors.NotFound:
-        return False
-    finally:
-        client.close()
-    return True
 
 
 def _left_by_this_process() -> list[str]:
@@ -131,7 +102,7 @@ def test_what_the_agent_wrote_runs_in_the_sandbox_and_the_browser_still_sees_the
     with dev_server(SERVE, site, folder, run_id="r1", sandbox=_sandbox(kind, request)) as server:
         assert server.url == f"http://127.0.0.1:{server.port}/"
         assert server.sandbox == kind
-        assert b"A small page" in _get(server.url + "index.html")  # through the relay
+        assert b"A small page" in http_get(server.url + "index.html")  # through the relay
         shot = screenshot(server.url + "index.html", tmp_path / "page.png", (320, 240), 60)
         assert read_png(shot.path).pixel(160, 60)[:3] == BANNER  # the real browser sees it
         names = (site / "env.txt").read_text().split()
@@ -141,14 +112,14 @@ def test_what_the_agent_wrote_runs_in_the_sandbox_and_the_browser_still_sees_the
         relay = Path(server.relay)
         assert relay.is_dir() and str(relay) in record.read_text()
         if kind == "docker":
-            assert server.container and _container_exists(server.container)
+            assert server.container and container_exists(server.container)
     assert not marker.exists(), "agent code ran on the host"
-    assert not _answers(server.url)
+    assert not answers(server.url)
     assert not relay.exists()
     assert list((folder / RECORDS).iterdir()) == []
     assert marked_by_environment(f"{MARKER_VARIABLE}={server.marker}") == []
     if kind == "docker":
-        assert not _container_exists(server.container)
+        assert not container_exists(server.container)
 
 
 def test_under_local_the_same_server_runs_on_the_host(site: Path, tmp_path: Path) -> None:
@@ -157,7 +128,7 @@ def test_under_local_the_same_server_runs_on_the_host(site: Path, tmp_path: Path
     _hostile_site(site, marker)
     local = RunSandbox(SandboxChoice("local", "the test's"))
     with dev_server(SERVE, site, tmp_path / "run", sandbox=local) as server:
-        assert b"A small page" in _get(server.url + "index.html")
+        assert b"A small page" in http_get(server.url + "index.html")
         assert (server.sandbox, server.relay) == ("local", "")
     assert marker.read_text() == "the dev server ran on the host\n"
 
@@ -216,7 +187,7 @@ def test_a_killed_starters_confined_server_is_gone_or_stopped_by_stop_leftovers(
     try:
         assert holder.stdout is not None
         url = holder.stdout.readline().strip()
-        assert _answers(url)
+        assert answers(url)
         assert stop_leftovers(folder) == []  # its run is live: left alone
         (record,) = (folder / RECORDS).glob("*.json")
         held: dict[str, Any] = json.loads(record.read_text())
@@ -224,18 +195,18 @@ def test_a_killed_starters_confined_server_is_gone_or_stopped_by_stop_leftovers(
         holder.wait()
         # The host's relay died with its process; under bwrap the sandbox did too (the kernel
         # kills it with its parent), a container is left until recovery removes it.
-        assert wait_until(lambda: not _answers(url))
+        assert wait_until(lambda: not answers(url))
         marked = f"{MARKER_VARIABLE}={held['marker']}"
         if kind == "bwrap":
             assert wait_until(lambda: marked_by_environment(marked) == [])
         else:
-            assert _container_exists(held["container"])
+            assert container_exists(held["container"])
         (stopped,) = stop_leftovers(folder)
         assert (stopped.url, stopped.sandbox) == (url, kind)
         assert marked_by_environment(marked) == []
         assert not Path(held["relay"]).exists()
         if kind == "docker":
-            assert not _container_exists(held["container"])
+            assert not container_exists(held["container"])
         assert list((folder / RECORDS).iterdir()) == []
     finally:
         holder.kill()
