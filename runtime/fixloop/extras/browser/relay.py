@@ -32,11 +32,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fixloop.extras.browser.relay_inside import pump
+
 SOCKET_NAME = "http.sock"
 FOLDER_PREFIX = "fxd-"
 MAX_CONNECTIONS = 64
 CONNECT_TIMEOUT_S = 10.0
-_CHUNK = 65536
 _SHORT_TMP = Path("/tmp")  # noqa: S108  (a socket path may not exceed 107 bytes)
 _INSIDE = Path(__file__).with_name("relay_inside.py")
 # The sandbox's first process: the relay in the background, then the server's own command in
@@ -84,9 +85,9 @@ class Relay:
                 self.live.update((client, inside))
             if self.closing.is_set():
                 return
-            back = threading.Thread(target=_pump, args=(inside, client), daemon=True)
+            back = threading.Thread(target=pump, args=(inside, client), daemon=True)
             back.start()
-            _pump(client, inside)
+            pump(client, inside)
             back.join()
         finally:
             with self.lock:
@@ -132,17 +133,6 @@ def connect_inside(folder: Path) -> socket.socket:
         return connection
     finally:
         os.close(target)
-
-
-def _pump(source: socket.socket, target: socket.socket) -> None:
-    try:
-        while data := source.recv(_CHUNK):
-            target.sendall(data)
-    except OSError:
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            target.shutdown(socket.SHUT_WR)
 
 
 @contextlib.contextmanager
