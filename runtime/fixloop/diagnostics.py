@@ -39,19 +39,24 @@ class Diagnostic:
 def display_path(path: Path, base: Path | None = None) -> str:
     """A path as a user should read it: relative to `base` (or the cwd) when inside it."""
     anchor = (base or Path.cwd()).resolve()
-    try:
-        return str(_resolved_spelling(path).relative_to(anchor))
-    except (ValueError, RuntimeError, OSError):  # outside `base`
-        return str(path)
+    for spelling in _spellings(path):
+        if spelling.is_relative_to(anchor):
+            return str(spelling.relative_to(anchor))
+    return str(path)  # outside `base`
 
 
-def _resolved_spelling(path: Path) -> Path:
-    """`path` resolved; a link that loops is spelt as its resolved folder and its own name, so
-    that it reads the same whichever way the user spelt the path that led to it."""
+def _spellings(path: Path) -> list[Path]:
+    """`path` resolved, then as its resolved folder and its own name: a link that loops, or that
+    leads out of `base` (to `/dev/zero`, say), is spelt where the link is, so that it reads the
+    same whichever way the user spelt the path that led to it."""
     try:
-        return path.resolve()
+        where = path.absolute().parent.resolve() / path.name
+    except (RuntimeError, OSError):  # a loop in the folders above
+        return []
+    try:
+        return [path.resolve(), where]
     except (RuntimeError, OSError):  # a symbolic link loop
-        return path.absolute().parent.resolve() / path.name
+        return [where]
 
 
 class FixloopError(Exception):

@@ -73,13 +73,25 @@ def test_hostile_input_is_a_located_problem_never_a_crash_or_hang(
 
 
 @pytest.mark.parametrize("spelling", [".", "ABSOLUTE"])
-def test_a_link_loop_is_one_problem_spelt_relative_to_the_pack_however_it_is_named(
-    tmp_path: Path, spelling: str
+@pytest.mark.parametrize(
+    ("case", "problem"),
+    [
+        ("symlink_loop", "agents/self.md:1:1: io: a symbolic link loop"),
+        # The link leads out of the pack: it is spelt where it is, not where it leads.
+        (
+            "device_document",
+            "agents/zero.md:1:1: io: a character device, not a regular file; not read",
+        ),
+    ],
+)
+def test_a_hostile_link_is_one_problem_spelt_relative_to_the_pack_however_it_is_named(
+    tmp_path: Path, spelling: str, case: str, problem: str
 ) -> None:
     root = tmp_path / "pack"
-    CASES["symlink_loop"](root)
+    CASES[case](root)
     target = str(root) if spelling == "ABSOLUTE" else spelling
     environment = {**os.environ, "NO_COLOR": "1"}
     done = cli.fixloop("check", target, cwd=root, env=environment, timeout=TIME_BOUND)
-    problems = [line for line in done.stdout.splitlines() if "symbolic link loop" in line]
-    assert problems == ["agents/self.md:1:1: io: a symbolic link loop"], done.stdout
+    reason = problem.split(": io: ")[1]
+    problems = [line for line in done.stdout.splitlines() if reason in line]
+    assert problems == [problem], done.stdout
