@@ -186,6 +186,14 @@ def test_select_ignore_exit_zero_and_rule_explanations(tmp_path: Path) -> None:
     assert zero.returncode == 0 and "error(s)" in zero.stderr
     misspelt = _command("check", "defects", "--ignore", "undefined-variabl", cwd=FIXTURES)
     assert "(did you mean 'undefined-variable'?)" in misspelt.stdout
+    assert misspelt.returncode == 1  # the defects are still errors; the misspelt ignore warns
+    # A check narrowed to a misspelt id would report nothing and pass: that is an error.
+    narrowed = _command("check", "defects", "--select", "bash-syntx", cwd=FIXTURES)
+    assert narrowed.returncode == 1, narrowed.stdout + narrowed.stderr
+    assert narrowed.stdout.splitlines() == [
+        "command line:1:1: config: 'bash-syntx' is neither a rule fixloop reports nor a contract"
+        " id it checked (did you mean 'bash-syntax'?)"
+    ]
     explained = _command("rule", "unexported-env", cwd=tmp_path)
     assert explained.returncode == 0 and "environment variable" in explained.stdout
     unknown = _command("rule", "unexported-envv", cwd=tmp_path)

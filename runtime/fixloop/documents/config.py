@@ -118,6 +118,7 @@ class Config:
     settings: Settings = dataclasses.field(default_factory=Settings)
     path: Path | None = None  # the file the settings come from
     cli: frozenset[str] = frozenset()  # ids given on the command line
+    cli_select: frozenset[str] = frozenset()  # of which, those given to `--select`
 
     @property
     def folder(self) -> Path | None:
@@ -167,13 +168,20 @@ class Config:
             self,
             settings=replace(self.settings, **update),
             cli=frozenset([*(select or []), *(ignore or [])]),
+            cli_select=frozenset(select or []),
         )
 
     def unknown_id(self, rule: str, known: Iterable[str] = ()) -> Diagnostic:
         """A warning about an id nothing reports, at its line in the settings (or the command
-        line's, when it was given there)."""
+        line's, when it was given there).
+
+        An error when the command line's `--select` names it: a check narrowed to a misspelt id
+        reports nothing and passes. The settings' ids stay warnings: they serve every check of
+        the pack, including one of a single document whose contracts live elsewhere."""
         message = f"{rule!r} is neither a rule fixloop reports nor a contract id it checked"
         message += did_you_mean(rule, known)
+        if rule in self.cli_select:
+            return Diagnostic("command line", 1, 1, "config", message, Severity.ERROR)
         if rule in self.cli or self.path is None:
             return Diagnostic("command line", 1, 1, "config", message, Severity.WARNING)
         shown = display_path(self.path)
