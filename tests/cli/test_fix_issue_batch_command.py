@@ -238,6 +238,14 @@ def test_resume_after_the_batch_was_killed_mid_job_runs_that_job_and_the_rest(
                 break
             time.sleep(0.1)
         assert reached.exists(), "the second job's agent never ran"
+        # While it works there, a second batch in its folder is refused, touching nothing.
+        refused = _batch(tmp_path, "--resume")
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.strip().endswith(
+            "jobs.batch:1:1: out: another batch is working in this folder: wait for it to end,"
+            " or name another"
+        ), refused.stderr
+        assert (tmp_path / "jobs.batch" / "first" / "result.json").is_file()
         os.killpg(batch.pid, signal.SIGKILL)
         batch.wait(timeout=60)
     finally:

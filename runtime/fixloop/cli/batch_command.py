@@ -122,10 +122,12 @@ def batch_parser(
 
 
 def _out(args: argparse.Namespace) -> Path:
+    from fixloop.extras.batch import resume
+
     out: Path = args.out or args.jobs.with_suffix(".batch")
     if out.exists() and not out.is_dir():
         raise FixloopError(Diagnostic(display_path(out), 1, 1, "out", "is not a folder"))
-    if out.exists() and any(out.iterdir()) and not args.resume:
+    if out.exists() and not resume.empty(out) and not args.resume:
         problem = "exists and is not empty: name a new one, or --resume the batch it holds"
         raise FixloopError(Diagnostic(display_path(out), 1, 1, "out", problem))
     return out.resolve()

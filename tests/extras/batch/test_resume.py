@@ -148,3 +148,16 @@ def test_a_resume_runs_the_jobs_the_budget_left_and_keeps_the_rest(
         ("first", "resolved"),
         ("second", "resolved"),
     ]
+
+
+def test_a_folder_holding_only_a_let_go_lock_is_a_new_batch(tmp_path: Path) -> None:
+    """A batch refused before it wrote anything (its sandbox was missing, say) leaves at most
+    the lock file: the folder is still a new batch's, not one to resume."""
+    out = tmp_path / "out"
+    refused = pytest.raises(FixloopError, match="another batch is working in this folder")
+    with resume.holding(out), refused, resume.holding(out):
+        pass
+    assert [entry.name for entry in out.iterdir()] == [resume.LOCK]
+    assert resume.empty(out) and resume.earlier(out, None) == {}
+    (out / "stray").write_text("x")
+    assert not resume.empty(out)

@@ -18,6 +18,11 @@ A job is complete when its folder holds the run's verdict and the job's row, and
 Anything else runs again, from a fresh clone, its folder removed first: an `error` row (a clone
 that failed, a bug of ours), a job the budget never started (`not-run`, no folder), a run
 killed partway (a clone and a run folder, no `result.json`), a job whose line changed.
+
+One batch at a time works in OUT: it holds `OUT/batch.lock` (an flock, let go when its process
+dies) from before it reads what an earlier run finished until its last row. A second batch,
+fresh or resumed, is refused (one line, exit 2) instead of clearing the folders of jobs the
+first is running or has just finished.
 """
 
 from __future__ import annotations
@@ -25,14 +30,18 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from fixloop import locks
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.extras.batch.jobs import Job
 
 MARKER = "batch.json"
+LOCK = "batch.lock"  # held by the batch working in OUT
 RESULT = "result.json"  # the run's verdict, as fix-issue wrote it in its run folder
 EVIDENCE = "evidence.json"  # the job's row, written last
 VERDICTS = ("resolved", "rejected", "unresolved")  # fix-issue's statuses: a run that ended
@@ -43,6 +52,23 @@ def digest(job: Job) -> str:
     """What the job is, as a hash: a line moved, or its `meta` edited, is the same job."""
     what = {k: v for k, v in asdict(job).items() if k not in ("line", "file", "meta")}
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
+
+
+@contextmanager
+def holding(out: Path) -> Iterator[None]:
+    """OUT (made) for this batch alone while the block runs; exit 2 when another batch has it."""
+
+    def refused() -> FixloopError:
+        problem = "another batch is working in this folder: wait for it to end, or name another"
+        return FixloopError(Diagnostic(display_path(out), 1, 1, "out", problem))
+
+    with locks.hold(out / LOCK, wait_s=0, refused=refused):
+        yield
+
+
+def empty(out: Path) -> bool:
+    """OUT holds nothing of a batch (no folder, an empty one, or only a lock let go)."""
+    return not out.exists() or all(entry.name == LOCK for entry in out.iterdir())
 
 
 def begin(out: Path, jobs_file: Path | None, jobs: tuple[Job, ...]) -> None:
@@ -58,7 +84,7 @@ def begin(out: Path, jobs_file: Path | None, jobs: tuple[Job, ...]) -> None:
 def earlier(out: Path, jobs_file: Path | None) -> dict[str, str]:
     """The job digests an earlier run of this batch recorded in OUT ({} for a new or empty
     folder); a FixloopError (exit 2) for a folder holding no batch, or another jobs file's."""
-    if not out.exists() or (out.is_dir() and not any(out.iterdir())):
+    if not out.exists() or (out.is_dir() and empty(out)):
         return {}
     marker = out / MARKER
     where = display_path(marker)
@@ -114,4 +140,4 @@ def clear(out: Path, job: Job) -> None:
         shutil.rmtree(folder)
 
 
-__all__ = ["MARKER", "begin", "clear", "digest", "earlier", "recorded"]
+__all__ = ["LOCK", "MARKER", "begin", "clear", "digest", "earlier", "empty", "holding", "recorded"]

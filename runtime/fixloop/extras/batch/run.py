@@ -327,9 +327,27 @@ def run_batch(options: BatchOptions, pack: Pack, backend: Backend | None = None)
     """Every job through the pool, rows in the jobs file's order whatever finished first; with
     `resume`, a job an earlier run finished keeps its row and does not run again."""
     kept = _kept(options)
-    placed = [(n, job) for n, job in enumerate(options.jobs, 1) if job.id not in kept]
-    check_sandboxes(replace(options, jobs=tuple(job for _, job in placed)))  # exit 2, no clone
+    check_sandboxes(replace(options, jobs=_to_run(options, kept)))  # exit 2, no clone
     options.out.mkdir(parents=True, exist_ok=True)
+    with resume.holding(options.out):  # another batch in OUT: exit 2, nothing touched
+        if (now := _kept(options)) != kept:  # the batch that had OUT till now finished more
+            kept = now
+            check_sandboxes(replace(options, jobs=_to_run(options, kept)))
+        placed = [(n, job) for n, job in enumerate(options.jobs, 1) if job.id not in kept]
+        return _run(options, pack, backend, kept, placed)
+
+
+def _to_run(options: BatchOptions, kept: Mapping[str, JobOutcome]) -> tuple[Job, ...]:
+    return tuple(job for job in options.jobs if job.id not in kept)
+
+
+def _run(
+    options: BatchOptions,
+    pack: Pack,
+    backend: Backend | None,
+    kept: dict[str, JobOutcome],
+    placed: list[Placed],
+) -> BatchResult:
     for _, job in placed if options.resume else ():
         resume.clear(options.out, job)  # a folder left by an unfinished run: cloned afresh
     # Only then the jobs as their lines stand now: no folder left holds an older line's verdict.
