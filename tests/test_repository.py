@@ -127,6 +127,7 @@ LAYERS = (
     "diagnostics",
     "masking",
     "processes",
+    "process_table",  # the processes of /proc, found and stopped
     "locks",
     "secret_files",
     "hostgit",

@@ -64,6 +64,23 @@ def test_a_started_command_runs_until_stopped_and_leaves_nothing(
 
 
 @pytest.mark.parametrize("kind", ALL)
+def test_stop_asks_first_a_command_that_traps_sigterm_ends_on_its_own_terms(
+    kind: str, sandbox_of: OpenSandbox, worktree: Path
+) -> None:
+    """SIGTERM before SIGKILL under every sandbox: under bwrap the command is in a session of
+    its own inside the sandbox, which a signal to bwrap's group does not reach, and a bwrap that
+    ends takes its sandbox down with SIGKILL."""
+    line = "trap 'echo bye > said-bye; exit 3' TERM; echo up; while :; do sleep 0.05; done"
+    started = sandbox_of(kind).start(["bash", "-c", line])
+    try:
+        assert _first_line(started.chunks()) == b"up\n"
+    finally:
+        started.stop(grace_s=10)
+    assert (worktree / "said-bye").read_text() == "bye\n"
+    assert started.poll() == 3  # its own exit code, not a kill's
+
+
+@pytest.mark.parametrize("kind", ALL)
 def test_a_command_that_ends_reports_its_exit_code(kind: str, sandbox_of: OpenSandbox) -> None:
     started = sandbox_of(kind).start(["bash", "-c", "exit 7"])
     try:

@@ -15,6 +15,11 @@ caller reads `chunks()` and decides what to keep, since a server may print secre
 Local and bwrap start their command (for bwrap: `bwrap … -- argv`) as a process group of its own
 (`ProcessBackground`); under bwrap `--die-with-parent` ends the sandbox with fixloop, even on a
 SIGKILL. Docker starts a container (`container.py`), which only `stop` or recovery removes.
+
+Under bwrap the command runs in a session of its own (`--new-session`, so that it cannot push
+input into the terminal), outside its bwrap's group, and a bwrap that ends takes its sandbox down
+with SIGKILL. So `stop` sends SIGTERM to bwrap's descendants first and lets them end within the
+grace period (a server saves its state, removes its lock), and only then stops the group.
 """
 
 from __future__ import annotations
@@ -23,10 +28,13 @@ import contextlib
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
+from fixloop import process_table
 from fixloop.processes import pipe_chunks
 
 
@@ -61,7 +69,15 @@ class ProcessBackground:
 
     container = ""
 
-    def __init__(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        session_inside: bool = False,
+    ) -> None:
+        self.session_inside = session_inside  # bwrap's command: see the module's docstring
         # OSError (no such program) goes to the caller, which knows what the command was.
         self.process = subprocess.Popen(
             list(argv),
@@ -86,10 +102,15 @@ class ProcessBackground:
         return None if code is None else (128 - code if code < 0 else code)
 
     def stop(self, grace_s: float) -> None:
+        deadline = time.monotonic() + grace_s
+        if self.session_inside and self.process.poll() is None:
+            # Its leader is not reaped yet (waited for only here), so they are still below it.
+            inside = partial(process_table.descendants, self.process.pid)
+            process_table.stop(inside, grace_s, settle_s=1.0)
         # The leader is not reaped before it is waited for here, so its group id is still ours.
         _signal_group(self.process.pid, signal.SIGTERM)
         try:
-            self.process.wait(grace_s)
+            self.process.wait(max(deadline - time.monotonic(), 0.5))
         except subprocess.TimeoutExpired:
             _signal_group(self.process.pid, signal.SIGKILL)
             self.process.wait()

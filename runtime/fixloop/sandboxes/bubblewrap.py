@@ -204,7 +204,10 @@ class BubblewrapSandbox(SandboxBase):
         where = self.checked_cwd(cwd)
         environment = self._environment(env)
         command = self._command(words, where)
-        return start_process_group(words, command, cwd=where, env=environment, kind=KIND)
+        # `--new-session`: the command is in a session of its own, beyond its bwrap's group.
+        return start_process_group(
+            words, command, cwd=where, env=environment, kind=KIND, session_inside=True
+        )
 
     def _environment(self, env: Mapping[str, str] | None) -> dict[str, str]:
         base = {"PATH": os.environ.get("PATH", os.defpath), "HOME": PRIVATE_TMP}

@@ -328,13 +328,18 @@ class DockerSandbox(SandboxBase):
         with self._lock:
             self._live.pop(container.id, None)
 
-    def stop_container(self, container: Any, grace_s: float) -> None:
-        """SIGTERM to the container's init, SIGKILL after `grace_s` (Docker's stop), removed."""
+    def stop_container(self, container: Any, grace_s: float) -> int:
+        """SIGTERM to the container's init, SIGKILL after `grace_s` (Docker's stop), removed;
+        its command's exit code, read before the removal."""
         import docker
 
+        code = EXIT_KILLED
         with contextlib.suppress(docker.errors.DockerException, OSError):
             container.stop(timeout=max(math.ceil(grace_s), 1))
+            container.reload()
+            code = int(container.attrs.get("State", {}).get("ExitCode", EXIT_KILLED))
         self._remove(container)
+        return code
 
     def close(self) -> None:
         """Remove every container still there (a command interrupted in another thread)."""
@@ -364,6 +369,7 @@ class _Started:
             container.id, stdout=True, stderr=True, stream=True, logs=False, demux=True
         )
         container.start()
+        self.ended: int | None = None  # its exit code, kept by `stop` before the removal
 
     def chunks(self) -> Iterator[bytes]:
         for out, err in self.frames:
@@ -375,6 +381,8 @@ class _Started:
     def poll(self) -> int | None:
         import docker
 
+        if self.ended is not None:
+            return self.ended
         try:
             self.handle.reload()
         except docker.errors.NotFound:
@@ -385,4 +393,4 @@ class _Started:
         return int(state.get("ExitCode", EXIT_KILLED))
 
     def stop(self, grace_s: float) -> None:
-        self.sandbox.stop_container(self.handle, grace_s)
+        self.ended = self.sandbox.stop_container(self.handle, grace_s)

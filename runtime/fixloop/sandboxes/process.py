@@ -51,14 +51,21 @@ def run_process_group(
 
 
 def start_process_group(
-    words: list[str], argv: list[str], *, cwd: Path, env: dict[str, str], kind: str
+    words: list[str],
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    kind: str,
+    session_inside: bool = False,
 ) -> Background:
     """`argv` (which runs `words`: the same list, or bwrap's around it) in the background;
-    FixloopError when `words[0]` cannot be found or started."""
+    FixloopError when `words[0]` cannot be found or started. `session_inside`: `argv` starts
+    `words` in a session of its own (bwrap's `--new-session`), which `stop` signals first."""
     if not find_program(words[0], cwd, env.get("PATH")):
         raise sandbox_error(f"{words[0]}: command not found (in the {kind} sandbox)", "argv")
     try:
-        return ProcessBackground(argv, cwd=cwd, env=env)
+        return ProcessBackground(argv, cwd=cwd, env=env, session_inside=session_inside)
     except OSError as exc:
         message = f"{argv[0]}: cannot run: {exc.strerror or exc} (in the {kind} sandbox)"
         raise sandbox_error(message, "argv") from None

@@ -25,7 +25,7 @@ from fixloop.extras.browser.devserver import (
     free_port,
     stop_leftovers,
 )
-from fixloop.extras.browser.processes import marked_by_environment, processes
+from fixloop.process_table import marked_by_environment, processes
 
 PYTHON = {"PYTHON": sys.executable}
 

@@ -33,7 +33,7 @@ from fixloop.extras.browser.devserver import (
     dev_server,
     stop_leftovers,
 )
-from fixloop.extras.browser.processes import marked_by_environment, processes
+from fixloop.process_table import marked_by_environment, processes
 from fixloop.sandboxes.launcher import RunSandbox
 from fixloop.sandboxes.protocol import SandboxChoice
 

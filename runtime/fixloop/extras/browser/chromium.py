@@ -27,8 +27,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from fixloop.diagnostics import Diagnostic, FixloopError
-from fixloop.extras.browser.processes import ProcessInfo, processes, stop
 from fixloop.masking import mask_text
+from fixloop.process_table import ProcessInfo, processes, stop
 from fixloop.processes import run as run_in_group
 
 PROFILE_MARKER = "fixloop-browser-"

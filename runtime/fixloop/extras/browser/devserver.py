@@ -55,15 +55,15 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.diagnostics import Diagnostic, FixloopError
-from fixloop.extras.browser.processes import (
+from fixloop.extras.browser.relay import host_relay, inside_argv, remove_folder
+from fixloop.masking import dumps_masked, mask_text
+from fixloop.process_table import (
     ProcessInfo,
     is_running,
     marked_by_environment,
     read_process,
     stop,
 )
-from fixloop.extras.browser.relay import host_relay, inside_argv, remove_folder
-from fixloop.masking import dumps_masked, mask_text
 from fixloop.sandboxes.background import Background, ProcessBackground
 from fixloop.sandboxes.daemon import remove_container
 from fixloop.sandboxes.launcher import RunSandbox

@@ -6,6 +6,10 @@ its profile folder on its command line, a dev server by a variable in its enviro
 children inherit, even those that leave its process group). Only processes of the current user
 are ever looked at. On a system without `/proc` the table is empty: cleanups then find nothing
 to stop, they never guess.
+
+It sits with `processes.py` under everything that starts a child: the browser's cleanups find
+their processes here, and a bubblewrap sandbox's background command, which runs in a session of
+its own inside the sandbox, is found here as its bwrap's descendants (`descendants`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ _PROC = Path("/proc")
 class ProcessInfo:
     pid: int
     pgid: int
+    ppid: int
     state: str  # `Z`: a zombie, dead and waiting to be reaped; nothing left to stop
     start_ticks: int  # clock ticks after boot: with the pid, names one process for good
     argv: tuple[str, ...]
@@ -54,7 +59,7 @@ def read_process(pid: int) -> ProcessInfo | None:
     # `comm` (in parentheses) may itself hold spaces and parentheses: split after the last one.
     fields = stat[stat.rfind(")") + 2 :].split()
     argv = tuple(part.decode(errors="replace") for part in raw_argv.split(b"\0") if part)
-    return ProcessInfo(pid, int(fields[2]), fields[0], int(fields[19]), argv)
+    return ProcessInfo(pid, int(fields[2]), int(fields[1]), fields[0], int(fields[19]), argv)
 
 
 def processes() -> Iterator[ProcessInfo]:
@@ -66,6 +71,17 @@ def processes() -> Iterator[ProcessInfo]:
         info = read_process(pid)
         if info is not None and info.alive:
             yield info
+
+
+def descendants(pid: int) -> list[ProcessInfo]:
+    """The live processes of this user below `pid`: its children, theirs, and so on."""
+    table = list(processes())
+    below: list[ProcessInfo] = []
+    parents = {pid}
+    while found := [info for info in table if info.ppid in parents and info not in below]:
+        below += found
+        parents = {info.pid for info in found}
+    return below
 
 
 def is_running(pid: int, start_ticks: int) -> bool:
