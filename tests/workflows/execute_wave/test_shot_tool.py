@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -21,9 +22,15 @@ import pytest
 from tests.extras.browser.conftest import SERVE_STATIC, write_page
 from tests.extras.browser.png import read_png
 
+from fixloop.agents.backend import AgentRequest
+from fixloop.agents.openai_backend import SUBMIT, OpenAIBackend
+from fixloop.agents.openai_config import OpenAITarget
+from fixloop.agents.toolbox import qualified
 from fixloop.extras.browser.chromium import BROWSER_NAMES
 from fixloop.extras.browser.devserver import DevServer, dev_server
 from fixloop.extras.browser.seams import CHROMIUM
+from fixloop.extras.browser.shot_service import Shooter
+from fixloop.extras.testing.chat_server import SCRIPTED_KEY, ChatServer, call
 from fixloop.workflows.execute_wave.shot_tool import SPEC, ScreenshotTool
 
 pytestmark = pytest.mark.slow
@@ -32,8 +39,6 @@ VIEWPORT = (320, 240)
 
 @pytest.fixture(scope="module", autouse=True)
 def chromium() -> None:
-    import shutil
-
     if not any(shutil.which(name) for name in BROWSER_NAMES):
         if os.environ.get("CI") == "true":
             pytest.fail("Chromium is missing under CI=true: .ci/run installs it")
@@ -161,10 +166,46 @@ def test_hostile_calls_are_tool_errors_and_write_nothing_outside_the_worktree(
 def test_a_call_takes_at_most_the_services_number_of_pictures(
     worktree: Path, served: DevServer
 ) -> None:
-    from fixloop.extras.browser.shot_service import Shooter
-
     tool = ScreenshotTool(Shooter(served.url, limit=1), worktree, VIEWPORT)
     assert not tool.call("screenshot", {"url": served.url, "name": "one"}).is_error
     second = tool.call("screenshot", {"url": served.url, "name": "two"})
     assert second.is_error and "no more screenshots" in answer(second.text)["message"]
     assert not (worktree / ".fixloop/shots/two.png").exists()
+
+
+def test_the_openai_backend_offers_the_tool_beside_the_executors_own(
+    worktree: Path, served: DevServer
+) -> None:
+    result = {"id": 1, "status": "done", "filesModified": [], "notes": "looked at it"}
+    turns = [
+        call("screenshot", {"url": served.url + "index.html", "name": "look"}),
+        call("screenshot", {"url": "file:///etc/passwd", "name": "x"}),
+        call(SUBMIT, result),
+    ]
+    executor = AgentRequest(
+        role="executor",
+        system_prompt="# Executor",
+        task="look at the page",
+        tools=("Read", "Edit", "Write", "Bash", qualified("screenshot")),
+        model="opus",
+        output_schema="ImplResult",
+        cwd=worktree,
+        key="executor/1/implement",
+        toolbox=tool_for(served, worktree),
+    )
+    with ChatServer(turns) as server:
+        target = OpenAITarget(
+            provider="custom",
+            base_url=server.base_url,
+            model="scripted-model",
+            key_variable="OPENAI_API_KEY",
+        )
+        backend = OpenAIBackend(target, environ={"OPENAI_API_KEY": SCRIPTED_KEY}, max_retries=1)
+        outcome = backend.dispatch(executor)
+
+    assert outcome.ok, outcome.detail
+    assert {"Read", "Edit", "Write", "Bash", "screenshot"} <= set(server.requests[0].tool_names)
+    looked, refused = (json.loads(text) for text in server.requests[-1].tool_results())
+    assert looked["ok"] is True and looked["path"] == ".fixloop/shots/look.png", looked
+    assert refused["ok"] is False and refused["error"] == "refused"
+    assert read_png(worktree / ".fixloop/shots/look.png").pixel(160, 60) == (255, 0, 0)
