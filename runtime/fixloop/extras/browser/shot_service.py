@@ -201,11 +201,8 @@ class _Service:
 
     def answer(self, connection: socket.socket) -> None:
         try:
-            shooter = self.shooter
-            if shooter.served >= shooter.limit:  # refused before the request is even read
-                raise Refused(f"no more screenshots: this task may take {shooter.limit}")
             request = _read_request(connection)
-            png = shooter.take(request.get("url"), request.get("viewport", [1280, 800]))
+            png = self.shooter.take(request.get("url"), request.get("viewport", [1280, 800]))
         except Refused as exc:
             _send(connection, {"ok": False, "error": str(exc)})
             return
