@@ -6,6 +6,7 @@ process, off the event loop that reads the CLI's messages (a tool may run tests 
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import anyio
@@ -17,7 +18,11 @@ from fixloop.agents.toolbox import TOOL_SERVER, Toolbox, ToolSpec
 def _served(toolbox: Toolbox, spec: ToolSpec) -> SdkMcpTool[Any]:
     async def handler(arguments: dict[str, Any]) -> dict[str, Any]:
         reply = await anyio.to_thread.run_sync(toolbox.call, spec.name, arguments)
-        return {"content": [{"type": "text", "text": reply.text}], "is_error": reply.is_error}
+        content: list[dict[str, str]] = [{"type": "text", "text": reply.text}]
+        if reply.image is not None:  # the SDK passes an MCP image block through to the model
+            data = base64.b64encode(reply.image).decode("ascii")
+            content.append({"type": "image", "data": data, "mimeType": "image/png"})
+        return {"content": content, "is_error": reply.is_error}
 
     return SdkMcpTool(spec.name, spec.description, dict(spec.input_schema), handler)
 

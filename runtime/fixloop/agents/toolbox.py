@@ -9,7 +9,9 @@ a sandbox. Such a workflow hands the call a `Toolbox`; every backend serves the 
 - the scripted backend plays a script's `tools:` calls against it, in order.
 
 A tool answers with JSON text the model reads (`{"ok": true, ...}` or `{"ok": false, "error":
-"stale_version", "message": ...}`) and whether it is an error; a refused call never raises.
+"stale_version", "message": ...}`) and whether it is an error, and may carry a picture; a
+refused call never raises. A toolbox that only adds tools (a design executor's `screenshot`)
+replaces nothing.
 
 Versions: a tool result that names a file and its content version (`"path"`, `"version"`) tells
 the model which version its next edit of that file is based on. A script writes `"@last"` for
@@ -41,6 +43,9 @@ class ToolSpec:
 class ToolReply:
     text: str  # JSON the model reads
     is_error: bool = False
+    # A PNG shown to the model beside the text where the backend can (claude); elsewhere the
+    # text names the file it is in, which the model Reads.
+    image: bytes | None = None
 
 
 class Toolbox(Protocol):

@@ -21,7 +21,7 @@ from fixloop.events import EventStream
 from fixloop.extras.browser.seams import CHROMIUM
 from fixloop.sandboxes.launcher import RunSandbox
 from fixloop.workflows.execute_wave import ExecuteWaveOptions, run_execute_wave
-from fixloop.workflows.kernel.browser import Browser
+from fixloop.workflows.kernel.browser import Browser, Shots
 from fixloop.workflows.kernel.workflow import Context
 
 SERVE = 'exec python3 -m http.server "$PORT" --bind "$HOST"'
@@ -80,6 +80,9 @@ class CleanupsSeen:
         self, url: str, timeout_s: float
     ) -> AbstractContextManager[tuple[str, Path]]:
         return self.inner.screenshot_service(url, timeout_s)
+
+    def shooter(self, url: str, timeout_s: float) -> Shots:
+        return self.inner.shooter(url, timeout_s)
 
     def cleanup(self, max_age_s: float) -> int:
         self.timeline.add(f"cleanup {max_age_s:g}")

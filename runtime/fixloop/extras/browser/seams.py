@@ -16,6 +16,7 @@ from fixloop.extras.browser.chromium import cleanup, screenshot
 from fixloop.extras.browser.devserver import dev_server, sweep_dev_servers
 from fixloop.extras.browser.shot_service import (
     SOCKET_VARIABLE,
+    Shooter,
     browser_flags,
     screenshot_service,
 )
@@ -54,6 +55,9 @@ class Chromium:
     def screenshot_service(self, url: str, timeout_s: float) -> Iterator[tuple[str, Path]]:
         with screenshot_service(url, timeout_s=timeout_s) as socket_path:
             yield SOCKET_VARIABLE, socket_path
+
+    def shooter(self, url: str, timeout_s: float) -> Shooter:
+        return Shooter(url, timeout_s=timeout_s)
 
     def cleanup(self, max_age_s: float) -> int:
         # A run stops its own leftovers, never a concurrent run's live screenshot.

@@ -11,7 +11,9 @@ and only of that dev server:
 
 Inside the sandbox, `fixloop browser screenshot URL --out FILE` (or, where the image has no
 fixloop, the step library's `screenshot.py`, which needs only python3) sees the variable and
-asks the service instead of starting a browser. The protocol, one request per connection:
+asks the service instead of starting a browser. (Where the agent's shell cannot reach even a
+socket, Claude Code's own sandbox, the workflow lends it a tool that calls a `Shooter`, the
+service's checks and browser, in the runtime.) The protocol, one request per connection:
 
     client → one JSON line, at most REQUEST_LIMIT bytes: {"url": "...", "viewport": [W, H]}
     service → one JSON line: {"ok": true, "width": W, "height": H, "bytes": N}, then N bytes of
@@ -151,13 +153,41 @@ def _send(connection: socket.socket, header: dict[str, Any], body: bytes = b"") 
         connection.sendall(json.dumps(header).encode("utf-8") + b"\n" + body)
 
 
-class _Service:
-    def __init__(self, listener: socket.socket, base: str, limit: int, timeout_s: float) -> None:
-        self.listener = listener
+class Shooter:
+    """The screenshots one agent may take of the dev server at `base`: only its pages, in the
+    confined browser, at most `limit` of them. The service answers its socket's requests with
+    one; a workflow lends one to an agent as a tool of its own (`Browser.shooter`)."""
+
+    def __init__(self, base: str, limit: int = DEFAULT_LIMIT, timeout_s: float = 30.0) -> None:
         self.host, self.port = _origin(base)
         self.limit = limit
         self.timeout_s = timeout_s
         self.served = 0
+        self.lock = threading.Lock()  # one picture at a time, counted once
+
+    def take(self, url: object, viewport: object = (1280, 800)) -> bytes:
+        """The PNG of `url` at `viewport` ([WIDTH, HEIGHT]); Refused (a ValueError, one line)
+        when the request is not served, FixloopError when the browser or the page fails."""
+        with self.lock:
+            if self.served >= self.limit:
+                raise Refused(f"no more screenshots: this task may take {self.limit}")
+            page = allowed_url(url, self.host, self.port)
+            size = _viewport(list(viewport) if isinstance(viewport, tuple) else viewport)
+            self.served += 1
+            with tempfile.TemporaryDirectory(prefix="fixloop-shot-") as scratch:
+                target = Path(scratch, "page.png")
+                flags = browser_flags(self.host, self.port)
+                screenshot(page, target, size, self.timeout_s, flags=flags)
+                png = target.read_bytes()
+        if len(png) > PNG_LIMIT:
+            raise Refused("the picture is larger than the service sends")
+        return png
+
+
+class _Service:
+    def __init__(self, listener: socket.socket, shooter: Shooter) -> None:
+        self.listener = listener
+        self.shooter = shooter
         self.stopping = threading.Event()
 
     def loop(self) -> None:
@@ -171,13 +201,8 @@ class _Service:
 
     def answer(self, connection: socket.socket) -> None:
         try:
-            if self.served >= self.limit:
-                raise Refused(f"no more screenshots: this task may take {self.limit}")
             request = _read_request(connection)
-            url = allowed_url(request.get("url"), self.host, self.port)
-            viewport = _viewport(request.get("viewport", [1280, 800]))
-            self.served += 1
-            png = self.take(url, viewport)
+            png = self.shooter.take(request.get("url"), request.get("viewport", [1280, 800]))
         except Refused as exc:
             _send(connection, {"ok": False, "error": str(exc)})
             return
@@ -186,17 +211,6 @@ class _Service:
             return
         width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
         _send(connection, {"ok": True, "width": width, "height": height, "bytes": len(png)}, png)
-
-    def take(self, url: str, viewport: tuple[int, int]) -> bytes:
-        with tempfile.TemporaryDirectory(prefix="fixloop-shot-") as scratch:
-            target = Path(scratch, "page.png")
-            screenshot(
-                url, target, viewport, self.timeout_s, flags=browser_flags(self.host, self.port)
-            )
-            png = target.read_bytes()
-        if len(png) > PNG_LIMIT:
-            raise Refused("the picture is larger than the service sends")
-        return png
 
 
 @contextlib.contextmanager
@@ -211,7 +225,7 @@ def screenshot_service(
     try:
         listener.bind(str(path))
         listener.listen(4)
-        service = _Service(listener, base, limit, timeout_s)
+        service = _Service(listener, Shooter(base, limit, timeout_s))
         thread = threading.Thread(target=service.loop, name="screenshot-service", daemon=True)
         thread.start()
         try:
@@ -277,6 +291,8 @@ def inside(out: Path, root: Path) -> Path:
 __all__ = [
     "REQUEST_LIMIT",
     "SOCKET_VARIABLE",
+    "Refused",
+    "Shooter",
     "allowed_url",
     "browser_flags",
     "inside",

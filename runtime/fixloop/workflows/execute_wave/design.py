@@ -24,10 +24,12 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from fixloop.agents.toolbox import Toolbox, qualified
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
 from fixloop.sandboxes.launcher import RunSandbox
-from fixloop.workflows.kernel.browser import Browser
+from fixloop.workflows.kernel.browser import Browser, Shots
 
 DEFAULT_VIEWPORT = (1280, 800)
 SCREENSHOT_CLIENT = "screenshot.py"  # in the step library: python3 only, for docker images
@@ -46,6 +48,17 @@ class FigmaTools:
     def tools(self) -> tuple[str, ...]:
         """Two of the server's tools: the design's structure and its picture."""
         return tuple(f"mcp__{self.server}__{tool}" for tool in FIGMA_TOOLS)
+
+
+def lent_tools(figma: FigmaTools | None, toolbox: Toolbox | None) -> dict[str, Any]:
+    """A design call's tools beyond its role's, as `Dispatcher.call`'s keyword arguments: the
+    Figma server's (and its config), and every tool of the `toolbox` the run lends it."""
+    lent = tuple(qualified(spec.name) for spec in toolbox.specs()) if toolbox else ()
+    return {
+        "extra_tools": (*(figma.tools if figma else ()), *lent),
+        "mcp_config": str(figma.config) if figma else None,
+        "toolbox": toolbox,
+    }
 
 
 def find_figma(repo: Path, explicit: Path | None) -> FigmaTools | None:
@@ -100,6 +113,11 @@ def screenshot_service(
     services a role call's sandbox is handed (variable, socket path)."""
     with _needed(browser).screenshot_service(url, timeout_s) as (variable, path):
         yield ((variable, str(path)),)
+
+
+def shooter(browser: Browser | None, url: str, timeout_s: float) -> Shots:
+    """The screenshots of the dev server at `url` the run takes for an agent's tool."""
+    return _needed(browser).shooter(url, timeout_s)
 
 
 def _needed(browser: Browser | None) -> Browser:
@@ -180,10 +198,12 @@ __all__ = [
     "DEFAULT_VIEWPORT",
     "FigmaTools",
     "find_figma",
+    "lent_tools",
     "page_url",
     "screenshot_command",
     "screenshot_service",
     "served",
     "shoot",
+    "shooter",
     "stop_stale_browsers",
 ]

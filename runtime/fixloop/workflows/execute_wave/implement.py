@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from fixloop.agents.backend import BackendFailed
+from fixloop.agents.toolbox import qualified
 from fixloop.diagnostics import FixloopError
 from fixloop.events import EventStream
 from fixloop.runs.run import Run
 from fixloop.schemas.results import ImplResult
 from fixloop.workflows.execute_wave import design
 from fixloop.workflows.execute_wave.merge import commit_task
+from fixloop.workflows.execute_wave.shot_tool import TOOL, ScreenshotTool
 from fixloop.workflows.execute_wave.state import TaskStatus
 from fixloop.workflows.execute_wave.work import CONTEXT, TaskWork, now
 from fixloop.workflows.kernel.errors import SkipItem
@@ -113,6 +115,7 @@ class Implementer:
             inputs = self.inputs(work.worktree)
             url = ""
             services: tuple[tuple[str, str], ...] = ()
+            tool: ScreenshotTool | None = None
             if work.task.is_design:
                 base = stack.enter_context(
                     design.served(
@@ -127,11 +130,13 @@ class Implementer:
                 )
                 url = design.page_url(base, work.task.route)
                 services = self.services(stack, base)
+                tool = self.screenshot_tool(base, work.worktree)
                 inputs |= {
                     "dev_server_url": url,
                     "screenshot_command": design.screenshot_command(
                         url, flow.options.viewport, flow.screenshot_client()
                     ),
+                    "screenshot_tool": qualified(TOOL),
                 }
             outcome = flow.call_for(
                 work,
@@ -142,6 +147,7 @@ class Implementer:
                 key=f"executor/{work.id}/implement",
                 design=work.task.is_design,
                 services=services,
+                toolbox=tool,
             )
             path = result_path(work.worktree, work.id)
             flow.records.keep(path, f"impl-result-{work.id}.json")
@@ -162,6 +168,13 @@ class Implementer:
                 self.flow.context.browser, base, self.flow.options.screenshot_timeout_s
             )
         )
+
+    def screenshot_tool(self, base: str, worktree: Path) -> ScreenshotTool:
+        """Lent to every design executor, whatever its backend: the claude backend's shell
+        reaches neither the dev server nor the service, and one rule serves every shell."""
+        flow = self.flow
+        shots = design.shooter(flow.context.browser, base, flow.options.screenshot_timeout_s)
+        return ScreenshotTool(shots, worktree, flow.options.viewport)
 
     def inputs(self, worktree: Path) -> dict[str, Any]:
         task = self.work.task

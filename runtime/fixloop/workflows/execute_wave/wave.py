@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from fixloop.agents.backend import AgentOutcome
+from fixloop.agents.toolbox import Toolbox
 from fixloop.documents.pack import WorkflowDoc
 from fixloop.runs.git_session import GitSession
 from fixloop.runs.run import Run
@@ -59,6 +60,7 @@ class WaveRun(Protocol):
         key: str,
         design: bool = False,
         services: tuple[tuple[str, str], ...] = (),
+        toolbox: Toolbox | None = None,
     ) -> AgentOutcome: ...
 
     def isolated_sandbox(self) -> bool:

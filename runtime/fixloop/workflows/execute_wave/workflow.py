@@ -22,11 +22,13 @@ from typing import Any
 
 from fixloop import gitrepo
 from fixloop.agents.backend import AgentOutcome
+from fixloop.agents.toolbox import Toolbox
 from fixloop.runs.exclusive import exclusive_run
 from fixloop.sandboxes.launcher import RunSandbox
 from fixloop.steps.result import StepFailed, required_output
 from fixloop.steps.runner import step_library
 from fixloop.workflows.execute_wave import design, fixes, resume
+from fixloop.workflows.execute_wave.design import lent_tools
 from fixloop.workflows.execute_wave.implement import Implementer
 from fixloop.workflows.execute_wave.merge import merge_one, remove_task
 from fixloop.workflows.execute_wave.plan import (
@@ -386,24 +388,18 @@ class ExecuteWave(Workflow[ExecuteWaveOptions, WavePlan, ExecuteWaveResult]):
         key: str,
         design: bool = False,
         services: tuple[tuple[str, str], ...] = (),
+        toolbox: Toolbox | None = None,
     ) -> AgentOutcome:
         """A role call about one task: its events carry the task's id (the run's dispatcher
-        otherwise: its backend, budget, timeout and sandbox, with `services` bound into it)."""
+        otherwise: its backend, budget, timeout and sandbox, with `services` bound into it),
+        with the tools of a design task's Figma server and of the `toolbox` it is lent."""
         sandbox = self.dispatcher.sandbox
         if services and sandbox is not None:
             sandbox = replace(sandbox, services=services)
         dispatcher = replace(self.dispatcher, events=work.events, sandbox=sandbox)
         figma = self.wave_plan.figma if design and work.task.figma_url else None
-        return dispatcher.call(
-            role,
-            inputs,
-            task,
-            cwd,
-            writable=writable,
-            key=key,
-            extra_tools=figma.tools if figma else (),
-            mcp_config=str(figma.config) if figma else None,
-        )
+        extra = lent_tools(figma, toolbox)
+        return dispatcher.call(role, inputs, task, cwd, writable=writable, key=key, **extra)
 
     def isolated_sandbox(self) -> bool:
         sandbox = self.dispatcher.sandbox

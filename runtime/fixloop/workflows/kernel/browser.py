@@ -15,6 +15,16 @@ from typing import Protocol
 from fixloop.sandboxes.launcher import RunSandbox
 
 
+class Shots(Protocol):
+    """The screenshots one agent may have taken of its dev server, in the runtime."""
+
+    def take(self, url: object, viewport: object = ...) -> bytes:
+        """The PNG of `url` (a page of that dev server only) at `viewport` ([WIDTH, HEIGHT]);
+        ValueError (one line) when the request is refused, FixloopError when the browser or
+        the page fails."""
+        ...
+
+
 class Browser(Protocol):
     def serve(
         self,
@@ -46,9 +56,14 @@ class Browser(Protocol):
         socket to the agent's commands, and the socket's path (bound into the sandbox)."""
         ...
 
+    def shooter(self, url: str, timeout_s: float) -> Shots:
+        """The screenshot service's checks and browser without its socket, for a tool the
+        workflow lends an agent whose shell reaches neither the dev server nor a socket."""
+        ...
+
     def cleanup(self, max_age_s: float) -> int:
         """Stop the headless browsers fixloop started at least `max_age_s` ago; how many."""
         ...
 
 
-__all__ = ["Browser"]
+__all__ = ["Browser", "Shots"]
