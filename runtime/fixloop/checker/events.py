@@ -192,6 +192,12 @@ class _Walk:
         # The node an event belongs to when it is not the event's command: a redirection of a
         # compound command (`{ …; } > f`) is an event of a command made for it.
         self.owners: dict[int, Node_] = {}
+        # Each context once: the nodes of a block repeat the same `then(…)` and `pipeline`.
+        self.contexts: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def within(self, context: tuple[str, ...], *labels: str) -> tuple[str, ...]:
+        inner = (*context, *labels)
+        return self.contexts.setdefault(inner, inner)
 
     def add(
         self,
@@ -213,7 +219,7 @@ class _Walk:
     def words(self, words: list[Word], context: tuple[str, ...]) -> None:
         for word in words:
             for sub in word.subs:
-                self.node(sub, (*context, "command-substitution"))
+                self.node(sub, self.within(context, "command-substitution"))
 
     def command(self, command: Command, context: tuple[str, ...]) -> None:
         self.words(command.words, context)
@@ -241,7 +247,7 @@ class _Walk:
                     self.add(command, [marker, target], ("tee",), context)
         if command.trap is not None:
             signals = ",".join(command.trap_signals)
-            self.node(command.trap, (*context, f"trap:{signals}"))
+            self.node(command.trap, self.within(context, f"trap:{signals}"))
 
     def node(self, node: Node_ | None, context: tuple[str, ...]) -> None:  # noqa: PLR0912
         if node is None:
@@ -256,32 +262,32 @@ class _Walk:
             first = _summary(node.first)
             for op, right in node.rest:
                 branch = "after-success" if op == "&&" else "after-failure"
-                self.node(right, (*context, f"{branch}({first})"))
+                self.node(right, self.within(context, f"{branch}({first})"))
         elif isinstance(node, Not):
-            self.node(node.body, (*context, "negated"))
+            self.node(node.body, self.within(context, "negated"))
         elif isinstance(node, Pipeline):
             for item in node.items:
-                self.node(item, (*context, "pipeline"))
+                self.node(item, self.within(context, "pipeline"))
         elif isinstance(node, If):
             for index, (cond, body) in enumerate(node.clauses):
-                self.node(cond, (*context, "if-condition"))
+                self.node(cond, self.within(context, "if-condition"))
                 label = "then" if index == 0 else "elif"
-                self.node(body, (*context, f"{label}({_summary(cond)})"))
+                self.node(body, self.within(context, f"{label}({_summary(cond)})"))
             if node.orelse is not None:
                 conds = " / ".join(_summary(c) for c, _ in node.clauses)
-                self.node(node.orelse, (*context, f"else({conds})"))
+                self.node(node.orelse, self.within(context, f"else({conds})"))
         elif isinstance(node, Loop):
             if node.words:
                 self.words(node.words, context)
-            self.node(node.cond, (*context, f"loop:{node.kind}", "loop-condition"))
-            self.node(node.body, (*context, f"loop:{node.kind}"))
+            self.node(node.cond, self.within(context, f"loop:{node.kind}", "loop-condition"))
+            self.node(node.body, self.within(context, f"loop:{node.kind}"))
         elif isinstance(node, Case):
             for arm in node.arms:
-                self.node(arm, (*context, "case-arm"))
+                self.node(arm, self.within(context, "case-arm"))
         elif isinstance(node, Function):
-            self.node(node.body, (*context, f"function:{node.name}"))
+            self.node(node.body, self.within(context, f"function:{node.name}"))
         elif isinstance(node, Subshell):
-            self.node(node.body, (*context, "subshell"))
+            self.node(node.body, self.within(context, "subshell"))
         elif isinstance(node, Arith):
             return
         for redirect in node.redirects if not isinstance(node, Command) else []:
