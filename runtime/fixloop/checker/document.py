@@ -124,9 +124,15 @@ class CheckedDocument:
     @property
     def events(self) -> list[CommandEvent]:
         """Every event once (a helper's commands are events of each block that calls it)."""
+        # Only a block calling a helper can hold an event another block holds too: the ids of
+        # the others' events (each block's own, never repeated) are not gathered in a set, which
+        # was twice the events' memory while it grew.
         seen: set[int] = set()
-        found = []
+        found: list[CommandEvent] = []
         for unit in self.units:
+            if not unit.helpers:
+                found += unit.events
+                continue
             for event in unit.events:
                 if event.id not in seen:
                     seen.add(event.id)

@@ -48,19 +48,25 @@ class _Place:
         self.finally_ = finally_
 
 
+class _Marker(Word):
+    """The `>` word of a write event (`> "$f"`, `tee "$f"`): the event is placed at its target."""
+
+    __slots__ = ()
+
+
 class CommandEvent:
     """One command a block runs. Plain slots, and what every event of a block shares (the
-    document, step, block) in one object: a large block has an event per command. The line and
-    column are the position of `at` (the command, or a redirection's target), asked for when a
-    diagnostic is made."""
+    document, step, block) in one object: a large block has an event per command. Six slots,
+    not eight (objects come in sizes of 16 bytes): the shapes of its words are not kept, and
+    its place is its command's, or a write's target (the word after its `_Marker`). The line
+    and column are asked for when a diagnostic is made."""
 
-    __slots__ = ("_at", "_place", "_shapes", "argv", "command", "context", "id", "wrappers")
+    __slots__ = ("_place", "argv", "command", "context", "id", "wrappers")
     id: int
     argv: list[Word]
     context: tuple[str, ...]
     command: Command
     wrappers: tuple[str, ...]
-    _shapes: list[str] | None
 
     def __init__(
         self,
@@ -70,7 +76,6 @@ class CommandEvent:
         *,
         command: Command,
         wrappers: tuple[str, ...],
-        at: Word | Command,
         place: _Place,
     ) -> None:
         self.id = id
@@ -78,9 +83,12 @@ class CommandEvent:
         self.context = context
         self.command = command
         self.wrappers = wrappers
-        self._shapes = None
-        self._at = at
         self._place = place
+
+    @property
+    def _at(self) -> Word | Command:
+        argv = self.argv
+        return argv[1] if type(argv[0]) is _Marker else self.command
 
     @property
     def path(self) -> str:
@@ -113,11 +121,9 @@ class CommandEvent:
 
     @property
     def shapes(self) -> list[str]:
-        """The shapes of its words, made when a pattern first looks past the command's name:
-        most events are never matched beyond it."""
-        if self._shapes is None:
-            self._shapes = [w.shape for w in self.argv].copy()  # no spare room kept
-        return self._shapes
+        """The shapes of its words, made each time a pattern looks past the command's name
+        (kept, they were a list per candidate of every pattern name)."""
+        return [w.shape for w in self.argv]
 
     @property
     def name(self) -> str:
@@ -186,6 +192,12 @@ class _Walk:
         # The node an event belongs to when it is not the event's command: a redirection of a
         # compound command (`{ …; } > f`) is an event of a command made for it.
         self.owners: dict[int, Node_] = {}
+        # Each context once: the nodes of a block repeat the same `then(…)` and `pipeline`.
+        self.contexts: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def within(self, context: tuple[str, ...], *labels: str) -> tuple[str, ...]:
+        inner = (*context, *labels)
+        return self.contexts.setdefault(inner, inner)
 
     def add(
         self,
@@ -194,12 +206,10 @@ class _Walk:
         wrappers: tuple[str, ...],
         context: tuple[str, ...],
         *,
-        pos_word: Word | None = None,
         owner: Node_ | None = None,
     ) -> None:
-        at = pos_word if pos_word is not None else command
         event = CommandEvent(
-            self.next_id, argv, context, command=command, wrappers=wrappers, at=at, place=self.place
+            self.next_id, argv, context, command=command, wrappers=wrappers, place=self.place
         )
         if owner is not None:
             self.owners[self.next_id] = owner
@@ -209,7 +219,7 @@ class _Walk:
     def words(self, words: list[Word], context: tuple[str, ...]) -> None:
         for word in words:
             for sub in word.subs:
-                self.node(sub, (*context, "command-substitution"))
+                self.node(sub, self.within(context, "command-substitution"))
 
     def command(self, command: Command, context: tuple[str, ...]) -> None:
         self.words(command.words, context)
@@ -228,16 +238,16 @@ class _Walk:
                 and redirect.target.literal not in ("/dev/null", "-")
                 and not (redirect.target.literal or "x").isdigit()
             ):
-                marker = Word(redirect.op, WRITE, redirect.target.pos, literal=WRITE)
-                self.add(command, [marker, redirect.target], (), context, pos_word=redirect.target)
+                marker = _Marker(redirect.op, WRITE, redirect.target.pos, literal=WRITE)
+                self.add(command, [marker, redirect.target], (), context)
         if argv and argv[0].literal == "tee":
             for target in argv[1:]:
                 if not (target.literal or "").startswith("-"):
-                    marker = Word("tee", WRITE, target.pos, literal=WRITE)
-                    self.add(command, [marker, target], ("tee",), context, pos_word=target)
+                    marker = _Marker("tee", WRITE, target.pos, literal=WRITE)
+                    self.add(command, [marker, target], ("tee",), context)
         if command.trap is not None:
             signals = ",".join(command.trap_signals)
-            self.node(command.trap, (*context, f"trap:{signals}"))
+            self.node(command.trap, self.within(context, f"trap:{signals}"))
 
     def node(self, node: Node_ | None, context: tuple[str, ...]) -> None:  # noqa: PLR0912
         if node is None:
@@ -252,46 +262,39 @@ class _Walk:
             first = _summary(node.first)
             for op, right in node.rest:
                 branch = "after-success" if op == "&&" else "after-failure"
-                self.node(right, (*context, f"{branch}({first})"))
+                self.node(right, self.within(context, f"{branch}({first})"))
         elif isinstance(node, Not):
-            self.node(node.body, (*context, "negated"))
+            self.node(node.body, self.within(context, "negated"))
         elif isinstance(node, Pipeline):
             for item in node.items:
-                self.node(item, (*context, "pipeline"))
+                self.node(item, self.within(context, "pipeline"))
         elif isinstance(node, If):
             for index, (cond, body) in enumerate(node.clauses):
-                self.node(cond, (*context, "if-condition"))
+                self.node(cond, self.within(context, "if-condition"))
                 label = "then" if index == 0 else "elif"
-                self.node(body, (*context, f"{label}({_summary(cond)})"))
+                self.node(body, self.within(context, f"{label}({_summary(cond)})"))
             if node.orelse is not None:
                 conds = " / ".join(_summary(c) for c, _ in node.clauses)
-                self.node(node.orelse, (*context, f"else({conds})"))
+                self.node(node.orelse, self.within(context, f"else({conds})"))
         elif isinstance(node, Loop):
             if node.words:
                 self.words(node.words, context)
-            self.node(node.cond, (*context, f"loop:{node.kind}", "loop-condition"))
-            self.node(node.body, (*context, f"loop:{node.kind}"))
+            self.node(node.cond, self.within(context, f"loop:{node.kind}", "loop-condition"))
+            self.node(node.body, self.within(context, f"loop:{node.kind}"))
         elif isinstance(node, Case):
             for arm in node.arms:
-                self.node(arm, (*context, "case-arm"))
+                self.node(arm, self.within(context, "case-arm"))
         elif isinstance(node, Function):
-            self.node(node.body, (*context, f"function:{node.name}"))
+            self.node(node.body, self.within(context, f"function:{node.name}"))
         elif isinstance(node, Subshell):
-            self.node(node.body, (*context, "subshell"))
+            self.node(node.body, self.within(context, "subshell"))
         elif isinstance(node, Arith):
             return
         for redirect in node.redirects if not isinstance(node, Command) else []:
             if redirect.op in _OUTPUT_OPS and redirect.target is not None:
-                marker = Word(redirect.op, WRITE, redirect.target.pos, literal=WRITE)
+                marker = _Marker(redirect.op, WRITE, redirect.target.pos, literal=WRITE)
                 holder = Command(redirect.target.pos, words=[marker, redirect.target])
-                self.add(
-                    holder,
-                    [marker, redirect.target],
-                    (),
-                    context,
-                    pos_word=redirect.target,
-                    owner=node,
-                )
+                self.add(holder, [marker, redirect.target], (), context, owner=node)
 
 
 def _summary(node: Node_ | None) -> str:

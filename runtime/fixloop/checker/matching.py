@@ -12,7 +12,7 @@ per form where a set of forms per event (its first shape) cost 2.2 MiB per MiB o
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 
 from fixloop.checker.document import CheckedDocument, Unit
@@ -56,18 +56,17 @@ def static_values(document: CheckedDocument) -> dict[str, str]:
             for assign in event.command.assigns:
                 if assign.value is not None:
                     seen.setdefault(assign.name, set()).add(assign.value.shape)
-        for pairs in _assign_only(unit):
-            for name, shape in pairs:
-                seen.setdefault(name, set()).add(shape)
+        for name, shape in _assign_only(unit):
+            seen.setdefault(name, set()).add(shape)
     return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1 and "$(" not in next(iter(v))}
 
 
-def _assign_only(unit: Unit) -> list[list[tuple[str, str]]]:
-    found = []
+def _assign_only(unit: Unit) -> Iterator[tuple[str, str]]:
+    """Name and shape of each assignment standing alone (`x=1`), one at a time: a list of them
+    per command was the larger part of the memory matching takes."""
     for command in iter_commands(unit.script.body):
         if not command.words:
-            found.append([(a.name, a.value.shape) for a in command.assigns if a.value is not None])
-    return found
+            yield from ((a.name, a.value.shape) for a in command.assigns if a.value is not None)
 
 
 def forms_for(document: CheckedDocument) -> Callable[[str], Sequence[str]]:

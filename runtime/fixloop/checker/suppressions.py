@@ -10,7 +10,7 @@ own it silences the next line. A suppression that silences nothing is itself rep
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import field
 
 from fixloop.checker.document import CheckedDocument
@@ -20,6 +20,8 @@ from fixloop.records import record
 
 RULE = "unused-suppression"
 _COMMENT = re.compile(r"#\s*fixloop:\s*ignore\[(?P<rules>[^\]]*)\]")
+# Where `str.splitlines` breaks a line.
+_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 @record
@@ -35,7 +37,7 @@ class Suppression:
 def suppressions(document: CheckedDocument) -> list[Suppression]:
     found: list[Suppression] = []
     for unit in document.units:
-        for offset, text in enumerate(unit.block.content.splitlines()):
+        for offset, text in _lines_naming_fixloop(unit.block.content):
             match = _COMMENT.search(text)
             if match is None:
                 continue
@@ -46,6 +48,23 @@ def suppressions(document: CheckedDocument) -> list[Suppression]:
                 Suppression(document.display, line, match.start() + 1, line + alone, rules)
             )
     return found
+
+
+def _lines_naming_fixloop(content: str) -> Iterator[tuple[int, str]]:
+    """The lines holding `fixloop`, with their index, as `enumerate(content.splitlines())` has
+    them: a list of every line of a large block, made while every tree of the check is alive,
+    was the check's peak of memory."""
+    row, start = 0, 0  # the line being looked at, and where it starts
+    at = content.find("fixloop")
+    while at != -1:
+        for found in _BREAK.finditer(content, start, at):
+            row, start = row + 1, found.end()
+        end = _BREAK.search(content, at)
+        yield row, content[start : end.start() if end else len(content)]
+        if end is None:
+            return
+        row, start = row + 1, end.end()
+        at = content.find("fixloop", start)
 
 
 def apply(

@@ -2,153 +2,43 @@
 
 Deliberately tiny: `Command` (argv words, prefix assignments, redirections, and the parsed handler
 of a `trap`), `Seq`, `AndOr`, `Not`, `Pipeline`, `If`, `Loop`, `Case`, `Function`, `Subshell`,
-`Arith` and `Broken`. `syntax.py` builds it from tree-sitter-bash; events, path analysis and the
-generic rules walk it, never tree-sitter nodes.
+`Arith` and `Broken`, over the words of `tree_words.py`. `syntax.py` builds it from
+tree-sitter-bash; events, path analysis and the generic rules walk it, never tree-sitter nodes.
 
-A large block has a node per statement and an object per word and read, so the classes are plain
-classes with slots (no instance dictionary; a slotted dataclass is built twice when its module is
-imported), and a position is two slots, `row` and `col`, not an object of its own: a `Pos` per
-word was a sixth of a large block's memory. `pos` makes one when asked (for a diagnostic).
+A large block has a node per statement, so the classes are plain classes with slots (no instance
+dictionary; a slotted dataclass is built twice when its module is imported), positioned by two
+slots, `row` and `col` (`tree_words.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
+from fixloop.checker.tree_words import Pos, Read, Word, _Placed, _Slotted
 
-class Pos(NamedTuple):
-    """0-based row and character column inside the parsed text."""
-
-    row: int
-    col: int
-
-
-class _Slotted:
-    """Equality and repr over a class's `_fields`, as the dataclasses these were gave them."""
-
-    __slots__ = ()
-    _fields: ClassVar[tuple[str, ...]] = ()
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in self._fields)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclasses were
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
-        return f"{type(self).__name__}({shown})"
-
-
-class _Placed(_Slotted):
-    """Something at a row and column of the parsed text."""
-
-    __slots__ = ("col", "row")
-    row: int
-    col: int
-
-    @property
-    def pos(self) -> Pos:
-        return Pos(self.row, self.col)
-
-
-_QUOTED, _DEFAULTED, _WHOLE = 1, 2, 4
-
-
-class Read(_Placed):
-    """A variable expansion: `$name`, `${name…}`.
-
-    Its three booleans are one small int: four slots, not six, make the object 16 bytes
-    smaller (objects come in sizes of 16 bytes), and a large block has a read per few words."""
-
-    __slots__ = ("_flags", "name")
-    _fields: ClassVar[tuple[str, ...]] = ("name", "row", "col", "quoted", "defaulted", "whole")
-    name: str
-    _flags: int
-
-    def __init__(
-        self, name: str, pos: tuple[int, int], quoted: bool, defaulted: bool, whole: bool
-    ) -> None:
-        self.name = name
-        self.row, self.col = pos
-        self._flags = (
-            (_QUOTED if quoted else 0) | (_DEFAULTED if defaulted else 0) | (_WHOLE if whole else 0)
-        )
-
-    @property
-    def quoted(self) -> bool:
-        return bool(self._flags & _QUOTED)
-
-    @property
-    def defaulted(self) -> bool:
-        """`${x:-…}`, `${x:?…}`, `${x:=…}`: never silently empty."""
-        return bool(self._flags & _DEFAULTED)
-
-    @property
-    def whole(self) -> bool:
-        """The expansion is the entire word (`"$x"` or `$x`)."""
-        return bool(self._flags & _WHOLE)
-
-    @whole.setter
-    def whole(self, value: bool) -> None:
-        self._flags = self._flags | _WHOLE if value else self._flags & ~_WHOLE
-
-    def __hash__(self) -> int:  # type: ignore[override]  # immutable in use, as the frozen dataclass was
-        return hash((self.name, self.row, self.col, self._flags))
-
-
-class Word(_Placed):
-    __slots__ = ("literal", "quoted", "reads", "shape", "subs", "text")
-    _fields: ClassVar[tuple[str, ...]] = (
-        "text",
-        "shape",
-        "row",
-        "col",
-        "reads",
-        "subs",
-        "literal",
-        "quoted",
-    )
-    text: str  # source text as written
-    shape: str  # quotes removed, `${x}` → `$x`, `$(…)` kept as `$(…)`
-    # Most words have neither: the shared empty tuple, not two empty lists per word.
-    reads: Sequence[Read]
-    subs: Sequence[Node_]  # command substitutions, parsed
-    literal: str | None  # the value when the word has no expansion at all
-    quoted: bool  # at least partly quoted
-
-    def __init__(
-        self,
-        text: str,
-        shape: str,
-        pos: tuple[int, int],
-        *,
-        reads: Sequence[Read] = (),
-        subs: Sequence[Node_] = (),
-        literal: str | None = None,
-        quoted: bool = False,
-    ) -> None:
-        self.text = text
-        self.shape = shape
-        self.row, self.col = pos
-        self.reads = reads
-        self.subs = subs
-        self.literal = literal
-        self.quoted = quoted
-
-    def add_read(self, read: Read) -> None:
-        if isinstance(self.reads, list):
-            self.reads.append(read)
-        else:
-            self.reads = [*self.reads, read]
-
-    def add_sub(self, sub: Node_) -> None:
-        if isinstance(self.subs, list):
-            self.subs.append(sub)
-        else:
-            self.subs = [*self.subs, sub]
+# The leaves are the tree's too: its readers import every class from here.
+__all__ = [
+    "AndOr",
+    "Arith",
+    "Assign",
+    "Broken",
+    "Case",
+    "Command",
+    "Function",
+    "If",
+    "Loop",
+    "Node_",
+    "Not",
+    "Pipeline",
+    "Pos",
+    "Read",
+    "Redirect",
+    "Script",
+    "Seq",
+    "Subshell",
+    "Word",
+]
 
 
 class Assign(_Placed):
