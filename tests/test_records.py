@@ -78,6 +78,27 @@ def test_frozen_records_refuse_assignment_hash_and_sort_as_dataclasses_do() -> N
         hash(Counter())  # mutable and compared by value: no hash, as a dataclass
 
 
+@record(frozen=True, order=True)
+class Tagged:
+    name: str
+    note: str = dataclasses.field(default="", compare=False)
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class DataTagged:
+    name: str
+    note: str = dataclasses.field(default="", compare=False)
+
+
+def test_a_field_left_out_of_comparison_is_out_of_equality_hashing_and_order() -> None:
+    kinds: tuple[type[Any], ...] = (Tagged, DataTagged)
+    for kind in kinds:
+        assert kind("a", "x") == kind("a", "y") and hash(kind("a", "x")) == hash(kind("a"))
+        assert kind("a", "z") < kind("b", "a") and not kind("a", "z") < kind("a", "a")
+        assert len({kind("a", "x"), kind("a", "y")}) == 1
+    assert repr(Tagged("a", "x")) == "Tagged(name='a', note='x')"  # still shown
+
+
 def test_mutable_records_take_assignment() -> None:
     counter = Counter()
     counter.count += 1

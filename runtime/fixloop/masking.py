@@ -33,6 +33,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any
 
 MIN_SECRET_LENGTH = 8
@@ -69,29 +70,26 @@ _KEYC = "A-Za-z0-9_-"  # the characters of most API keys
 # Well-known credential shapes: (kind, literal every match contains, pattern). Each pattern starts
 # with its literal and checks the word boundary just after it, so that `re` can search for the
 # literal as fast as `in` does instead of trying the whole pattern at every position.
-_SHAPES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
-    (kind, hint, re.compile(pattern, re.DOTALL))
-    for kind, hint, pattern in (
-        (
-            "private-key",
-            "-----BEGIN",
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|.*\Z)",  # cut short: to the end
-        ),
-        ("anthropic-key", "sk-ant-", rf"sk-ant-[{_KEYC}]{{20,}}"),
-        ("openai-key", "sk-", rf"sk-(?<![A-Za-z0-9]sk-)(?:proj-|svcacct-|admin-)?[{_KEYC}]{{20,}}"),
-        ("github-token", "gh", r"gh(?<![A-Za-z0-9]gh)[pousr]_[A-Za-z0-9]{30,}"),
-        ("github-token", "github_pat_", r"github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{22,}"),
-        ("aws-access-key-id", "AKIA", r"AKIA(?<![A-Za-z0-9]AKIA)[A-Z0-9]{16}\b"),
-        ("aws-access-key-id", "ASIA", r"ASIA(?<![A-Za-z0-9]ASIA)[A-Z0-9]{16}\b"),
-        ("slack-token", "xox", rf"xox(?<![A-Za-z0-9]xox)[abposr]-[{_KEYC}]{{10,}}"),
-        ("slack-token", "xapp-", rf"xapp-(?<![A-Za-z0-9]xapp-)[{_KEYC}]{{10,}}"),
-        ("google-api-key", "AIza", rf"AIza(?<![A-Za-z0-9]AIza)[{_KEYC}]{{35}}"),
-        ("stripe-key", "k_live_", r"\b[rs]k_live_[A-Za-z0-9]{16,}"),
-        ("stripe-key", "k_test_", r"\b[rs]k_test_[A-Za-z0-9]{16,}"),
-        ("npm-token", "npm_", r"npm_(?<![A-Za-z0-9]npm_)[A-Za-z0-9]{36}"),
-        ("huggingface-token", "hf_", r"hf_(?<![A-Za-z0-9]hf_)[A-Za-z0-9]{30,}"),
-    )
+_SHAPE_SOURCES: tuple[tuple[str, str, str], ...] = (
+    (
+        "private-key",
+        "-----BEGIN",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|.*\Z)",  # cut short: to the end
+    ),
+    ("anthropic-key", "sk-ant-", rf"sk-ant-[{_KEYC}]{{20,}}"),
+    ("openai-key", "sk-", rf"sk-(?<![A-Za-z0-9]sk-)(?:proj-|svcacct-|admin-)?[{_KEYC}]{{20,}}"),
+    ("github-token", "gh", r"gh(?<![A-Za-z0-9]gh)[pousr]_[A-Za-z0-9]{30,}"),
+    ("github-token", "github_pat_", r"github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{22,}"),
+    ("aws-access-key-id", "AKIA", r"AKIA(?<![A-Za-z0-9]AKIA)[A-Z0-9]{16}\b"),
+    ("aws-access-key-id", "ASIA", r"ASIA(?<![A-Za-z0-9]ASIA)[A-Z0-9]{16}\b"),
+    ("slack-token", "xox", rf"xox(?<![A-Za-z0-9]xox)[abposr]-[{_KEYC}]{{10,}}"),
+    ("slack-token", "xapp-", rf"xapp-(?<![A-Za-z0-9]xapp-)[{_KEYC}]{{10,}}"),
+    ("google-api-key", "AIza", rf"AIza(?<![A-Za-z0-9]AIza)[{_KEYC}]{{35}}"),
+    ("stripe-key", "k_live_", r"\b[rs]k_live_[A-Za-z0-9]{16,}"),
+    ("stripe-key", "k_test_", r"\b[rs]k_test_[A-Za-z0-9]{16,}"),
+    ("npm-token", "npm_", r"npm_(?<![A-Za-z0-9]npm_)[A-Za-z0-9]{36}"),
+    ("huggingface-token", "hf_", r"hf_(?<![A-Za-z0-9]hf_)[A-Za-z0-9]{30,}"),
 )
 # The same literals found by three scans instead of one per literal: each pattern starts with one
 # character, which `re` looks for as fast as `in` does, and checks the rest only there.
@@ -104,33 +102,31 @@ _SHAPE_HINTS = (
 )
 
 # Secrets known by where they stand: the marker stays, the value goes.
-_HEADER = re.compile(
+_HEADER = (
     r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|token|basic|digest)\s+)?"
     r"|\b(?:x-)?(?:api-key|auth-token)[\"']?\s*[:=]\s*[\"']?)"
     r"([A-Za-z0-9._~+/-]{8,}=*)"
     r"|(\bbearer\s+)([A-Za-z0-9._~+/-]{16,}=*)"
 )
 _HEADER_HINTS = ("authorization", "bearer", "api-key", "auth-token")
-_URL_PASSWORD = re.compile(r"(://[^/\s:@\"'\\]{1,256}:)([^/\s@\"'\\]{1,256})(@)")
+_URL_USERINFO = r"(://[^/\s:@\"'\\]{1,256}:)([^/\s@\"'\\]{1,256})(@)"
 # An AWS secret access key: 40 base64 characters near an access key id or named as one.
 # (An `=` may stand before one: `AWS_SECRET_ACCESS_KEY=…`; base64 pads only at the end.)
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
-_AWS_ANCHOR = re.compile(
-    r"«masked:(?:aws-access-key-id|[A-Z0-9_]*ACCESS_KEY_ID)»|(?i:secret_?access_?key)"
-)
-_HEX_ID = re.compile(r"[0-9a-f]{40}")  # a git object id is no secret
+_AWS_KEY_SHAPE = r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
+_AWS_ANCHOR = r"«masked:(?:aws-access-key-id|[A-Z0-9_]*ACCESS_KEY_ID)»|(?i:secret_?access_?key)"
+_HEX_ID = r"[0-9a-f]{40}"  # a git object id is no secret
 # `NAME=value`, `export NAME=value`, `NAME: value`, `"NAME": "value"`; the value quoted or a run
 # of characters that cannot end a JSON string early (no quote, no backslash). A path's last part
 # is no name: `'/etc/passwd': absolute paths are refused` assigns nothing.
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = (
     r"(?<![\w./-])(?:export\s+)?([A-Za-z_][\w.-]*)([\"']?\s*[:=]\s*)"
     r"(?:\"([^\"\n\\]*)\"|'([^'\n\\]*)'|([^\s\"'`,;\\]+))"
 )
 # Parts that make a name of any case a secret's; the same as a cheap first test of a text.
-_STRONG_NAME = re.compile(
+_STRONG_NAME = (
     r"(?i)secret|passw(?:or)?d|passphrase|token|credential|api_?key|access_?key|private_?key"
 )
-_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+_ENV_NAME = r"[A-Z][A-Z0-9_]*"
 # A cheap first test for an assignment worth a closer look: a secret-looking word of a name, then
 # the rest of the name, `=` or `:` and a value that is not a number, an object or a placeholder
 # (it may start with digits: `API_TOKEN=7f3a…`; `"input_tokens": 12` and `"tokens": {` in a trace
@@ -149,6 +145,33 @@ _STRONG_WORDS = (
 )
 _UPPER_WORDS = ("KEY", "AUTH", "PASS", "PAT", "COOKIE", "CREDS")  # whole words, upper case only
 _ASSIGNED = re.compile(r"[\w.-]*[\"']?\s*[:=]\s*[\"']?\d*[^\s\"'\d{\[«$<,}\]]")
+
+
+class _Rewriting:
+    """The patterns that find and replace a secret, compiled when a text first may hold one.
+
+    Most processes never print or write one (`fixloop check` prints its summary line): compiled
+    at import, these 22 patterns were 2 to 3 ms of a one-document check (bench/startup.py). The
+    first scans (`_SHAPE_HINTS`, `_ASSIGNED`), which every text meets, are compiled at import.
+    """
+
+    def __init__(self) -> None:
+        self.shapes = tuple(
+            (kind, hint, re.compile(pattern, re.DOTALL)) for kind, hint, pattern in _SHAPE_SOURCES
+        )
+        self.header = re.compile(_HEADER)
+        self.url_password = re.compile(_URL_USERINFO)
+        self.aws_secret = re.compile(_AWS_KEY_SHAPE)
+        self.aws_anchor = re.compile(_AWS_ANCHOR)
+        self.hex_id = re.compile(_HEX_ID)
+        self.assignment = re.compile(_ASSIGNMENT)
+        self.strong_name = re.compile(_STRONG_NAME)
+        self.env_name = re.compile(_ENV_NAME)
+
+
+@cache
+def _rewriting() -> _Rewriting:
+    return _Rewriting()
 
 
 def _may_assign_secret(text: str) -> bool:
@@ -181,10 +204,14 @@ def is_secret_name(name: str) -> bool:
 def is_secret_assignment_name(name: str) -> bool:
     """True for a name whose assigned value in text is a secret: an environment-style name that
     looks like a secret's, or any name holding a strong part (`password`, `api_key`, `token`)."""
-    if _ENV_NAME.fullmatch(name):
+    if _rewriting().env_name.fullmatch(name):
         return is_secret_name(name)
     words = [word for word in re.split(r"[^A-Za-z0-9]+", name.upper()) if word]
-    return bool(words) and words[-1] not in _LOCATION_WORDS and bool(_STRONG_NAME.search(name))
+    return (
+        bool(words)
+        and words[-1] not in _LOCATION_WORDS
+        and bool(_rewriting().strong_name.search(name))
+    )
 
 
 def is_secret_value(value: str) -> bool:
@@ -236,14 +263,15 @@ class Masker:
         for value, name in self._secrets:
             if value in text:
                 text = text.replace(value, placeholder(name))
-        for kind, hint, pattern in _SHAPES:
+        patterns = _rewriting()
+        for kind, hint, pattern in patterns.shapes:
             if hint in text:
                 text = pattern.sub(placeholder(kind), text)
         lowered = text.lower()
         if any(hint in lowered for hint in _HEADER_HINTS):
-            text = _HEADER.sub(_mask_header, text)
+            text = patterns.header.sub(_mask_header, text)
         if "://" in text:
-            text = _URL_PASSWORD.sub(rf"\1{placeholder('url-password')}\3", text)
+            text = patterns.url_password.sub(rf"\1{placeholder('url-password')}\3", text)
         if len(text) >= 40 and ("ACCESS_KEY_ID»" in text or "access" in text.lower()):
             text = _mask_aws_secrets(text)
         if _may_assign_secret(text):
@@ -287,7 +315,8 @@ def _mask_assignments(text: str) -> str:
     first reads as the value of `progress`."""
     out: list[str] = []
     at = 0
-    while (match := _ASSIGNMENT.search(text, at)) is not None:
+    assignment = _rewriting().assignment
+    while (match := assignment.search(text, at)) is not None:
         name = match.group(1)
         group = next(i for i in (3, 4, 5) if match.group(i) is not None)
         value = match.group(group)
@@ -312,7 +341,8 @@ def _mask_header(match: re.Match[str]) -> str:
 
 def _mask_aws_secrets(text: str) -> str:
     """40-character base64 words near an access key id, or right after a secret-key name."""
-    anchors = [m.start() for m in _AWS_ANCHOR.finditer(text)]
+    patterns = _rewriting()
+    anchors = [m.start() for m in patterns.aws_anchor.finditer(text)]
     if not anchors:
         return text
 
@@ -320,10 +350,12 @@ def _mask_aws_secrets(text: str) -> str:
         word = match.group()
         near = any(abs(match.start() - anchor) <= _AWS_WINDOW for anchor in anchors)
         return (
-            placeholder("aws-secret-access-key") if near and not _HEX_ID.fullmatch(word) else word
+            placeholder("aws-secret-access-key")
+            if near and not patterns.hex_id.fullmatch(word)
+            else word
         )
 
-    return _AWS_SECRET.sub(replace, text)
+    return patterns.aws_secret.sub(replace, text)
 
 
 _lock = threading.Lock()

@@ -4,11 +4,12 @@
 `__hash__` when frozen) as source text and compiles each at import: about half a millisecond a
 class on an idle machine, a fifth of what `fixloop check` spent importing its own modules. A
 record declares its fields the same way (annotations, `dataclasses.field(default=…,
-default_factory=…)`), type-checks the same way (`dataclass_transform`), and behaves the same for
-what the checker and the documents use: positional and keyword construction, defaults, equality,
-hashing of frozen records, ordering, `repr`, refused assignment to a frozen one (`replace` makes
-a changed copy). Construction is a loop over the fields instead of compiled code, so records are
-for values made by the dozen or hundred, not for a syntax tree's nodes.
+default_factory=…, compare=False)`), type-checks the same way (`dataclass_transform`), and
+behaves the same for what the checker and the documents use: positional and keyword
+construction, defaults, equality, hashing of frozen records, ordering, `repr`, refused
+assignment to a frozen one (`replace` makes a changed copy). Construction is a loop over the
+fields instead of compiled code, so records are for values made by the dozen or hundred, not for
+a syntax tree's nodes.
 """
 
 from __future__ import annotations
@@ -22,16 +23,18 @@ _MISSING = dataclasses.MISSING
 
 
 class _Field:
-    __slots__ = ("default", "factory", "keyword", "metadata", "name")
+    __slots__ = ("compare", "default", "factory", "keyword", "metadata", "name")
 
     def __init__(self, name: str, value: Any, keyword: bool) -> None:
         self.name, self.keyword = name, keyword
         self.default: Any = _MISSING
         self.factory: Any = _MISSING
         self.metadata: Any = {}
+        self.compare = True
         if isinstance(value, dataclasses.Field):
             self.default, self.factory = value.default, value.default_factory
             self.metadata = value.metadata
+            self.compare = value.compare
             self.keyword = keyword or value.kw_only is True
         else:
             self.default = value
@@ -121,17 +124,19 @@ def replace(value: T, **changes: Any) -> T:
 
 
 def _values(self: Any) -> tuple[Any, ...]:
+    """The fields equality, hashing and ordering look at (not those made `compare=False`)."""
     own = self.__dict__
-    return tuple(own[name] for name in type(self).__record_plan__.names)
+    return tuple(own[name] for name in type(self).__record_plan__.compared)
 
 
 class _Plan:
     """How a record class is constructed, worked out once."""
 
-    __slots__ = ("defaults", "factories", "known", "names", "positional")
+    __slots__ = ("compared", "defaults", "factories", "known", "names", "positional")
 
     def __init__(self, fields: tuple[_Field, ...]) -> None:
         self.names = tuple(f.name for f in fields)
+        self.compared = tuple(f.name for f in fields if f.compare)
         self.known = frozenset(self.names)
         self.positional = tuple(f.name for f in fields if not f.keyword)
         self.defaults = {f.name: f.default for f in fields if f.default is not _MISSING}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
+import shlex
 from collections.abc import Sequence
 
 import pytest
 
-from fixloop.checker.patterns import PatternError, matches, parse_pattern
+from fixloop.checker.patterns import PatternError, matches, parse_pattern, split_words
 from fixloop.checker.syntax import parse_bash
 from fixloop.checker.tree import Command
 
@@ -82,3 +84,21 @@ def test_bad_patterns_are_refused(text: str) -> None:
 )
 def test_a_negated_option_must_be_absent(command: str, expected: bool) -> None:
     assert hit("git worktree add !-b", command) is expected
+
+
+def test_a_pattern_splits_into_the_words_shlex_finds() -> None:
+    # Unquoted patterns take a shortcut; quoted ones, and every blank shlex and str.split
+    # disagree on (a vertical tab, a no-break space), must come out the same either way.
+    rng = random.Random(7)
+    alphabet = "ab#*$-=> \t\n\r\x0b\xa0\u2003'\"\\"
+    for _ in range(5_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(12)))
+        try:
+            expected: list[str] | str = shlex.split(text, comments=False, posix=True)
+        except ValueError as exc:
+            expected = str(exc)
+        try:
+            got: list[str] | str = split_words(text)
+        except ValueError as exc:
+            got = str(exc)
+        assert got == expected, repr(text)

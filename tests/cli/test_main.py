@@ -85,6 +85,34 @@ def test_a_command_run_as_its_own_process_freezes_its_imports_and_a_call_does_no
     assert counts["call"] == 0
 
 
+def test_a_check_as_its_own_process_runs_with_the_collector_off_and_ends_with_it_on(
+    tmp_path: Path,
+) -> None:
+    document = tmp_path / "small.md"
+    document.write_text("# small\n\n```bash\necho hello\n```\n", encoding="utf-8")
+    probe = (
+        "import atexit, gc, sys\n"
+        "import fixloop.checker.checking as checking\n"
+        "from fixloop.cli.main import main\n"
+        "real, seen = checking.check_paths, []\n"
+        "def spy(*args, **kwargs):\n"
+        "    seen.append(gc.isenabled())\n"
+        "    return real(*args, **kwargs)\n"
+        "checking.check_paths = spy\n"
+        "atexit.register(lambda: print(seen, gc.isenabled(), file=sys.stderr))\n"
+        "sys.exit({call})\n"
+    )
+    states = {}
+    for how, call in (("process", "main()"), ("call", "main(sys.argv[1:])")):
+        argv = [sys.executable, "-c", probe.format(call=call), "check", str(document)]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        states[how] = done.stderr.strip().splitlines()[-1]
+    # Its own process: off from the imports to the end of the command, on again for the exit
+    # handlers. A call leaves the collector to the program (the check pauses it by itself).
+    assert states == {"process": "[False] True", "call": "[True] True"}
+
+
 def test_a_check_as_its_own_process_ends_without_the_teardown_but_with_every_exit_handler(
     tmp_path: Path,
 ) -> None:

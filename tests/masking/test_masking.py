@@ -6,6 +6,8 @@ import io
 import json
 import secrets
 import string
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -303,3 +305,17 @@ def test_the_terminal_stream_masks_a_line_printed_in_pieces_and_what_is_flushed(
     stream.flush()
     assert _VALUE not in written.getvalue()
     assert written.getvalue().count("«masked:") == 2
+
+
+def test_the_rewriting_patterns_are_compiled_only_for_a_text_that_may_hold_a_secret() -> None:
+    # In a fresh interpreter: this one compiled them long ago.
+    probe = (
+        "from fixloop import masking\n"
+        "plain = masking.mask_text('checked 1 documents, 14 contracts: ok\\n')\n"
+        "before = masking._rewriting.cache_info().currsize\n"
+        "masked = masking.mask_text('GH_TOKEN=ghp_' + 'a' * 36)\n"
+        "print(before, masking._rewriting.cache_info().currsize, plain == 'checked 1 documents, '\n"
+        "      '14 contracts: ok\\n', masked)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", "1", "True", "GH_TOKEN=«masked:github-token»"]

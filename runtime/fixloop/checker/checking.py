@@ -13,7 +13,7 @@ import gc
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import field, replace
+from dataclasses import field
 from pathlib import Path
 
 from fixloop.checker import bash_n, suppressions
@@ -36,7 +36,7 @@ from fixloop.documents.files import resolved
 from fixloop.documents.pack_rules import PACK_RULES
 from fixloop.documents.reading import read_source
 from fixloop.documents.source import forget_read_documents
-from fixloop.records import record
+from fixloop.records import record, replace
 
 _SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
 _NOTHING_TO_CHECK = "no Markdown document below this folder, and it is not a pack"

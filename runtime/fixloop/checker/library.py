@@ -128,7 +128,8 @@ def _build(path: Path, text: str, display: str) -> StepLibrary:
         library.events[node.name] = events
         library.owners[node.name] = owners
         local: set[str] = set()
-        for command in iter_commands(node.body):
+        commands = list(iter_commands(node.body))  # walked once for the three looks below
+        for command in commands:
             for assign in command.assigns:
                 if assign.kind in ("local", "declare", "typeset"):
                     local.add(assign.name)
@@ -142,11 +143,11 @@ def _build(path: Path, text: str, display: str) -> StepLibrary:
                 if command.words[0].literal in ("local", "declare", "typeset"):
                     local.add(word.shape)
         library.calls[node.name] = [
-            c.words[0].literal for c in iter_commands(node.body) if c.words and c.words[0].literal
+            c.words[0].literal for c in commands if c.words and c.words[0].literal
         ]
         library.sets_globals[node.name] = {
             a.name
-            for command in iter_commands(node.body)
+            for command in commands
             for a in command.assigns
             if a.kind == "plain" and a.name not in local
         }

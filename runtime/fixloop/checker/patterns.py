@@ -14,7 +14,6 @@ starts with `>` matches an output redirection (`>`, `>>`, `&>`) or `tee` to the 
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable, Sequence
 from functools import cache
 
@@ -74,10 +73,25 @@ class PatternError(ValueError):
     pass
 
 
+# A pattern with no quote and no backslash, as most are: shlex's words are the runs between its
+# blanks, found at once instead of a character at a time (a tenth of a contract's load).
+_UNQUOTED = re.compile(r"[^'\"\\]*")
+_BLANKS = re.compile(r"[ \t\r\n]+")
+
+
+def split_words(text: str) -> list[str]:
+    """`shlex.split(text)` (POSIX rules, no comments); ValueError for an unclosed quote."""
+    if _UNQUOTED.fullmatch(text):
+        return [word for word in _BLANKS.split(text) if word]
+    import shlex  # here: most checks never need it
+
+    return shlex.split(text, comments=False, posix=True)
+
+
 @cache
 def parse_pattern(text: str) -> Pattern:
     try:
-        words = shlex.split(text, comments=False, posix=True)
+        words = split_words(text)
     except ValueError as exc:
         raise PatternError(f"pattern {text!r}: {exc}") from None
     if not words:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from fixloop import records
 from fixloop.agents.backend import Backend, Usage
 from fixloop.agents.budget import RunBudget
 from fixloop.agents.openai_config import OpenAIFlags
@@ -169,7 +170,8 @@ def check_sandboxes(options: BatchOptions) -> None:
             if image is None or image != job.image or image == options.image:
                 raise
             problems = [
-                replace(d, path=job.file, line=job.line, rule="image") for d in exc.diagnostics
+                records.replace(d, path=job.file, line=job.line, rule="image")
+                for d in exc.diagnostics
             ]
             raise FixloopError(problems, exc.exit_code) from None
 
