@@ -57,9 +57,9 @@ def _renamed(tree: Path) -> None:
 
 def _typechange(tree: Path) -> None:
     (tree / "a.txt").unlink()
-    os.symlink("b.txt", tree / "a.txt")
+    (tree / "a.txt").symlink_to("b.txt")
     (tree / "c.txt").unlink()
-    os.symlink("b.txt", tree / "c.txt")
+    (tree / "c.txt").symlink_to("b.txt")
     git(tree, "add", "c.txt")
     os.utime(tree / "b.txt", (1, 1))  # touched, same bytes: no change
 
