@@ -123,3 +123,20 @@ def test_a_program_the_repository_names_does_not_run(repo: Path, tmp_path: Path)
 def test_outside_a_repository_it_is_a_fixloop_error(tmp_path: Path) -> None:
     with pytest.raises(FixloopError, match="repository"):
         gitrepo.changed_paths(tmp_path / "nowhere")
+
+
+def test_head_is_the_commit_checked_out_on_a_branch_detached_or_packed(repo: Path) -> None:
+    tip = git(repo, "rev-parse", "HEAD").strip()
+    assert gitrepo.head(repo) == tip
+    git(repo, "pack-refs", "--all")
+    assert gitrepo.head(repo) == tip
+    (repo / "a.txt").write_text("A\n")
+    git(repo, "commit", "-qam", "two")
+    git(repo, "checkout", "-q", "--detach", "HEAD~1")
+    assert gitrepo.head(repo) == tip
+
+
+def test_head_of_a_branch_with_no_commit_is_a_fixloop_error(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    with pytest.raises(FixloopError, match="branch main has no commits yet"):
+        gitrepo.head(tmp_path)

@@ -69,9 +69,13 @@ def _common_dir(path: Path) -> Path:
 def head(tree: Path) -> str:
     """The commit checked out in `tree` (a worktree or the repository); on a branch with no
     commit yet, FixloopError (exit 2) in the protocol preflight's words."""
+    from git.refs.symbolic import SymbolicReference
+
     handle = git_repo(tree)
     try:
-        return str(handle.head.commit.hexsha)
+        # Read from HEAD and the refs it leads to, as git reads them: `handle.head.commit` would
+        # also start an object reader (a git process) only to learn the commit's type.
+        return SymbolicReference.dereference_recursive(handle, "HEAD")
     except ValueError:  # gitpython's word for a HEAD that names no commit
         problem = f"branch {handle.head.ref.name} has no commits yet"
         raise FixloopError(Diagnostic(display_path(tree), 1, 1, "repository", problem)) from None
