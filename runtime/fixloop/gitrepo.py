@@ -4,7 +4,9 @@ Everything that *changes* git lives in a document step (`workflows/git-protocol.
 workflow's own steps): the runtime only decides when a step runs. But the runtime also has to
 *look*: where the repository's state folder is, what a fixer really changed, which commits a
 killed run left, what the index holds for a file, which branches and worktrees exist. Those reads
-are here, answered by gitpython's object model instead of parsing `-z` output by hand.
+are here, answered by gitpython's object model instead of parsing `-z` output by hand, except
+`changed_paths`: asked after every agent turn, it is one `git status -z` where gitpython's
+answer took three git processes.
 
 gitpython is imported on first use: `fixloop --version` and `fixloop check` never pay for it.
 """
@@ -12,6 +14,7 @@ gitpython is imported on first use: `fixloop --version` and `fixloop check` neve
 from __future__ import annotations
 
 import functools
+import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,9 +69,13 @@ def _common_dir(path: Path) -> Path:
 def head(tree: Path) -> str:
     """The commit checked out in `tree` (a worktree or the repository); on a branch with no
     commit yet, FixloopError (exit 2) in the protocol preflight's words."""
+    from git.refs.symbolic import SymbolicReference
+
     handle = git_repo(tree)
     try:
-        return str(handle.head.commit.hexsha)
+        # Read from HEAD and the refs it leads to, as git reads them: `handle.head.commit` would
+        # also start an object reader (a git process) only to learn the commit's type.
+        return SymbolicReference.dereference_recursive(handle, "HEAD")
     except ValueError:  # gitpython's word for a HEAD that names no commit
         problem = f"branch {handle.head.ref.name} has no commits yet"
         raise FixloopError(Diagnostic(display_path(tree), 1, 1, "repository", problem)) from None
@@ -87,26 +94,47 @@ def git_repo(tree: Path) -> git.Repo:
         ) from None
 
 
+# A path in conflict: git status says how each side changed it (both modified, added by one, ...);
+# gitpython's index diffs, which this reading replaced, said "MM" for every such path.
+_UNMERGED = frozenset({"DD", "AU", "UD", "UA", "DU", "AA", "UU"})
+
+
 def changed_paths(tree: Path) -> dict[str, str]:
     """Every path that differs from HEAD in `tree`, tracked or not: path → git's 2-letter status.
 
-    Staged (`index.diff("HEAD")`), unstaged (`index.diff(None)`) and untracked paths, renames
-    split into their two paths, as `git status --porcelain --no-renames` would list them."""
-    repo = git_repo(tree)
-    found: dict[str, list[str]] = {}
-
-    def mark(path: str, column: int, letter: str) -> None:
-        found.setdefault(path, [" ", " "])[column] = letter
-
-    for diff in repo.index.diff("HEAD", R=True):  # HEAD → index
-        for path, letter in _diff_paths(diff):
-            mark(path, 0, letter)
-    for diff in repo.index.diff(None):  # index → working tree
-        for path, letter in _diff_paths(diff):
-            mark(path, 1, letter)
-    for path in repo.untracked_files:
-        found[path] = ["?", "?"]
-    return {path: "".join(letters) for path, letters in found.items()}
+    Staged (HEAD → index), unstaged (index → working tree) and untracked paths, renames split
+    into their two paths, as `git status --porcelain --no-renames` lists them, with a type change
+    (`T`) and an unmerged path's letters said as a modification (`M`): one `git status` process,
+    where three git reads (and a handle's object reader) once answered it."""
+    hostgit.pin_gitfile(tree)
+    argv = ["git", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"]
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=tree,
+            env=hostgit.environment([tree]),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+        )
+    except OSError as exc:
+        problem = f"not a git working tree ({exc.strerror or exc})"
+        raise FixloopError(Diagnostic(str(tree), 1, 1, "repository", problem)) from None
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines() or ["git status failed"]
+        raise FixloopError(Diagnostic(str(tree), 1, 1, "repository", said[-1]))
+    found: dict[str, str] = {}
+    for record in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if len(record) < 4 or found.get(record[3:]) == "??":
+            continue
+        letters, path = record[:2], record[3:]
+        if letters == "??":
+            found[path] = "??"
+        elif letters in _UNMERGED:
+            found[path] = "MM"
+        else:
+            found[path] = "".join("M" if letter == "T" else letter for letter in letters)
+    return found
 
 
 def _diff_paths(diff: git.Diff) -> list[tuple[str, str]]:

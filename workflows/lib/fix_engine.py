@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -178,6 +177,8 @@ def _carried_over(folder: Path, prd_digest: str) -> dict[str, dict[str, Any]]:
 
 def on_branch(commit: str) -> bool:
     """True when `commit` is on the branch checked out here (a read; nothing changes)."""
+    import subprocess  # here: only a retried section asks, and every step pays for an import
+
     done = subprocess.run(
         ["git", "merge-base", "--is-ancestor", commit, "HEAD"], capture_output=True, check=False
     )
