@@ -16,12 +16,13 @@ import os
 import re
 import select
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import suppress
 from pathlib import Path
 
 from fixloop.records import record
 
+_PIECE = 16384  # characters encoded at a time: at most 64 KiB, what a pipe takes at once
 _TIMEOUT = 30  # seconds for one batch; bash reads megabytes of script in well under one
 _LINE = re.compile(r"^bash: (?:line (\d+): )?")
 
@@ -57,16 +58,16 @@ def accepts(script: str) -> bool:
     return _run(script) == (True, None)
 
 
-def _bash_n(script: str) -> str | None:
-    """bash's complaint about `script`, or None when it accepts it (or cannot be run: then
-    tree-sitter's reading stands)."""
+def _bash_n(script: str | Sequence[str]) -> str | None:
+    """bash's complaint about `script` (or about `blocks`, each wrapped in a function of its
+    own), or None when it accepts it (or cannot be run: then tree-sitter's reading stands)."""
     return _run(script)[1]
 
 
-def _run(script: str) -> tuple[bool, str | None]:
+def _run(script: str | Sequence[str]) -> tuple[bool, str | None]:
     """(bash ran, its first line of complaint or None)."""
     try:
-        code, errors = _bash(script.encode("utf-8", "surrogateescape"))
+        code, errors = _bash(_pieces(script))
     except (OSError, TimeoutError):
         return False, None
     if code == 0:
@@ -75,7 +76,37 @@ def _run(script: str) -> tuple[bool, str | None]:
     return True, next((line for line in text.splitlines() if line.strip()), "syntax error")
 
 
-def _bash(script: bytes) -> tuple[int, bytes]:
+def _write_some(stdin: int, piece: memoryview, script: Iterator[bytes]) -> memoryview:
+    """What is left to write after one write of what the pipe takes: the rest of `piece`, or
+    the next piece of `script`; empty once all is written (or bash ended without reading it)."""
+    try:
+        piece = piece[os.write(stdin, piece) :]
+    except BrokenPipeError:
+        return memoryview(b"")
+    while not piece and (following := next(script, None)) is not None:
+        piece = memoryview(following)
+    return piece
+
+
+def _pieces(script: str | Sequence[str]) -> Iterator[bytes]:
+    """What bash reads, encoded a piece at a time: a large block (megabytes) is never held a
+    second and a third time, wrapped and then encoded whole, while its tree is alive."""
+    if isinstance(script, str):
+        yield from _encoded(script)
+        return
+    for index, text in enumerate(script):
+        yield f"__fixloop_block_{index}() {{\n".encode()
+        yield from _encoded(text)
+        yield b"\n}\n"
+
+
+def _encoded(text: str) -> Iterator[bytes]:
+    # By characters, so no piece splits one; surrogateescape gives back the bytes read.
+    for start in range(0, len(text), _PIECE):
+        yield text[start : start + _PIECE].encode("utf-8", "surrogateescape")
+
+
+def _bash(script: Iterator[bytes]) -> tuple[int, bytes]:
     """`bash -n` reading `script` on its stdin: its exit code and what it wrote on stderr.
 
     Started with `os.posix_spawn`, not `subprocess`: that module and what it imports (`locale`,
@@ -118,15 +149,15 @@ def _bash(script: bytes) -> tuple[int, bytes]:
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), errors
 
 
-def _exchange(stdin: int, stderr: int, script: bytes, deadline: float) -> bytes:
+def _exchange(stdin: int, stderr: int, script: Iterator[bytes], deadline: float) -> bytes:
     """Writes `script` to `stdin` while reading `stderr` (a full pipe either way would stall
     both sides), until the child closes stderr; then closes both. TimeoutError past `deadline`."""
     chunks: list[bytes] = []
-    written = 0
+    piece = memoryview(next(script, b""))
     poller = select.poll()
     poller.register(stderr, select.POLLIN)
     open_fds = {stderr}
-    if script:
+    if piece:
         os.set_blocking(stdin, False)
         poller.register(stdin, select.POLLOUT)
         open_fds.add(stdin)
@@ -139,11 +170,8 @@ def _exchange(stdin: int, stderr: int, script: bytes, deadline: float) -> bytes:
                 raise TimeoutError("bash -n")
             for fd, _ in poller.poll(left * 1000):
                 if fd == stdin:
-                    try:
-                        written += os.write(stdin, script[written : written + 65536])
-                    except BrokenPipeError:  # bash ended without reading it all
-                        written = len(script)
-                    if written >= len(script):
+                    piece = _write_some(stdin, piece, script)
+                    if not piece:
                         poller.unregister(stdin)
                         open_fds.discard(stdin)
                         os.close(stdin)
@@ -156,10 +184,6 @@ def _exchange(stdin: int, stderr: int, script: bytes, deadline: float) -> bytes:
         for fd in open_fds | {stderr}:
             os.close(fd)
     return b"".join(chunks)
-
-
-def _wrapped(blocks: Sequence[str]) -> str:
-    return "".join(f"__fixloop_block_{i}() {{\n{text}\n}}\n" for i, text in enumerate(blocks))
 
 
 def refusals(blocks: Sequence[str]) -> dict[int, Refusal]:
@@ -175,7 +199,7 @@ def refusals(blocks: Sequence[str]) -> dict[int, Refusal]:
                 line = int(match[1]) if match and match[1] else None
                 found[group[0]] = Refusal(line, complaint[match.end() :] if match else complaint)
             continue
-        if _bash_n(_wrapped([blocks[i] for i in group])) is not None:
+        if _bash_n([blocks[i] for i in group]) is not None:
             half = len(group) // 2
             pending += [group[:half], group[half:]]
     return found
