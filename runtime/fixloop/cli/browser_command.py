@@ -20,6 +20,7 @@ from fixloop.extras.browser.chromium import (
     Screenshot,
     cleanup,
     parse_viewport,
+    png_size,
     screenshot,
 )
 from fixloop.extras.browser.shot_service import SOCKET_VARIABLE, inside, request_screenshot
@@ -120,7 +121,7 @@ def _asked(
     png = request_screenshot(service, url, viewport, timeout_s)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(png)
-    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    width, height = png_size(target) or (0, 0)
     return Screenshot(out, width, height, round(time.monotonic() - started, 3))
 
 

@@ -46,7 +46,8 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from fixloop.diagnostics import Diagnostic, FixloopError
-from fixloop.extras.browser.chromium import check_viewport, screenshot
+from fixloop.extras.browser.chromium import check_viewport, png_size, screenshot
+from fixloop.workflows.kernel.browser import Picture
 
 SOCKET_VARIABLE = "FIXLOOP_SCREENSHOT_SOCKET"
 REQUEST_LIMIT = 4096
@@ -165,7 +166,7 @@ class Shooter:
         self.served = 0
         self.lock = threading.Lock()  # one picture at a time, counted once
 
-    def take(self, url: object, viewport: object = (1280, 800)) -> bytes:
+    def take(self, url: object, viewport: object = (1280, 800)) -> Picture:
         """The PNG of `url` at `viewport` ([WIDTH, HEIGHT]); Refused (a ValueError, one line)
         when the request is not served, FixloopError when the browser or the page fails."""
         with self.lock:
@@ -178,10 +179,10 @@ class Shooter:
                 target = Path(scratch, "page.png")
                 flags = browser_flags(self.host, self.port)
                 screenshot(page, target, size, self.timeout_s, flags=flags)
-                png = target.read_bytes()
+                png, (width, height) = target.read_bytes(), png_size(target) or (0, 0)
         if len(png) > PNG_LIMIT:
             raise Refused("the picture is larger than the service sends")
-        return png
+        return Picture(png, width, height)
 
 
 class _Service:
@@ -202,15 +203,15 @@ class _Service:
     def answer(self, connection: socket.socket) -> None:
         try:
             request = _read_request(connection)
-            png = self.shooter.take(request.get("url"), request.get("viewport", [1280, 800]))
+            picture = self.shooter.take(request.get("url"), request.get("viewport", [1280, 800]))
         except Refused as exc:
             _send(connection, {"ok": False, "error": str(exc)})
             return
         except FixloopError as exc:
             _send(connection, {"ok": False, "error": str(exc).splitlines()[0]})
             return
-        width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
-        _send(connection, {"ok": True, "width": width, "height": height, "bytes": len(png)}, png)
+        header = {"width": picture.width, "height": picture.height, "bytes": len(picture.png)}
+        _send(connection, {"ok": True, **header}, picture.png)
 
 
 @contextlib.contextmanager

@@ -79,31 +79,31 @@ class ScreenshotTool:
         if name != TOOL:
             return _refused("unknown_tool", f"{name}: this call has only {TOOL}")
         shot = arguments.get("name")
-        if not isinstance(shot, str) or ".." in shot or not _NAME.fullmatch(shot):
+        if not isinstance(shot, str) or not _NAME.fullmatch(shot):  # no `.`, so no `..`
             return _refused(
                 "bad_name", "name: letters, digits, - and _ only (no /, no .., no .png)"
             )
         try:
-            png = self.shots.take(arguments.get("url"), arguments.get("viewport", self.viewport))
+            viewport = arguments.get("viewport", self.viewport)
+            picture = self.shots.take(arguments.get("url"), viewport)
         except FixloopError as exc:
             return _refused("browser_failed", str(exc).splitlines()[0])
         except ValueError as exc:  # the shooter's refusal: another host, port, scheme...
             return _refused("refused", str(exc))
         relative = "/".join((*SHOTS, f"{shot}.png"))
         try:
-            _write_new(self.worktree, SHOTS, f"{shot}.png", png)
+            _write_new(self.worktree, SHOTS, f"{shot}.png", picture.png)
         except OSError as exc:
             return _refused("not_written", f"{relative}: {exc.strerror or exc}")
-        width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
         answer = {
             "ok": True,
             "path": relative,
             "file": str(self.worktree / relative),
-            "width": width,
-            "height": height,
-            "bytes": len(png),
+            "width": picture.width,
+            "height": picture.height,
+            "bytes": len(picture.png),
         }
-        return ToolReply(json.dumps(answer), image=png)
+        return ToolReply(json.dumps(answer), image=picture.png)
 
 
 def _refused(error: str, message: str) -> ToolReply:

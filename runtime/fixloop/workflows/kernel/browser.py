@@ -9,16 +9,26 @@ closed: it has no screenshot to be verified by.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from fixloop.sandboxes.launcher import RunSandbox
 
 
+@dataclass(frozen=True)
+class Picture:
+    """A screenshot: the PNG's bytes and its size, read from its header where it was taken."""
+
+    png: bytes
+    width: int
+    height: int
+
+
 class Shots(Protocol):
     """The screenshots one agent may have taken of its dev server, in the runtime."""
 
-    def take(self, url: object, viewport: object = ...) -> bytes:
+    def take(self, url: object, viewport: object = ...) -> Picture:
         """The PNG of `url` (a page of that dev server only) at `viewport` ([WIDTH, HEIGHT]);
         ValueError (one line) when the request is refused, FixloopError when the browser or
         the page fails."""
@@ -66,4 +76,4 @@ class Browser(Protocol):
         ...
 
 
-__all__ = ["Browser", "Shots"]
+__all__ = ["Browser", "Picture", "Shots"]
