@@ -335,8 +335,7 @@ def run_batch(options: BatchOptions, pack: Pack, backend: Backend | None = None)
         if (now := _kept(options)) != kept:  # the batch that had OUT till now finished more
             kept = now
             check_sandboxes(replace(options, jobs=_to_run(options, kept)))
-        placed = [(n, job) for n, job in enumerate(options.jobs, 1) if job.id not in kept]
-        return _run(options, pack, backend, kept, placed)
+        return _run(options, pack, backend, kept)
 
 
 def _to_run(options: BatchOptions, kept: Mapping[str, JobOutcome]) -> tuple[Job, ...]:
@@ -348,8 +347,8 @@ def _run(
     pack: Pack,
     backend: Backend | None,
     kept: dict[str, JobOutcome],
-    placed: list[Placed],
 ) -> BatchResult:
+    placed = [(n, job) for n, job in enumerate(options.jobs, 1) if job.id not in kept]
     for _, job in placed if options.resume else ():
         resume.clear(options.out, job)  # a folder left by an unfinished run: cloned afresh
     # Only then the jobs as their lines stand now: no folder left holds an older line's verdict.
