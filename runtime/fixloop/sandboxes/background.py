@@ -24,8 +24,6 @@ grace period (a server saves its state, removes its lock), and only then stops t
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
 import subprocess
 import time
@@ -108,17 +106,12 @@ class ProcessBackground:
             inside = partial(process_table.descendants, self.process.pid)
             process_table.stop(inside, grace_s, settle_s=1.0)
         # The leader is not reaped before it is waited for here, so its group id is still ours.
-        _signal_group(self.process.pid, signal.SIGTERM)
+        process_table.signal_group(self.process.pid, signal.SIGTERM)
         try:
             self.process.wait(max(deadline - time.monotonic(), 0.5))
         except subprocess.TimeoutExpired:
-            _signal_group(self.process.pid, signal.SIGKILL)
+            process_table.signal_group(self.process.pid, signal.SIGKILL)
             self.process.wait()
-
-
-def _signal_group(pgid: int, signum: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)
 
 
 __all__ = ["Background", "ProcessBackground"]
