@@ -27,6 +27,7 @@ from fixloop.extras.browser.chromium import (
     parse_viewport,
     png_size,
     profile_of,
+    remove_profile,
     screenshot,
 )
 from fixloop.extras.browser.devserver import DevServer
@@ -230,3 +231,38 @@ def test_a_runs_cleanup_spares_another_live_runs_browser_and_stops_an_orphan(
             os.killpg(other_run.pid, signal.SIGKILL)
             other_run.wait()
         cleanup(0, profiles)
+
+
+def _late_writer(folder: Path) -> subprocess.Popen[bytes]:
+    """A process that keeps writing into `folder` for half a second more, as a killed browser's
+    last crash report can (one rmtree pass then mostly leaves the folder behind); it never makes
+    `folder` itself again."""
+    code = (
+        "import sys, time, pathlib; reports = pathlib.Path(sys.argv[1]) / 'Crash Reports'\n"
+        "end = time.monotonic() + 0.5\n"
+        "for n in range(10**9):\n"
+        "    if time.monotonic() > end: break\n"
+        "    try: reports.mkdir(exist_ok=True); (reports / str(n % 50)).write_text('x')\n"
+        "    except FileNotFoundError: break\n"
+        "    except OSError: pass\n"
+    )
+    folder.mkdir()
+    writer = subprocess.Popen([sys.executable, "-c", code, str(folder)])
+    deadline = time.monotonic() + 10
+    while len(list(folder.glob("*/*"))) < 20 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return writer
+
+
+def test_a_profile_written_into_while_it_is_removed_is_removed_again_until_it_is_gone(
+    tmp_path: Path,
+) -> None:
+    for attempt in range(3):
+        folder = tmp_path / f"{PROFILE_MARKER}1-{attempt}"
+        writer = _late_writer(folder)
+        try:
+            assert remove_profile(folder) is True
+            assert not folder.exists()
+        finally:
+            writer.kill()
+            writer.wait()

@@ -242,7 +242,7 @@ def screenshot(
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(shot, out)
     finally:
-        shutil.rmtree(profile, ignore_errors=True)
+        remove_profile(profile)
     return Screenshot(out, size[0], size[1], round(time.monotonic() - started, 3))
 
 
@@ -335,6 +335,26 @@ def cleanup(
         if spare_others and _another_live_owner(folder):
             continue  # made by a live run for a browser about to start
         if folder.is_dir() and folder not in in_use and (old_enough or folder in stale):
-            shutil.rmtree(folder, ignore_errors=True)
-            result.removed.append(folder)
+            if remove_profile(folder):
+                result.removed.append(folder)
     return result
+
+
+PROFILE_REMOVAL_S = 3.0
+
+
+def remove_profile(folder: Path, within_s: float = PROFILE_REMOVAL_S) -> bool:
+    """Remove a profile folder; whether it is gone.
+
+    A killed browser's last writes (a crash report, a cache file) can land while the folder is
+    being removed, so one pass may leave a folder behind: remove again until it is gone or
+    `within_s` has passed. Links inside are removed, never followed.
+    """
+    deadline = time.monotonic() + within_s
+    while True:
+        shutil.rmtree(folder, ignore_errors=True)
+        if not os.path.lexists(folder):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
