@@ -334,9 +334,9 @@ def cleanup(
             continue
         if spare_others and _another_live_owner(folder):
             continue  # made by a live run for a browser about to start
-        if folder.is_dir() and folder not in in_use and (old_enough or folder in stale):
-            if remove_profile(folder):
-                result.removed.append(folder)
+        removable = folder.is_dir() and folder not in in_use and (old_enough or folder in stale)
+        if removable and remove_profile(folder):
+            result.removed.append(folder)
     return result
 
 
