@@ -94,7 +94,6 @@ class MarkdownDocument:
 
 
 @cache
-@cache
 def build_markdown() -> MarkdownIt:
     """The one markdown-it configuration fixloop parses documents with, built once (a parse
     keeps no state in it; building it compiles its rules).
