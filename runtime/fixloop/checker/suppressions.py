@@ -14,8 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import field
 
 from fixloop.checker.document import CheckedDocument
-from fixloop.diagnostics import Diagnostic, Severity
-from fixloop.documents.spec_errors import did_you_mean
+from fixloop.diagnostics import Diagnostic, Severity, did_you_mean
 from fixloop.records import record
 
 RULE = "unused-suppression"

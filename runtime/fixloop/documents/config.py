@@ -30,15 +30,16 @@ import tomllib
 from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.diagnostics import Diagnostic, FixloopError, Severity, did_you_mean, display_path
 from fixloop.documents.files import present, read_text, resolved
 from fixloop.documents.located_yaml import KeyPath
 from fixloop.documents.plain_models import Refused, built, keyed
-from fixloop.documents.spec_errors import did_you_mean
 from fixloop.records import record, replace
-from fixloop.secret_files import SecretFiles
+
+if TYPE_CHECKING:
+    from fixloop.secret_files import SecretFiles
 
 CONFIG_FILE = "fixloop.toml"
 PYPROJECT = "pyproject.toml"
@@ -132,6 +133,9 @@ class Config:
 
     @property
     def secret_files(self) -> SecretFiles:
+        # Imported here: only the agents' file tools ask, and every check reads the settings.
+        from fixloop.secret_files import SecretFiles
+
         return SecretFiles.configured(self.settings.secret_files, self.settings.extend_secret_files)
 
     def profile(self, chosen: Profile | None = None) -> Profile:
