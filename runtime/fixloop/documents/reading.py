@@ -6,8 +6,8 @@ them, and hands the values Claude Code would load to the typed specs.
 
 `claude_code` is imported by the functions that judge frontmatter, not here: `fixloop check` of a
 workflow reads its document (`read_source`) and judges no agent's, command's or skill's
-frontmatter, and the judging module (its tables of Claude Code's names and tools) was a tenth of
-what a one-document check spent importing fixloop (bench/startup.py).
+frontmatter, and importing the judging module with its tables of Claude Code's names and tools
+was 2 ms of a one-document check's start (bench/startup.py).
 """
 
 from __future__ import annotations
