@@ -47,9 +47,10 @@ def test_version_and_check_import_no_workflow_or_backend_module() -> None:
 
 # What a clean check of one workflow uses none of, imported on the path that needs it: judging an
 # agent's, command's or skill's frontmatter (Claude Code's names and tools), wording what
-# pydantic refused, the agents' secret files, the `--json` envelope.
+# pydantic refused, the agents' secret files, the `--json` envelope, the `rule` command.
 _NOT_FOR_A_CLEAN_CHECK = (
     "fixloop.cli.envelope",
+    "fixloop.cli.rule_command",
     "fixloop.documents.claude_code",
     "fixloop.documents.claude_code_names",
     "fixloop.documents.spec_errors",

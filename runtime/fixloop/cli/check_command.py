@@ -24,7 +24,7 @@ from fixloop.cli.arguments import (
     add_selection_options,
     split_ids,
 )
-from fixloop.diagnostics import Diagnostic, FixloopError, Severity, did_you_mean
+from fixloop.diagnostics import FixloopError, Severity
 from fixloop.documents.config import Config, Profile, find_config
 from fixloop.documents.discovery import bundled_pack_root, pack_root_or_fail
 
@@ -61,41 +61,6 @@ def register(subparsers: Subparsers) -> None:
         help="print the command events the checker sees (JSON) instead of checking",
     )
     check.set_defaults(handler=run_check)
-    rule = subparsers.add_parser(
-        "rule",
-        help="explain a rule of fixloop check and validate",
-        description="Print what a rule reports; with no id, list every rule.",
-    )
-    rule.add_argument("rule_id", nargs="?", metavar="ID", help="a rule id, e.g. unexported-env")
-    rule.add_argument("--json", action="store_true", help="print the result as JSON")
-    rule.set_defaults(handler=run_rule)
-
-
-def run_rule(args: argparse.Namespace) -> int:
-    known = all_rules()
-    if args.json and (args.rule_id is None or args.rule_id in known):
-        chosen = sorted(known) if args.rule_id is None else [args.rule_id]
-        items = [{"id": rule, "status": "rule", "help": known[rule]} for rule in chosen]
-        from fixloop.cli import envelope
-
-        return envelope.emit("rule", 0, items=items)
-    if args.rule_id is None:
-        width = max(map(len, known))
-        print("\n".join(f"{rule:<{width}}  {text}" for rule, text in sorted(known.items())))
-        return 0
-    if args.rule_id not in known:
-        message = f"no rule {args.rule_id!r}{did_you_mean(args.rule_id, known)}"
-        raise FixloopError(Diagnostic("command line", 1, 1, "usage", message))
-    print(f"{args.rule_id}: {known[args.rule_id]}")
-    return 0
-
-
-def all_rules() -> dict[str, str]:
-    # Here, not at the top: every command's start would pay for the rules' imports.
-    from fixloop.checker.rules import RULES
-    from fixloop.documents.pack_rules import PACK_RULES
-
-    return {**PACK_RULES, **{k: r.help for k, r in RULES.items()}}
 
 
 def chosen_paths(args: argparse.Namespace) -> tuple[list[Path], Config]:
