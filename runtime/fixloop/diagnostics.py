@@ -79,5 +79,14 @@ class FixloopError(Exception):
         super().__init__("\n".join(d.format() for d in self.diagnostics))
 
 
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """` (did you mean 'x'?)` for the closest of `known`, or nothing: one wording everywhere a
+    key, a rule id or a contract id is misspelt."""
+    import difflib  # here: only a misspelling needs it, and every command imports this module
+
+    close = difflib.get_close_matches(word, sorted(set(known)), n=1, cutoff=0.7)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def dumps(diagnostics: Iterable[Diagnostic]) -> str:
     return json.dumps([d.to_json() for d in diagnostics], indent=2)

@@ -144,7 +144,7 @@ _STRONG_WORDS = (
     "private_key",
 )
 _UPPER_WORDS = ("KEY", "AUTH", "PASS", "PAT", "COOKIE", "CREDS")  # whole words, upper case only
-_ASSIGNED = re.compile(r"[\w.-]*[\"']?\s*[:=]\s*[\"']?\d*[^\s\"'\d{\[«$<,}\]]")
+_ASSIGNED = r"[\w.-]*[\"']?\s*[:=]\s*[\"']?\d*[^\s\"'\d{\[«$<,}\]]"
 
 
 class _Rewriting:
@@ -152,7 +152,8 @@ class _Rewriting:
 
     Most processes never print or write one (`fixloop check` prints its summary line): compiled
     at import, these 22 patterns were 2 to 3 ms of a one-document check (bench/startup.py). The
-    first scans (`_SHAPE_HINTS`, `_ASSIGNED`), which every text meets, are compiled at import.
+    first scans every text meets (`_SHAPE_HINTS`) are compiled at import; the one only a text
+    holding a secret-looking word meets (`_ASSIGNED`, see `_assigned`) on first need.
     """
 
     def __init__(self) -> None:
@@ -174,12 +175,17 @@ def _rewriting() -> _Rewriting:
     return _Rewriting()
 
 
+@cache
+def _assigned() -> re.Pattern[str]:
+    return re.compile(_ASSIGNED)
+
+
 def _may_assign_secret(text: str) -> bool:
     for haystack, words in ((text.lower(), _STRONG_WORDS), (text, _UPPER_WORDS)):
         for word in words:
             at = haystack.find(word)
             while at != -1:
-                if _ASSIGNED.match(text, at + len(word)):
+                if _assigned().match(text, at + len(word)):
                     return True
                 at = haystack.find(word, at + 1)
     return False

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import REPO_ROOT
+
 from fixloop.cli.main import COMMANDS, build_parser
 
 
@@ -41,6 +43,39 @@ def test_version_and_check_import_no_workflow_or_backend_module() -> None:
         loaded = done.stdout.split()
         assert not [m for m in loaded if m.startswith(("fixloop.workflows", "fixloop.agents"))]
         assert ("fixloop.cli.check_command" in loaded) == (argv[0] == "check"), argv
+
+
+# What a clean check of one workflow uses none of, imported on the path that needs it: judging an
+# agent's, command's or skill's frontmatter (Claude Code's names and tools), wording what
+# pydantic refused, the agents' secret files, the `--json` envelope, the `rule` command.
+_NOT_FOR_A_CLEAN_CHECK = (
+    "fixloop.cli.envelope",
+    "fixloop.cli.rule_command",
+    "fixloop.documents.claude_code",
+    "fixloop.documents.claude_code_names",
+    "fixloop.documents.spec_errors",
+    "fixloop.documents.tools",
+    "fixloop.secret_files",
+)
+
+
+def test_a_clean_check_of_one_document_imports_only_what_it_uses() -> None:
+    probe = (
+        "import sys\n"
+        "from fixloop.cli.main import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print(code, *sorted(m for m in sys.modules if m.startswith('fixloop.')))\n"
+    )
+    document = str(REPO_ROOT / "workflows" / "fix-findings.md")
+    loaded = {}
+    for argv in (["check", document], ["check", "--json", document]):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=False
+        )
+        code, *modules = done.stdout.splitlines()[-1].split()
+        assert code == "0", done.stderr
+        loaded[argv[1]] = [m for m in _NOT_FOR_A_CLEAN_CHECK if m in modules]
+    assert loaded == {document: [], "--json": ["fixloop.cli.envelope"]}
 
 
 def test_without_the_claude_extra_a_claude_backend_is_one_line_not_a_crash() -> None:

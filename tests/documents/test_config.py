@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,43 @@ def test_nearest_settings_win_and_fixloop_toml_before_pyproject(tmp_path: Path) 
     assert config.profile() is Profile.CLAUDE
     assert config.pack == (tmp_path / "pack").resolve()
     assert config.profile(Profile.FIXLOOP) is Profile.FIXLOOP  # the command line wins
+
+
+def test_settings_read_again_are_read_as_they_are_now(tmp_path: Path) -> None:
+    settings = tmp_path / "fixloop.toml"
+    settings.write_text('profile = "fixloop"\n')
+    assert find_config(tmp_path).profile() is Profile.FIXLOOP
+    assert find_config(tmp_path / "sub.md") == find_config(tmp_path)
+    settings.write_text('profile = "claude"\n')  # an edit between two reads counts
+    assert find_config(tmp_path).profile() is Profile.CLAUDE
+    settings.write_text('profile = "strict"\n')
+    with pytest.raises(FixloopError):
+        find_config(tmp_path)
+    with pytest.raises(FixloopError):  # refused again, not remembered as the last good one
+        find_config(tmp_path)
+
+
+def test_toml_is_imported_only_where_there_are_settings(tmp_path: Path) -> None:
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from fixloop.documents.config import find_config\n"
+        "profile = find_config(Path(sys.argv[1])).profile()\n"
+        "print(profile, 'tomllib' in sys.modules)\n"
+    )
+    (tmp_path / "none").mkdir()
+    (tmp_path / "some").mkdir()
+    (tmp_path / "some" / "fixloop.toml").write_text('profile = "fixloop"\n')
+    seen = [
+        subprocess.run(
+            [sys.executable, "-c", probe, str(tmp_path / folder)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        for folder in ("none", "some")
+    ]
+    assert seen == [["claude", "False"], ["fixloop", "True"]]
 
 
 def test_a_pyproject_without_the_table_is_not_settings(tmp_path: Path) -> None:

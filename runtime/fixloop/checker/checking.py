@@ -225,7 +225,9 @@ def _check_paths(paths: Sequence[Path], base: Path | None, profile: Profile | No
     return result
 
 
-_WHY = re.compile(r" \([^()]*\)$")
+# A reason in parentheses at the end; compiled on first use (`re` keeps it): a clean check has
+# nothing to fold.
+_WHY = r" \([^()]*\)$"
 
 
 def folded(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
@@ -233,7 +235,12 @@ def folded(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     workflows dispatching one brief) is one line naming every contract, not a line each."""
     kept: dict[tuple[str, int, int, str], Diagnostic] = {}
     for diagnostic in diagnostics:
-        key = (diagnostic.path, diagnostic.line, diagnostic.col, _WHY.sub("", diagnostic.message))
+        key = (
+            diagnostic.path,
+            diagnostic.line,
+            diagnostic.col,
+            re.sub(_WHY, "", diagnostic.message),
+        )
         first = kept.get(key)
         if first is None:
             kept[key] = diagnostic

@@ -14,14 +14,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import field
 
 from fixloop.checker.document import CheckedDocument
-from fixloop.diagnostics import Diagnostic, Severity
-from fixloop.documents.spec_errors import did_you_mean
+from fixloop.diagnostics import Diagnostic, Severity, did_you_mean
 from fixloop.records import record
 
 RULE = "unused-suppression"
 _COMMENT = re.compile(r"#\s*fixloop:\s*ignore\[(?P<rules>[^\]]*)\]")
-# Where `str.splitlines` breaks a line.
-_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+# Where `str.splitlines` breaks a line. The two characters past U+00FF in a class of their own:
+# in one class with the others, compiling it (a table of every code point) was 0.5 ms of every
+# check's start.
+_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85]|[\u2028\u2029]")
 
 
 @record

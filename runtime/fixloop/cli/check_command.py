@@ -3,6 +3,9 @@
 With no path, the pack the current directory is in (or the one `[tool.fixloop] pack` names);
 `--bundled` checks the pack fixloop ships. Exit codes: 0 clean (warnings allowed), 1 violations,
 2 usage or input error.
+
+What only `--json` needs (the envelope) is imported where it is printed: a hook's check prints
+text.
 """
 
 from __future__ import annotations
@@ -21,11 +24,9 @@ from fixloop.cli.arguments import (
     add_selection_options,
     split_ids,
 )
-from fixloop.cli.envelope import diagnostic_items, emit
-from fixloop.diagnostics import Diagnostic, FixloopError, Severity
+from fixloop.diagnostics import FixloopError, Severity
 from fixloop.documents.config import Config, Profile, find_config
 from fixloop.documents.discovery import bundled_pack_root, pack_root_or_fail
-from fixloop.documents.spec_errors import did_you_mean
 
 
 def register(subparsers: Subparsers) -> None:
@@ -60,39 +61,6 @@ def register(subparsers: Subparsers) -> None:
         help="print the command events the checker sees (JSON) instead of checking",
     )
     check.set_defaults(handler=run_check)
-    rule = subparsers.add_parser(
-        "rule",
-        help="explain a rule of fixloop check and validate",
-        description="Print what a rule reports; with no id, list every rule.",
-    )
-    rule.add_argument("rule_id", nargs="?", metavar="ID", help="a rule id, e.g. unexported-env")
-    rule.add_argument("--json", action="store_true", help="print the result as JSON")
-    rule.set_defaults(handler=run_rule)
-
-
-def run_rule(args: argparse.Namespace) -> int:
-    known = all_rules()
-    if args.json and (args.rule_id is None or args.rule_id in known):
-        chosen = sorted(known) if args.rule_id is None else [args.rule_id]
-        items = [{"id": rule, "status": "rule", "help": known[rule]} for rule in chosen]
-        return emit("rule", 0, items=items)
-    if args.rule_id is None:
-        width = max(map(len, known))
-        print("\n".join(f"{rule:<{width}}  {text}" for rule, text in sorted(known.items())))
-        return 0
-    if args.rule_id not in known:
-        message = f"no rule {args.rule_id!r}{did_you_mean(args.rule_id, known)}"
-        raise FixloopError(Diagnostic("command line", 1, 1, "usage", message))
-    print(f"{args.rule_id}: {known[args.rule_id]}")
-    return 0
-
-
-def all_rules() -> dict[str, str]:
-    # Here, not at the top: every command's start would pay for the rules' imports.
-    from fixloop.checker.rules import RULES
-    from fixloop.documents.pack_rules import PACK_RULES
-
-    return {**PACK_RULES, **{k: r.help for k, r in RULES.items()}}
 
 
 def chosen_paths(args: argparse.Namespace) -> tuple[list[Path], Config]:
@@ -115,7 +83,9 @@ def run_check(args: argparse.Namespace) -> int:
     config = config.narrowed(split_ids(args.select), split_ids(args.ignore))
     if not paths:  # --whole-pack, and no changed file is in a pack
         if args.format == "json":
-            return emit("check", 0, result={"documents": 0, "contracts": 0})
+            from fixloop.cli import envelope
+
+            return envelope.emit("check", 0, result={"documents": 0, "contracts": 0})
         print("checked 0 documents, 0 contracts: ok (no pack holds these files)", file=sys.stderr)
         return 0
     profile = Profile(args.profile) if args.profile else None
@@ -123,7 +93,9 @@ def run_check(args: argparse.Namespace) -> int:
     if args.events:
         events = [e.to_json() for d in result.documents for e in d.events]
         if args.format == "json":
-            return emit("check", 0, result={"events": events})
+            from fixloop.cli import envelope
+
+            return envelope.emit("check", 0, result={"events": events})
         print(json.dumps(events, indent=2))
         return 0
     shown = [d for d in result.diagnostics if config.wanted(d)]
@@ -132,8 +104,10 @@ def run_check(args: argparse.Namespace) -> int:
     errors = [d for d in shown if d.severity is Severity.ERROR]
     code = 1 if errors and not args.exit_zero else 0
     if args.format == "json":
+        from fixloop.cli import envelope
+
         counts = {"documents": len(result.documents), "contracts": len(result.contracts)}
-        return emit("check", code, items=diagnostic_items(shown), result=counts)
+        return envelope.emit("check", code, items=envelope.diagnostic_items(shown), result=counts)
     if args.format == "sarif":
         sys.stdout.write(report.sarif(shown, result.rule_help))
     else:

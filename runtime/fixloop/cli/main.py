@@ -44,7 +44,7 @@ COMMANDS: dict[str, str] = {
     "recover": "fixloop.cli.step_commands",
     "runs": "fixloop.cli.runs_command",
     "check": "fixloop.cli.check_command",
-    "rule": "fixloop.cli.check_command",
+    "rule": "fixloop.cli.rule_command",
     "demo": "fixloop.cli.demo_command",
     "browser": "fixloop.cli.browser_command",
     "bench": "fixloop.cli.bench_command",

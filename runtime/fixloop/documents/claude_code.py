@@ -209,7 +209,7 @@ def unknown_keys(meta: Mapping[str, Any], kind: str) -> list[Finding]:
     for key in meta:
         if key in known or key in FIXLOOP_KEYS:
             continue
-        import difflib  # here: only a misspelt key needs it, and every check imports this
+        import difflib  # here: only a misspelt key needs it, and every validation imports this
 
         close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.8)
         hint = f"; did you mean {close[0]!r}?" if close else " (typo?)"

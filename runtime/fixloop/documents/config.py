@@ -26,19 +26,19 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import re
-import tomllib
 from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.diagnostics import Diagnostic, FixloopError, Severity, did_you_mean, display_path
 from fixloop.documents.files import present, read_text, resolved
 from fixloop.documents.located_yaml import KeyPath
 from fixloop.documents.plain_models import Refused, built, keyed
-from fixloop.documents.spec_errors import did_you_mean
 from fixloop.records import record, replace
-from fixloop.secret_files import SecretFiles
+
+if TYPE_CHECKING:
+    from fixloop.secret_files import SecretFiles
 
 CONFIG_FILE = "fixloop.toml"
 PYPROJECT = "pyproject.toml"
@@ -132,6 +132,9 @@ class Config:
 
     @property
     def secret_files(self) -> SecretFiles:
+        # Imported here: only the agents' file tools ask, and every check reads the settings.
+        from fixloop.secret_files import SecretFiles
+
         return SecretFiles.configured(self.settings.secret_files, self.settings.extend_secret_files)
 
     def profile(self, chosen: Profile | None = None) -> Profile:
@@ -222,14 +225,35 @@ def _text(path: Path) -> str:
         raise FixloopError(Diagnostic(display_path(path), 1, 1, "config", str(exc))) from None
 
 
+# Settings read before, by file, table and text: a check looks them up for the paths it is given
+# and again for the folder of each document it reads (`checking.Library.profile_of`), mostly the
+# one same file. Keyed by the text, which is read again every time, so an edit is never missed.
+_LOADED: dict[tuple[Path, bool, str], Config] = {}
+_LOADED_LIMIT = 256
+
+
 def _load(path: Path, table: bool) -> Config:
     text = _text(path)
-    shown = display_path(path)
+    key = (path, table, text)
+    found = _LOADED.get(key)
+    if found is None:
+        found = _parsed(path, table, text)
+        if len(_LOADED) >= _LOADED_LIMIT:
+            _LOADED.clear()
+        _LOADED[key] = found
+    return found
+
+
+def _parsed(path: Path, table: bool, text: str) -> Config:
+    # Here, not at the top: tomllib compiles its patterns when imported, 3 ms of a check's start
+    # (bench/startup.py) that a project without settings never needs.
+    import tomllib
+
     try:
         data: Any = tomllib.loads(text)
     except RecursionError:  # tomllib recurses into nested arrays and inline tables
         raise FixloopError(
-            Diagnostic(shown, 1, 1, "config", "invalid TOML: nested too deeply")
+            Diagnostic(display_path(path), 1, 1, "config", "invalid TOML: nested too deeply")
         ) from None
     except tomllib.TOMLDecodeError as exc:
         at = re.search(r"line (\d+), column (\d+)", str(exc))
@@ -237,7 +261,7 @@ def _load(path: Path, table: bool) -> Config:
         line, col = (int(at[1]), int(at[2])) if at else end
         problem = re.sub(r" \(at [^)]*\)$", "", str(exc))
         raise FixloopError(
-            Diagnostic(shown, line, col, "config", f"invalid TOML: {problem}")
+            Diagnostic(display_path(path), line, col, "config", f"invalid TOML: {problem}")
         ) from None
     prefix: KeyPath = ("tool", "fixloop") if table else ()
     for key in prefix:
@@ -247,7 +271,10 @@ def _load(path: Path, table: bool) -> Config:
     except Refused as exc:
         raise FixloopError(
             exc.diagnostics(
-                display=shown, rule="config", key_lines=_key_lines(text, prefix), prefix=prefix
+                display=display_path(path),
+                rule="config",
+                key_lines=_key_lines(text, prefix),
+                prefix=prefix,
             )
         ) from None
 

@@ -81,14 +81,15 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+# Compiled on first use (`re` keeps it): a check of documents reads no JSON.
+_STRING_OR_BRACKET = r'"(?:[^"\\]|\\.)*"|[\[\]{}]'
 
 
 def load_json(text: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """`json.loads`, after checking the nesting: deeper than `max_depth` is a JSONDecodeError
     at the bracket that goes too deep (json's own parser would exhaust the recursion limit)."""
     depth = 0
-    for token in _JSON_TOKEN.finditer(text):
+    for token in re.finditer(_STRING_OR_BRACKET, text):
         mark = token.group(0)
         if mark in "[{":
             depth += 1

@@ -23,7 +23,7 @@ import enum
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, NamedTuple, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from fixloop import records
 from fixloop.diagnostics import Diagnostic
@@ -40,13 +40,17 @@ _SCALARS = (str, int, bool, float)  # the values a Literal or an enum member can
 _FIELD = "fixloop.declared"  # the field metadata key of what pydantic is told
 
 
-class MinLength(NamedTuple):
+# Records, not NamedTuples: a NamedTuple compiles its constructor when it is defined, and every
+# check imports this module.
+@records.record(frozen=True)
+class MinLength:
     """`Annotated[str, MinLength(1)]`: pydantic's `Field(min_length=…)` inside an annotation."""
 
     min_length: int
 
 
-class _Strict(NamedTuple):
+@records.record(frozen=True)
+class _Strict:
     """pydantic's `Strict()`: the value is taken only in its exact type, never coerced."""
 
 
@@ -125,7 +129,8 @@ def construct(model: type[T], data: Any) -> T | None:
         return None
 
 
-class _Field(NamedTuple):
+@records.record(frozen=True)
+class _Field:
     name: str
     annotation: Any  # with its Annotated extras
     said: dict[str, Any]  # what pydantic is told besides the annotation (see `keyed`)

@@ -3,27 +3,30 @@
 `claude_code.py` says what Claude Code does with each value (refuse, ignore, coerce); this module
 turns those findings into diagnostics at the key's line, with the severity the profile gives
 them, and hands the values Claude Code would load to the typed specs.
+
+`claude_code` is imported by the functions that judge frontmatter, not here: `fixloop check` of a
+workflow reads its document (`read_source`) and judges no agent's, command's or skill's
+frontmatter, and importing the judging module with its tables of Claude Code's names and tools
+was 2 ms of a one-document check's start (bench/startup.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity
-from fixloop.documents.claude_code import (
-    Finding,
-    Level,
-    agent_frontmatter,
-    command_frontmatter,
-    skill_frontmatter,
-)
 from fixloop.documents.config import Profile
 from fixloop.documents.source import SourceDocument, load_document
+
+if TYPE_CHECKING:
+    from fixloop.documents.claude_code import Finding, Level
 
 
 def severity(level: Level, profile: Profile) -> Severity | None:
     """How a profile reports what Claude Code does with a value; None: not at all."""
+    from fixloop.documents.claude_code import Level
+
     if level is Level.REFUSED:
         return Severity.ERROR
     if level is Level.NOTE:
@@ -87,6 +90,8 @@ def read_source(
 
 
 def agent_data(source: SourceDocument, profile: Profile) -> tuple[dict[str, Any], list[Diagnostic]]:
+    from fixloop.documents.claude_code import agent_frontmatter
+
     data, findings = agent_frontmatter(source.metadata, source.path.stem)
     return data, located(findings, profile, source.display, source.line_of)
 
@@ -94,10 +99,14 @@ def agent_data(source: SourceDocument, profile: Profile) -> tuple[dict[str, Any]
 def command_data(
     source: SourceDocument, profile: Profile
 ) -> tuple[dict[str, Any], list[Diagnostic]]:
+    from fixloop.documents.claude_code import command_frontmatter
+
     data, findings = command_frontmatter(source.metadata)
     return data, located(findings, profile, source.display, source.line_of)
 
 
 def skill_data(source: SourceDocument, profile: Profile) -> tuple[dict[str, Any], list[Diagnostic]]:
+    from fixloop.documents.claude_code import skill_frontmatter
+
     data, findings = skill_frontmatter(source.metadata, source.path.parent.name)
     return data, located(findings, profile, source.display, source.line_of)

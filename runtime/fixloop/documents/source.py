@@ -15,7 +15,6 @@ from typing import Any
 from frontmatter.default_handlers import YAMLHandler
 
 from fixloop.diagnostics import Diagnostic, FixloopError, display_path
-from fixloop.documents.claude_code import quote_lossy_values
 from fixloop.documents.files import read_text, resolved
 from fixloop.documents.located_yaml import KeyPath, line_of, load_located
 from fixloop.records import record
@@ -77,7 +76,13 @@ def parse_document(
             raw_meta, display=display, rule="frontmatter", first_line=meta_first_line
         )
     except FixloopError as exc:
-        second = quote_lossy_values(raw_meta) if lenient else None
+        if not lenient:
+            raise
+        # Here, not at the top: only frontmatter that does not parse is read the second way,
+        # and every check imports this module (claude_code is the pack's Claude Code model).
+        from fixloop.documents.claude_code import quote_lossy_values
+
+        second = quote_lossy_values(raw_meta)
         if second is None:
             raise
         try:

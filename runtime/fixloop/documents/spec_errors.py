@@ -17,11 +17,11 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
-from fixloop.diagnostics import Diagnostic
+from fixloop.diagnostics import Diagnostic, did_you_mean
 from fixloop.documents.located_yaml import KeyPath, line_of
 
-# Imported where a problem is worded: `did_you_mean` is on the path of every check, and the
-# plain declarations' check needs no pydantic at all (plain_models.py).
+# Imported where a problem is worded: the plain declarations' check needs no pydantic at all
+# (plain_models.py).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
@@ -202,12 +202,3 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
         elif typing.get_origin(current) is not None or isinstance(current, types.UnionType):
             stack += typing.get_args(current)
     return found
-
-
-def did_you_mean(word: str, known: Iterable[str]) -> str:
-    """` (did you mean 'x'?)` for the closest of `known`, or nothing: one wording everywhere a
-    key, a rule id or a contract id is misspelt."""
-    import difflib  # here: only a misspelling needs it, and every check imports this module
-
-    close = difflib.get_close_matches(word, sorted(set(known)), n=1, cutoff=0.7)
-    return f" (did you mean {close[0]!r}?)" if close else ""
