@@ -61,11 +61,7 @@ class CommandReader(SourceReader):
             body_node = next((c for c in node.children if c.type == "heredoc_body"), None)
             delimiter = self.text(start) if start else ""
             quoted = any(q in delimiter for q in "'\"\\")
-            body = None
-            if body_node is not None:
-                body = Word(self.text(body_node), self.text(body_node), self.pos(body_node))
-                if not quoted:
-                    self.collect(body_node, body, quoted=True)
+            body = self.heredoc(body_node, expands=not quoted) if body_node is not None else None
             op = next((c.type for c in node.children if c.type in ("<<", "<<-")), "<<")
             return Redirect(op, None, fd, body)
         op = next((c.type for c in node.children if not c.is_named), ">")

@@ -46,7 +46,7 @@ from fixloop.checker.tree import (
     Subshell,
 )
 from fixloop.checker.tree_scan import last_cut, statement_nodes, where_it_broke
-from fixloop.checker.words import TooDeep
+from fixloop.checker.words import MAX_NESTING, TooDeep
 
 
 @cache
@@ -92,12 +92,14 @@ class _Builder(CommandReader):
         return Seq(self.pos(at), items=[i for i in items if i is not None].copy())
 
     def statement(self, node: Node) -> Node_ | None:
-        """One statement; nesting deeper than MAX_NESTING stops the block's parse."""
-        self.deeper()
-        try:
-            return self._statement(node)
-        finally:
-            self.depth -= 1
+        """One statement; nesting deeper than MAX_NESTING stops the block's parse (and drops
+        this builder: the depth is not restored on the way out)."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise TooDeep
+        built = self._statement(node)
+        self.depth -= 1
+        return built
 
     def _statement(self, node: Node) -> Node_ | None:  # noqa: PLR0912
         kind = node.type
@@ -227,6 +229,17 @@ class _Builder(CommandReader):
 
     def simple_command(self, node: Node) -> Command:
         """A `command` node, after noting where tree-sitter ran it into the next line."""
+        children = node.children
+        # Only what comes before the name can end a line too early (most commands start with it).
+        if children and children[0].type != "command_name":
+            self.note_split(node)
+        command = self.command(node)
+        words = command.words
+        if len(words) >= 3 and words[0].shape == "trap":
+            self.parse_trap(command)
+        return command
+
+    def note_split(self, node: Node) -> None:
         name = node.child_by_field_name("name")
         assigns = [c for c in node.children if c.type == "variable_assignment"]
         if name is not None and assigns and assigns[-1].end_point[0] < name.start_point[0]:
@@ -236,9 +249,6 @@ class _Builder(CommandReader):
             between = self.source[assigns[-1].end_byte : name.start_byte]
             if b"\\\n" not in between:
                 self.splits.append(assigns[-1].end_byte)
-        command = self.command(node)
-        self.parse_trap(command)
-        return command
 
     def parse_trap(self, command: Command) -> None:
         if not command.words or command.words[0].literal != "trap" or len(command.words) < 3:

@@ -151,8 +151,13 @@ class Word(_Placed):
         self.shape = shape
         self.row, self.col = pos
         self._inner = _WithSubs(reads, subs) if subs else reads
-        self._flags = _QUOTED_WORD if quoted else 0
-        self.literal = literal
+        # The flags set here, not through the setters: a large block makes a word per token.
+        flags = _QUOTED_WORD if quoted else 0
+        if literal is not None:
+            if literal != shape:
+                raise ValueError(f"a word's literal value is its shape: {literal!r}, {shape!r}")
+            flags |= _LITERAL
+        self._flags = flags
 
     @property
     def literal(self) -> str | None:
