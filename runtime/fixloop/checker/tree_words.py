@@ -8,7 +8,7 @@ diagnostic).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 if TYPE_CHECKING:
@@ -213,3 +213,13 @@ class Word(_Placed):
                 inner.subs = [*inner.subs, sub]
         else:
             self._inner = _WithSubs(inner, [sub])
+
+
+def substitutions_in(words: Iterable[Word | None]) -> list[Node_]:
+    """The command substitutions of `words`, in order; a word without any is skipped without a
+    call (most words are)."""
+    found: list[Node_] = []
+    for word in words:
+        if word is not None and type(word._inner) is _WithSubs:
+            found += word._inner.subs
+    return found
