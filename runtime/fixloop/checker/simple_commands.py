@@ -45,7 +45,7 @@ class CommandReader(SourceReader):
                 )
             elif child.is_named and kind not in ("comment", "file_redirect"):
                 if node.field_name_for_child(index) == "argument":
-                    command.words.append(self.word(child))
+                    command.words.append(self.word(child, kind))
             elif kind == "file_redirect":
                 redirects.append(self.redirect(child))
         command.assigns = assigns or ()
@@ -118,9 +118,10 @@ class CommandReader(SourceReader):
     def _test_leaves(self, node: Node) -> list[Node]:
         leaves: list[Node] = []
         for child in node.children:
-            if child.type in _TEST_OPERATORS:
+            kind = child.type
+            if kind in _TEST_OPERATORS:
                 leaves += self._test_leaves(child)
-            elif child.type not in ("[", "[[", "]", "]]"):
+            elif kind not in ("[", "[[", "]", "]]"):
                 leaves.append(child)
         return leaves
 

@@ -76,12 +76,14 @@ class SourceReader:
             return intern(chars[node.start_byte : node.end_byte])
         return intern(self.source[node.start_byte : node.end_byte].decode("utf-8", "replace"))
 
-    def seq(self, nodes: list[Node], at: Node) -> Seq:
+    def seq(self, nodes: list[Node], at: tuple[int, int]) -> Seq:
         """Statements, for command substitutions; the syntax builder provides it."""
         raise NotImplementedError
 
-    def word(self, node: Node) -> Word:
-        kind = node.type
+    def word(self, node: Node, kind: str | None = None) -> Word:
+        """The word of `node` (`kind`: its type, when the caller has read it)."""
+        if kind is None:
+            kind = node.type
         if not node.child_count:
             # Most argv words are one token without expansions: the Word, built at once.
             if kind == "raw_string":
@@ -108,14 +110,6 @@ class SourceReader:
         if len(subs) > first_sub:
             inner = subs[first_sub:]
             del subs[first_sub:]
-        if kind in {"string", "raw_string", "ansi_c_string"}:
-            quoted = True
-        else:
-            quoted = False
-            for child in node.children:
-                if child.type in ("string", "raw_string"):
-                    quoted = True
-                    break
         return Word(
             self.text(node),
             shape,
@@ -123,7 +117,7 @@ class SourceReader:
             reads=found,
             subs=inner,
             literal=shape if self.expansions == expansions else None,
-            quoted=quoted,
+            quoted=_quoted(node, kind),
         )
 
     def heredoc(self, node: Node, expands: bool) -> Word:
@@ -195,7 +189,7 @@ class SourceReader:
     def _substitution(self, node: Node, quoted: bool) -> str:
         self.expansions += 1
         inner = [c for c in node.named_children if c.type != "comment"]
-        self.subs.append(self.seq(inner, node))
+        self.subs.append(self.seq(inner, self.pos(node)))
         return "$(…)"
 
     def _string(self, node: Node, quoted: bool) -> str:
@@ -214,6 +208,13 @@ class SourceReader:
         name = self.text(node)
         self.reads.append(Read(name, self.pos(node), True, False, False))
         return name
+
+
+def _quoted(node: Node, kind: str) -> bool:
+    """Is the word at least partly quoted?"""
+    if kind in {"string", "raw_string", "ansi_c_string"}:
+        return True
+    return any(child.type in ("string", "raw_string") for child in node.children)
 
 
 def _unquoted(text: str) -> str:
