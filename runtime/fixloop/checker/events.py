@@ -11,7 +11,6 @@ for the right side of `&&`, `after-failure(…)` for `||`, `loop:for`, `function
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterator, Sequence
 
 from fixloop.checker.patterns import WRITE
@@ -32,9 +31,9 @@ from fixloop.checker.tree import (
 )
 from fixloop.checker.tree_words import substitutions_in
 
-_WRAPPERS_SIMPLE = {"command", "exec", "nohup", "builtin", "time", "nice", "stdbuf", "eatmydata"}
-_XARGS_WITH_VALUE = {"-I", "-n", "-L", "-P", "-d", "-s", "-E", "-a", "-i"}
-_WRAPPERS = _WRAPPERS_SIMPLE | {"env", "sudo", "xargs", "timeout"}
+# Its readers have always found `unwrap` here; the wrappers it knows are a module of their own.
+from fixloop.checker.wrappers import unwrap as unwrap  # noqa: PLC0414 (re-exported)
+
 _OUTPUT_OPS = {">", ">>", "&>", "&>>", ">|"}
 
 
@@ -154,43 +153,6 @@ class CommandEvent:
             "context": list(self.context),
             "wrappers": list(self.wrappers),
         }
-
-
-def unwrap(words: list[Word]) -> tuple[list[Word], tuple[str, ...]]:
-    """Strip command wrappers: `env A=1 xargs -0 git add --` is `git add --` run via env, xargs."""
-    if not words:
-        return words, ()
-    first = words[0].shape
-    if "/" not in first and first not in _WRAPPERS:
-        # Run by its own name (most commands): nothing to strip. A word that expands has a `$`
-        # in its shape, so it names no wrapper either.
-        return words, ()
-    wrappers: list[str] = []
-    index = 0
-    while index < len(words):
-        name = (words[index].literal or "").rsplit("/", 1)[-1]
-        if name in _WRAPPERS:
-            wrappers.append(name)
-            index += 1
-            duration_pending = name == "timeout"
-            while index < len(words):
-                text = words[index].literal or ""
-                if text.startswith("-") and text != "--":
-                    takes_value = (name == "xargs" and text in _XARGS_WITH_VALUE) or (
-                        name in ("sudo", "env") and text in ("-u", "-g", "-C")
-                    )
-                    index += 2 if takes_value else 1
-                elif name == "env" and "=" in text and not text.startswith("="):
-                    index += 1
-                elif duration_pending and re.match(r"^\d", text):
-                    duration_pending = False
-                    index += 1
-                else:
-                    break
-            continue
-        break
-    # The command's own list when nothing is unwrapped (most commands): no copy per event.
-    return (words[index:] if index else words), tuple(wrappers)
 
 
 class _Walk:
@@ -340,9 +302,9 @@ def iter_commands(node: Node_ | None) -> Iterator[Command]:
             if command.trap is not None:
                 pending.append(command.trap)
         elif isinstance(item, Command):
-            # Its words' and values' substitutions run first (`substitutions` also holds the
-            # redirection targets': none of them when it is empty).
-            subs = _run_before(item) if item.substitutions else ()
+            # Its words' and values' substitutions run first (none when it has none at all).
+            values = (a.value for a in item.assigns)
+            subs = substitutions_in([*item.words, *values]) if item.substitutions else ()
             if subs:
                 pending.append((item,))
                 pending += reversed(subs)
@@ -354,21 +316,14 @@ def iter_commands(node: Node_ | None) -> Iterator[Command]:
             pending += reversed(children(item))
 
 
-def _run_before(command: Command) -> list[Node_]:
-    values = [a.value for a in command.assigns if a.value is not None]
-    return [sub for word in [*command.words, *values] for sub in word.subs]
-
-
 def children(node: Node_) -> Sequence[Node_]:
     """The statements right inside `node`; a sequence's or pipeline's own list, not a copy."""
-    if isinstance(node, Seq):
+    if isinstance(node, (Seq, Pipeline)):
         return node.items
     if isinstance(node, AndOr):
         return [n for n in (node.first, *(right for _, right in node.rest)) if n is not None]
     if isinstance(node, Not):
         return [node.body] if node.body is not None else []
-    if isinstance(node, Pipeline):
-        return node.items
     if isinstance(node, If):
         found: list[Node_] = [n for clause in node.clauses for n in clause]
         return found + ([node.orelse] if node.orelse is not None else [])

@@ -45,7 +45,7 @@ from fixloop.checker.tree import (
     Seq,
     Subshell,
 )
-from fixloop.checker.tree_scan import last_cut, statement_nodes, where_it_broke
+from fixloop.checker.tree_scan import piece_cuts, statement_nodes, where_it_broke
 from fixloop.checker.words import MAX_NESTING, TooDeep
 
 
@@ -99,9 +99,8 @@ class _Builder(CommandReader):
         return Seq(at, items=items.copy())
 
     def statement(self, node: Node, kind: str | None = None) -> Node_ | None:
-        """One statement (`kind`: its node's type, when the caller has read it); nesting deeper
-        than MAX_NESTING stops the block's parse (and drops this builder: the depth is not
-        restored on the way out)."""
+        """One statement (`kind`: its node's type, if read); nesting past MAX_NESTING stops the
+        block's parse and drops this builder (its depth is not restored on the way out)."""
         self.depth += 1
         if self.depth > MAX_NESTING:
             raise TooDeep
@@ -149,21 +148,14 @@ class _Builder(CommandReader):
         if kind == "function_definition":
             name = node.child_by_field_name("name")
             body = node.child_by_field_name("body")
-            return Function(
-                at,
-                name=self.text(name) if name else "",
-                body=self.as_seq(self.statement(body)) if body else Seq(at),
-            )
+            built = self.statement(body) if body else Seq(at)
+            if not isinstance(built, Seq):
+                built = Seq(built.pos if built else Pos(0, 0), items=[built] if built else [])
+            return Function(at, name=self.text(name) if name else "", body=built)
         if kind == "ERROR":
             # Error recovery: keep the statements tree-sitter still recognised inside the error.
             return self.seq(node.named_children, at)
         return None
-
-    @staticmethod
-    def as_seq(node: Node_ | None) -> Seq:
-        if isinstance(node, Seq):
-            return node
-        return Seq(node.pos if node else Pos(0, 0), items=[node] if node else [])
 
     def flat_pipeline(self, node: Node) -> list[Node_]:
         items: list[Node_] = []
@@ -452,19 +444,4 @@ def _parse_pieces(source: bytes, origin: Pos, depth: int) -> Script | None:
 
 def _cuts(source: bytes) -> list[int]:
     """Byte offsets, each at the start of a line, where `_parse_pieces` may cut `source`."""
-    cuts: list[int] = []
-    offset = 0
-    size = PIECE_BYTES
-    while len(source) - offset > PIECE_BYTES:
-        window_end = source.rfind(b"\n", offset, offset + size) + 1
-        if window_end <= offset or offset + size >= len(source):
-            break
-        cut = last_cut(_parser().parse(source[offset:window_end]).root_node)
-        if cut is None:  # one statement fills the window: look further (it may be broken)
-            size *= 2
-            continue
-        for _ in range(cut):
-            offset = source.index(b"\n", offset) + 1
-        cuts.append(offset)
-        size = PIECE_BYTES
-    return cuts
+    return piece_cuts(source, PIECE_BYTES, lambda piece: _parser().parse(piece).root_node)

@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from fixloop.checker.events import node_words, unwrap
+from fixloop.checker.events import node_words
 from fixloop.checker.tree import Arith, Command, Loop, Read
+from fixloop.checker.wrappers import unwrap
 from fixloop.diagnostics import Diagnostic
 from fixloop.records import record
 

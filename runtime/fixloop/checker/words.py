@@ -106,16 +106,16 @@ class SourceReader:
                 for read in found:
                     if read.name == whole:
                         read.whole = True
-        inner: list[Node_] | tuple[()] = ()
+        substitutions: list[Node_] | tuple[()] = ()
         if len(subs) > first_sub:
-            inner = subs[first_sub:]
+            substitutions = subs[first_sub:]
             del subs[first_sub:]
         return Word(
             self.text(node),
             shape,
             self.pos(node),
             reads=found,
-            subs=inner,
+            subs=substitutions,
             literal=shape if self.expansions == expansions else None,
             quoted=_quoted(node, kind),
         )
