@@ -223,3 +223,13 @@ def substitutions_in(words: Iterable[Word | None]) -> list[Node_]:
         if word is not None and type(word._inner) is _WithSubs:
             found += word._inner.subs
     return found
+
+
+def reads_in(words: Iterable[Word]) -> list[Read]:
+    """The variable reads of `words`, in order; a word without any is skipped without a call."""
+    found: list[Read] = []
+    for word in words:
+        inner = word._inner
+        if inner:  # the reads, or a `_WithSubs` holding them
+            found += inner.reads if isinstance(inner, _WithSubs) else inner
+    return found
