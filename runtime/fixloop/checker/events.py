@@ -11,8 +11,7 @@ for the right side of `&&`, `after-failure(…)` for `||`, `loop:for`, `function
 from __future__ import annotations
 
 import itertools
-import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from fixloop.checker.patterns import WRITE
 from fixloop.checker.tree import (
@@ -30,9 +29,11 @@ from fixloop.checker.tree import (
     Subshell,
     Word,
 )
+from fixloop.checker.tree_words import substitutions_in
 
-_WRAPPERS_SIMPLE = {"command", "exec", "nohup", "builtin", "time", "nice", "stdbuf", "eatmydata"}
-_XARGS_WITH_VALUE = {"-I", "-n", "-L", "-P", "-d", "-s", "-E", "-a", "-i"}
+# Its readers have always found `unwrap` here; the wrappers it knows are a module of their own.
+from fixloop.checker.wrappers import unwrap as unwrap  # noqa: PLC0414 (re-exported)
+
 _OUTPUT_OPS = {">", ">>", "&>", "&>>", ">|"}
 
 
@@ -154,36 +155,6 @@ class CommandEvent:
         }
 
 
-def unwrap(words: list[Word]) -> tuple[list[Word], tuple[str, ...]]:
-    """Strip command wrappers: `env A=1 xargs -0 git add --` is `git add --` run via env, xargs."""
-    wrappers: list[str] = []
-    index = 0
-    while index < len(words):
-        name = (words[index].literal or "").rsplit("/", 1)[-1]
-        if name in _WRAPPERS_SIMPLE or name in ("env", "sudo", "xargs", "timeout"):
-            wrappers.append(name)
-            index += 1
-            duration_pending = name == "timeout"
-            while index < len(words):
-                text = words[index].literal or ""
-                if text.startswith("-") and text != "--":
-                    takes_value = (name == "xargs" and text in _XARGS_WITH_VALUE) or (
-                        name in ("sudo", "env") and text in ("-u", "-g", "-C")
-                    )
-                    index += 2 if takes_value else 1
-                elif name == "env" and "=" in text and not text.startswith("="):
-                    index += 1
-                elif duration_pending and re.match(r"^\d", text):
-                    duration_pending = False
-                    index += 1
-                else:
-                    break
-            continue
-        break
-    # The command's own list when nothing is unwrapped (most commands): no copy per event.
-    return (words[index:] if index else words), tuple(wrappers)
-
-
 class _Walk:
     def __init__(self, place: _Place, next_id: int) -> None:
         self.place = place
@@ -222,25 +193,31 @@ class _Walk:
                 self.node(sub, self.within(context, "command-substitution"))
 
     def command(self, command: Command, context: tuple[str, ...]) -> None:
-        self.words(command.words, context)
-        for assign in command.assigns:
-            if assign.value is not None:
-                self.words([assign.value], context)
+        # The substitutions of its words, values and targets, known once for the command: most
+        # have none, and their words are not looked at one by one then.
+        substituted = bool(command.substitutions)
+        if substituted:
+            self.words(command.words, context)
+            for assign in command.assigns:
+                if assign.value is not None:
+                    self.words([assign.value], context)
         argv, wrappers = unwrap(command.words)
         if argv:
             self.add(command, argv, wrappers, context)
         for redirect in command.redirects:
-            if redirect.target is not None:
-                self.words([redirect.target], context)
+            target = redirect.target
+            if target is None:
+                continue
+            if substituted:
+                self.words([target], context)
             if (
                 redirect.op in _OUTPUT_OPS
-                and redirect.target is not None
-                and redirect.target.literal not in ("/dev/null", "-")
-                and not (redirect.target.literal or "x").isdigit()
+                and target.literal not in ("/dev/null", "-")
+                and not (target.literal or "x").isdigit()
             ):
-                marker = _Marker(redirect.op, WRITE, redirect.target.pos, literal=WRITE)
-                self.add(command, [marker, redirect.target], (), context)
-        if argv and argv[0].literal == "tee":
+                marker = _Marker(redirect.op, WRITE, target.pos, literal=WRITE)
+                self.add(command, [marker, target], (), context)
+        if argv and argv[0].shape == "tee" and argv[0].literal == "tee":
             for target in argv[1:]:
                 if not (target.literal or "").startswith("-"):
                     marker = _Marker("tee", WRITE, target.pos, literal=WRITE)
@@ -254,9 +231,13 @@ class _Walk:
             return
         if isinstance(node, Command):
             self.command(node, context)
-        elif isinstance(node, Seq):
+            return
+        if isinstance(node, Seq):
             for item in node.items:
-                self.node(item, context)
+                if isinstance(item, Command):
+                    self.command(item, context)
+                else:
+                    self.node(item, context)
         elif isinstance(node, AndOr):
             self.node(node.first, context)
             first = _summary(node.first)
@@ -266,8 +247,9 @@ class _Walk:
         elif isinstance(node, Not):
             self.node(node.body, self.within(context, "negated"))
         elif isinstance(node, Pipeline):
+            inner = self.within(context, "pipeline")
             for item in node.items:
-                self.node(item, self.within(context, "pipeline"))
+                self.node(item, inner)
         elif isinstance(node, If):
             for index, (cond, body) in enumerate(node.clauses):
                 self.node(cond, self.within(context, "if-condition"))
@@ -282,15 +264,16 @@ class _Walk:
             self.node(node.cond, self.within(context, f"loop:{node.kind}", "loop-condition"))
             self.node(node.body, self.within(context, f"loop:{node.kind}"))
         elif isinstance(node, Case):
+            inner = self.within(context, "case-arm")
             for arm in node.arms:
-                self.node(arm, self.within(context, "case-arm"))
+                self.node(arm, inner)
         elif isinstance(node, Function):
             self.node(node.body, self.within(context, f"function:{node.name}"))
         elif isinstance(node, Subshell):
             self.node(node.body, self.within(context, "subshell"))
         elif isinstance(node, Arith):
             return
-        for redirect in node.redirects if not isinstance(node, Command) else []:
+        for redirect in node.redirects:
             if redirect.op in _OUTPUT_OPS and redirect.target is not None:
                 marker = _Marker(redirect.op, WRITE, redirect.target.pos, literal=WRITE)
                 holder = Command(redirect.target.pos, words=[marker, redirect.target])
@@ -305,37 +288,49 @@ def _summary(node: Node_ | None) -> str:
 
 
 def iter_commands(node: Node_ | None) -> Iterator[Command]:
-    """Every Command in `node`, in source order, including substitutions and trap handlers."""
-    if node is None:
-        return
-    if isinstance(node, Command):
-        for word in [*node.words, *(a.value for a in node.assigns if a.value is not None)]:
-            for sub in word.subs:
-                yield from iter_commands(sub)
-        yield node
-        if node.trap is not None:
-            yield from iter_commands(node.trap)
-        return
-    for child in children(node):
-        yield from iter_commands(child)
+    """Every Command in `node`, in source order, including substitutions and trap handlers.
+
+    One generator walking a stack of what is still to come, not one per level: a command deep
+    in a block passed up through a generator per node around it."""
+    # A command in a 1-tuple: its substitutions were walked, it comes next.
+    pending: list[Node_ | tuple[Command]] = [] if node is None else [node]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, tuple):
+            command = item[0]
+            yield command
+            if command.trap is not None:
+                pending.append(command.trap)
+        elif isinstance(item, Command):
+            # Its words' and values' substitutions run first (none when it has none at all).
+            values = (a.value for a in item.assigns)
+            subs = substitutions_in([*item.words, *values]) if item.substitutions else ()
+            if subs:
+                pending.append((item,))
+                pending += reversed(subs)
+                continue
+            yield item
+            if item.trap is not None:
+                pending.append(item.trap)
+        else:
+            pending += reversed(children(item))
 
 
-def children(node: Node_) -> list[Node_]:
-    if isinstance(node, Seq):
-        return list(node.items)
+def children(node: Node_) -> Sequence[Node_]:
+    """The statements right inside `node`; a sequence's or pipeline's own list, not a copy."""
+    if isinstance(node, (Seq, Pipeline)):
+        return node.items
     if isinstance(node, AndOr):
         return [n for n in (node.first, *(right for _, right in node.rest)) if n is not None]
     if isinstance(node, Not):
         return [node.body] if node.body is not None else []
-    if isinstance(node, Pipeline):
-        return list(node.items)
     if isinstance(node, If):
         found: list[Node_] = [n for clause in node.clauses for n in clause]
         return found + ([node.orelse] if node.orelse is not None else [])
     if isinstance(node, Loop):
         return [n for n in (node.cond, node.body) if n is not None]
     if isinstance(node, Case):
-        return list(node.arms)
+        return node.arms
     if isinstance(node, (Function, Subshell)):
         return [node.body]
     return []
@@ -400,9 +395,8 @@ def _visit(node: Node_ | None, cond: bool, nodes: list[Node_], conds: list[bool]
     nodes.append(node)
     conds.append(cond)
     if isinstance(node, Command):
-        for word in command_words(node):
-            for sub in word.subs:
-                _visit(sub, True, nodes, conds)
+        for sub in _substitutions_in_words(node):
+            _visit(sub, True, nodes, conds)
         if node.trap is not None:
             _visit(node.trap, cond, nodes, conds)
         return
@@ -427,6 +421,13 @@ def _visit(node: Node_ | None, cond: bool, nodes: list[Node_], conds: list[bool]
         return
     for child in children(node):
         _visit(child, cond, nodes, conds)
+
+
+def _substitutions_in_words(command: Command) -> Sequence[Node_]:
+    """The substitutions of every word of `command` (`command_words`), in their order."""
+    if command.substitutions or any(r.body is not None and r.body.subs for r in command.redirects):
+        return substitutions_in(command_words(command))
+    return ()  # most commands: known without listing their words
 
 
 def command_words(command: Command) -> list[Word]:

@@ -45,7 +45,7 @@ class CommandReader(SourceReader):
                 )
             elif child.is_named and kind not in ("comment", "file_redirect"):
                 if node.field_name_for_child(index) == "argument":
-                    command.words.append(self.word(child))
+                    command.words.append(self.word(child, kind))
             elif kind == "file_redirect":
                 redirects.append(self.redirect(child))
         command.assigns = assigns or ()
@@ -61,11 +61,7 @@ class CommandReader(SourceReader):
             body_node = next((c for c in node.children if c.type == "heredoc_body"), None)
             delimiter = self.text(start) if start else ""
             quoted = any(q in delimiter for q in "'\"\\")
-            body = None
-            if body_node is not None:
-                body = Word(self.text(body_node), self.text(body_node), self.pos(body_node))
-                if not quoted:
-                    self.collect(body_node, body, quoted=True)
+            body = self.heredoc(body_node, expands=not quoted) if body_node is not None else None
             op = next((c.type for c in node.children if c.type in ("<<", "<<-")), "<<")
             return Redirect(op, None, fd, body)
         op = next((c.type for c in node.children if not c.is_named), ">")
@@ -122,9 +118,10 @@ class CommandReader(SourceReader):
     def _test_leaves(self, node: Node) -> list[Node]:
         leaves: list[Node] = []
         for child in node.children:
-            if child.type in _TEST_OPERATORS:
+            kind = child.type
+            if kind in _TEST_OPERATORS:
                 leaves += self._test_leaves(child)
-            elif child.type not in ("[", "[[", "]", "]]"):
+            elif kind not in ("[", "[[", "]", "]]"):
                 leaves.append(child)
         return leaves
 

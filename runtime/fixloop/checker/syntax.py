@@ -45,8 +45,8 @@ from fixloop.checker.tree import (
     Seq,
     Subshell,
 )
-from fixloop.checker.tree_scan import last_cut, statement_nodes, where_it_broke
-from fixloop.checker.words import TooDeep
+from fixloop.checker.tree_scan import piece_cuts, statement_nodes, where_it_broke
+from fixloop.checker.words import MAX_NESTING, TooDeep
 
 
 @cache
@@ -85,27 +85,34 @@ class _Builder(CommandReader):
         self.errors: list[Broken] = []
         self.splits: list[int] = []  # byte offsets where a statement should have ended
 
-    def seq(self, nodes: Iterable[Node], at: Node) -> Seq:
-        items = [self.statement(n) for n in nodes if n.is_named and n.type != "comment"]
-        # Copied: a comprehension's list keeps room to grow (four places for one statement),
-        # and a large block has a sequence per `$(…)`, clause and body.
-        return Seq(self.pos(at), items=[i for i in items if i is not None].copy())
+    def seq(self, nodes: Iterable[Node], at: tuple[int, int]) -> Seq:
+        items: list[Node_] = []
+        for node in nodes:
+            if node.is_named:
+                kind = node.type
+                if kind != "comment":
+                    built = self.statement(node, kind)
+                    if built is not None:
+                        items.append(built)
+        # Copied: a list appended to keeps room to grow (four places for one statement), and a
+        # large block has a sequence per `$(…)`, clause and body.
+        return Seq(at, items=items.copy())
 
-    def statement(self, node: Node) -> Node_ | None:
-        """One statement; nesting deeper than MAX_NESTING stops the block's parse."""
-        self.deeper()
-        try:
-            return self._statement(node)
-        finally:
-            self.depth -= 1
+    def statement(self, node: Node, kind: str | None = None) -> Node_ | None:
+        """One statement (`kind`: its node's type, if read); nesting past MAX_NESTING stops the
+        block's parse and drops this builder (its depth is not restored on the way out)."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise TooDeep
+        built = self._statement(node, node.type if kind is None else kind)
+        self.depth -= 1
+        return built
 
-    def _statement(self, node: Node) -> Node_ | None:  # noqa: PLR0912
-        kind = node.type
+    def _statement(self, node: Node, kind: str) -> Node_ | None:  # noqa: PLR0912
         if kind == "command":
             return self.simple_command(node)
-        at = self.pos(node)
         if kind in ("variable_assignment", "variable_assignments"):
-            return Command(at, assigns=self.assignments(node, "plain"))
+            return Command(self.pos(node), assigns=self.assignments(node, "plain"))
         if kind in ("declaration_command", "unset_command"):
             return self.declaration(node)
         if kind == "test_command":
@@ -114,6 +121,13 @@ class _Builder(CommandReader):
             return self.redirected(node)
         if kind == "list":
             return self.andor(node)
+        if kind == "if_statement":
+            return self.if_(node)
+        if kind in ("while_statement", "for_statement", "c_style_for_statement"):
+            return self.loop(node)
+        if kind == "case_statement":
+            return self.case(node)
+        at = self.pos(node)
         if kind == "negated_command":
             inner = [c for c in node.named_children if c.type != "comment"]
             return Not(at, body=self.statement(inner[0]) if inner else None)
@@ -124,37 +138,24 @@ class _Builder(CommandReader):
                 return Not(at, body=Pipeline(at, items=[items[0].body, *items[1:]]))
             return Pipeline(at, items=items)
         if kind == "subshell":
-            self.refuse_empty(list(node.named_children), node, "( )")
-            return Subshell(at, body=self.seq(list(node.named_children), node))
+            self.refuse_empty(node.named_children, node, "( )")
+            return Subshell(at, body=self.seq(node.named_children, at))
         if kind == "compound_statement":
             if node.children and node.children[0].type == "((":
                 return self.arith(node)
-            self.refuse_empty(list(node.named_children), node, "{ }")
-            return self.seq(list(node.named_children), node)
-        if kind == "if_statement":
-            return self.if_(node)
-        if kind in ("while_statement", "for_statement", "c_style_for_statement"):
-            return self.loop(node)
-        if kind == "case_statement":
-            return self.case(node)
+            self.refuse_empty(node.named_children, node, "{ }")
+            return self.seq(node.named_children, at)
         if kind == "function_definition":
             name = node.child_by_field_name("name")
             body = node.child_by_field_name("body")
-            return Function(
-                at,
-                name=self.text(name) if name else "",
-                body=self.as_seq(self.statement(body)) if body else Seq(at),
-            )
+            built = self.statement(body) if body else Seq(at)
+            if not isinstance(built, Seq):
+                built = Seq(built.pos if built else Pos(0, 0), items=[built] if built else [])
+            return Function(at, name=self.text(name) if name else "", body=built)
         if kind == "ERROR":
             # Error recovery: keep the statements tree-sitter still recognised inside the error.
-            return self.seq(list(node.named_children), node)
+            return self.seq(node.named_children, at)
         return None
-
-    @staticmethod
-    def as_seq(node: Node_ | None) -> Seq:
-        if isinstance(node, Seq):
-            return node
-        return Seq(node.pos if node else Pos(0, 0), items=[node] if node else [])
 
     def flat_pipeline(self, node: Node) -> list[Node_]:
         items: list[Node_] = []
@@ -227,6 +228,17 @@ class _Builder(CommandReader):
 
     def simple_command(self, node: Node) -> Command:
         """A `command` node, after noting where tree-sitter ran it into the next line."""
+        children = node.children
+        # Only what comes before the name can end a line too early (most commands start with it).
+        if children and children[0].type != "command_name":
+            self.note_split(node)
+        command = self.command(node)
+        words = command.words
+        if len(words) >= 3 and words[0].shape == "trap":
+            self.parse_trap(command)
+        return command
+
+    def note_split(self, node: Node) -> None:
         name = node.child_by_field_name("name")
         assigns = [c for c in node.children if c.type == "variable_assignment"]
         if name is not None and assigns and assigns[-1].end_point[0] < name.start_point[0]:
@@ -236,9 +248,6 @@ class _Builder(CommandReader):
             between = self.source[assigns[-1].end_byte : name.start_byte]
             if b"\\\n" not in between:
                 self.splits.append(assigns[-1].end_byte)
-        command = self.command(node)
-        self.parse_trap(command)
-        return command
 
     def parse_trap(self, command: Command) -> None:
         if not command.words or command.words[0].literal != "trap" or len(command.words) < 3:
@@ -253,34 +262,39 @@ class _Builder(CommandReader):
         command.set_trap(handled.body, tuple(w.shape for w in command.words[2:]))
 
     def if_(self, node: Node) -> If:
-        result = If(self.pos(node))
+        at = self.pos(node)
+        result = If(at)
         cond: list[Node] = []
         body: list[Node] = []
-        branch = "cond"
+        in_body = False
+        # The conditions come before `then` (the grammar's only `condition` fields), the body
+        # after it; `elif` and `else` are clauses of their own.
         for index, child in enumerate(node.children):
-            if node.field_name_for_child(index) == "condition":
-                cond.append(child)
+            if in_body:
+                if child.is_named and child.type not in ("elif_clause", "else_clause"):
+                    body.append(child)
             elif child.type == "then":
-                branch = "body"
-            elif child.type in ("elif_clause", "else_clause"):
-                continue
-            elif child.is_named and branch == "body":
-                body.append(child)
-        result.clauses.append((self.seq(cond, node), self.seq(body, node)))
+                in_body = True
+            elif node.field_name_for_child(index) == "condition":
+                cond.append(child)
+        result.clauses.append((self.seq(cond, at), self.seq(body, at)))
         self.refuse_empty(body, node, "then")
         for child in node.named_children:
-            if child.type == "elif_clause":
-                cond, body, branch = [], [], "cond"
+            kind = child.type
+            if kind == "elif_clause":
+                cond, body, in_body = [], [], False
                 for sub in child.children:
                     if sub.type == "then":
-                        branch = "body"
+                        in_body = True
                     elif sub.is_named:
-                        (cond if branch == "cond" else body).append(sub)
-                result.clauses.append((self.seq(cond, child), self.seq(body, child)))
+                        (body if in_body else cond).append(sub)
+                clause_at = self.pos(child)
+                result.clauses.append((self.seq(cond, clause_at), self.seq(body, clause_at)))
                 self.refuse_empty(body, child, "then")
-            elif child.type == "else_clause":
-                result.orelse = self.seq(list(child.named_children), child)
-                self.refuse_empty(list(child.named_children), child, "else")
+            elif kind == "else_clause":
+                body = child.named_children
+                result.orelse = self.seq(body, self.pos(child))
+                self.refuse_empty(body, child, "else")
         return result
 
     def refuse_empty(self, body: list[Node], at: Node, keyword: str) -> None:
@@ -292,9 +306,12 @@ class _Builder(CommandReader):
     def loop(self, node: Node) -> Loop:
         at = self.pos(node)
         body_node = node.child_by_field_name("body")
-        if body_node is not None and body_node.type == "do_group":
-            self.refuse_empty(list(body_node.named_children), body_node, "do")
-        body = self.seq(list(body_node.named_children), body_node) if body_node else Seq(at)
+        body = Seq(at)
+        if body_node is not None:
+            statements = body_node.named_children
+            if body_node.type == "do_group":
+                self.refuse_empty(statements, body_node, "do")
+            body = self.seq(statements, self.pos(body_node))
         if node.type == "for_statement":
             var = node.child_by_field_name("variable")
             values = [
@@ -317,7 +334,7 @@ class _Builder(CommandReader):
             c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "condition"
         ]
         kind = "until" if node.children and node.children[0].type == "until" else "while"
-        return Loop(at, kind=kind, cond=self.seq(cond_nodes, node), body=body)
+        return Loop(at, kind=kind, cond=self.seq(cond_nodes, at), body=body)
 
     def case(self, node: Node) -> Case:
         value = node.child_by_field_name("value")
@@ -330,7 +347,7 @@ class _Builder(CommandReader):
                 for i, c in enumerate(item.children)
                 if c.is_named and item.field_name_for_child(i) != "value"
             ]
-            result.arms.append(self.seq(stmts, item))
+            result.arms.append(self.seq(stmts, self.pos(item)))
         return result
 
 
@@ -375,7 +392,7 @@ def _parse_whole(source: bytes, origin: Pos, depth: int) -> Script:
     builder = _Builder(source, origin)
     builder.depth = depth
     try:
-        body = builder.seq(statement_nodes(tree.root_node), tree.root_node)
+        body = builder.seq(statement_nodes(tree.root_node), builder.pos(tree.root_node))
         if builder.splits:
             # A `;` at the end of a line moves no other character: positions stay exact.
             for offset in sorted(builder.splits, reverse=True):
@@ -384,7 +401,7 @@ def _parse_whole(source: bytes, origin: Pos, depth: int) -> Script:
             tree = _parser().parse(source)
             builder = _Builder(source, origin)
             builder.depth = depth
-            body = builder.seq(statement_nodes(tree.root_node), tree.root_node)
+            body = builder.seq(statement_nodes(tree.root_node), builder.pos(tree.root_node))
     except TooDeep:
         return Script(Seq(origin), [], too_deep=True)
     if tree.root_node.has_error:
@@ -427,19 +444,4 @@ def _parse_pieces(source: bytes, origin: Pos, depth: int) -> Script | None:
 
 def _cuts(source: bytes) -> list[int]:
     """Byte offsets, each at the start of a line, where `_parse_pieces` may cut `source`."""
-    cuts: list[int] = []
-    offset = 0
-    size = PIECE_BYTES
-    while len(source) - offset > PIECE_BYTES:
-        window_end = source.rfind(b"\n", offset, offset + size) + 1
-        if window_end <= offset or offset + size >= len(source):
-            break
-        cut = last_cut(_parser().parse(source[offset:window_end]).root_node)
-        if cut is None:  # one statement fills the window: look further (it may be broken)
-            size *= 2
-            continue
-        for _ in range(cut):
-            offset = source.index(b"\n", offset) + 1
-        cuts.append(offset)
-        size = PIECE_BYTES
-    return cuts
+    return piece_cuts(source, PIECE_BYTES, lambda piece: _parser().parse(piece).root_node)

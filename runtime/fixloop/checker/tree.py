@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from fixloop.checker.tree_words import Pos, Read, Word, _Placed, _Slotted
+from fixloop.checker.tree_words import Pos, Read, Word, _Placed, _Slotted, substitutions_in
 
 # The leaves are the tree's too: its readers import every class from here.
 __all__ = [
@@ -136,9 +136,12 @@ class Command(Node_):
     def substitutions(self) -> Sequence[Node_]:
         """The `$(…)` of its words, assignment values and redirection targets, in run order."""
         if self._substitutions is None:  # asked again by every path through the command
-            words = [*self.words, *(a.value for a in self.assigns if a.value is not None)]
-            words += [r.target for r in self.redirects if r.target is not None]
-            self._substitutions = [sub for word in words for sub in word.subs] or ()
+            found = substitutions_in(self.words)
+            if self.assigns:
+                found += substitutions_in([a.value for a in self.assigns])
+            if self.redirects:
+                found += substitutions_in([r.target for r in self.redirects])
+            self._substitutions = found or ()
         return self._substitutions
 
 

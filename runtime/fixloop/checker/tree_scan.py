@@ -25,6 +25,27 @@ def statement_nodes(root: Node) -> Iterator[Node]:
         more = cursor.goto_next_sibling()
 
 
+def piece_cuts(source: bytes, piece_bytes: int, parse: Callable[[bytes], Node]) -> list[int]:
+    """Byte offsets, each at the start of a line, where `syntax._parse_pieces` may cut `source`
+    into pieces of about `piece_bytes`; `parse` gives the root of a stretch's tree."""
+    cuts: list[int] = []
+    offset = 0
+    size = piece_bytes
+    while len(source) - offset > piece_bytes:
+        window_end = source.rfind(b"\n", offset, offset + size) + 1
+        if window_end <= offset or offset + size >= len(source):
+            break
+        cut = last_cut(parse(source[offset:window_end]))
+        if cut is None:  # one statement fills the window: look further (it may be broken)
+            size *= 2
+            continue
+        for _ in range(cut):
+            offset = source.index(b"\n", offset) + 1
+        cuts.append(offset)
+        size = piece_bytes
+    return cuts
+
+
 def last_cut(root: Node) -> int | None:
     """The last row where a top-level statement starts a line after every statement before it
     ended, all of them without error."""

@@ -8,7 +8,7 @@ diagnostic).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 if TYPE_CHECKING:
@@ -151,8 +151,13 @@ class Word(_Placed):
         self.shape = shape
         self.row, self.col = pos
         self._inner = _WithSubs(reads, subs) if subs else reads
-        self._flags = _QUOTED_WORD if quoted else 0
-        self.literal = literal
+        # The flags set here, not through the setters: a large block makes a word per token.
+        flags = _QUOTED_WORD if quoted else 0
+        if literal is not None:
+            if literal != shape:
+                raise ValueError(f"a word's literal value is its shape: {literal!r}, {shape!r}")
+            flags |= _LITERAL
+        self._flags = flags
 
     @property
     def literal(self) -> str | None:
@@ -208,3 +213,23 @@ class Word(_Placed):
                 inner.subs = [*inner.subs, sub]
         else:
             self._inner = _WithSubs(inner, [sub])
+
+
+def substitutions_in(words: Iterable[Word | None]) -> list[Node_]:
+    """The command substitutions of `words`, in order; a word without any is skipped without a
+    call (most words are)."""
+    found: list[Node_] = []
+    for word in words:
+        if word is not None and type(word._inner) is _WithSubs:
+            found += word._inner.subs
+    return found
+
+
+def reads_in(words: Iterable[Word]) -> list[Read]:
+    """The variable reads of `words`, in order; a word without any is skipped without a call."""
+    found: list[Read] = []
+    for word in words:
+        inner = word._inner
+        if inner:  # the reads, or a `_WithSubs` holding them
+            found += inner.reads if isinstance(inner, _WithSubs) else inner
+    return found

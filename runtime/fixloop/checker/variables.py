@@ -14,8 +14,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from fixloop.checker.events import node_words, unwrap
+from fixloop.checker.events import node_words
 from fixloop.checker.tree import Arith, Command, Loop, Read
+from fixloop.checker.tree_words import reads_in
+from fixloop.checker.wrappers import unwrap
 from fixloop.diagnostics import Diagnostic
 from fixloop.records import record
 
@@ -172,7 +174,7 @@ def undefined_variables(document: CheckedDocument) -> list[Diagnostic]:
         interface = document.interface_of(step)
         for unit in units:
             for node, _ in unit.nodes:
-                reads: list[Read] = [r for w in node_words(node) for r in w.reads]
+                reads = reads_in(node_words(node))
                 if isinstance(node, Arith):
                     reads += node.reads
                 for read in reads:
@@ -182,9 +184,9 @@ def undefined_variables(document: CheckedDocument) -> list[Diagnostic]:
                             found.append(_not_taken_diagnostic(document, step, read, interface))
                         continue
                     if (
-                        read.defaulted
-                        or read.name in scope.defined
+                        read.name in scope.defined  # the cheaper tests first: most reads are set
                         or read.name in reported
+                        or read.defaulted
                         or _known(read.name, document)
                     ):
                         continue
