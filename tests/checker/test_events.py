@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from fixloop.checker.events import extract, unwrap
+from fixloop.checker.events import extract
 from fixloop.checker.syntax import parse_bash
 from fixloop.checker.tree import Command, Pos
+from fixloop.checker.wrappers import unwrap
 
 
 def events(text: str, finally_: bool = False) -> list[tuple[int, int, list[str], tuple[str, ...]]]:

@@ -30,9 +30,7 @@ from fixloop.checker.tree import (
     Word,
 )
 from fixloop.checker.tree_words import substitutions_in
-
-# Its readers have always found `unwrap` here; the wrappers it knows are a module of their own.
-from fixloop.checker.wrappers import unwrap as unwrap  # noqa: PLC0414 (re-exported)
+from fixloop.checker.wrappers import unwrap
 
 _OUTPUT_OPS = {">", ">>", "&>", "&>>", ">|"}
 

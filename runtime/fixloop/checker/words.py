@@ -36,11 +36,6 @@ class SourceReader:
 
     depth = 0
 
-    def deeper(self) -> None:
-        self.depth += 1
-        if self.depth > MAX_NESTING:
-            raise TooDeep
-
     def __init__(self, source: bytes, origin: Pos) -> None:
         self.source = source
         self.origin = origin
