@@ -11,8 +11,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.conftest import REPO_ROOT
 
 from fixloop.checker.checking import check_paths
+from fixloop.checker.library import load_library
+from fixloop.checker.syntax import parse_bash
+from fixloop.checker.tree import Function
+from fixloop.documents.files import read_text
 
 from .conftest import FIXTURES
 
@@ -127,3 +132,56 @@ def test_a_helpers_summary_kept_by_its_library_is_not_used_where_a_run_redefines
     assert [f for f in found(pack) if f[1] == "worktree-removed"] == expected
     alone = check_paths([pack / "workflows" / "b-redefined.md"], base=pack).diagnostics
     assert [(d.path, d.rule, d.line) for d in alone if d.rule == "worktree-removed"] == expected
+
+
+def test_only_the_helpers_a_document_reaches_are_converted(pack: Path) -> None:
+    # lib_write_sentinel reaches lib_sentinel_line; lib_shelve and lib_start_over are never
+    # called, so their syntax trees are never made (yet a call to one would be followed).
+    result = check_paths([pack], base=pack)
+    assert result.diagnostics == []
+    (library,) = {
+        id(lib): lib for d in result.documents for u in d.units for lib in u.libraries
+    }.values()
+    assert {"lib_shelve", "lib_start_over"} <= set(library.functions)
+    converted = set(library._helpers)
+    assert {"lib_write_sentinel", "lib_sentinel_line"} <= converted
+    assert not converted & {"lib_shelve", "lib_start_over"}
+
+
+def test_a_helper_nested_too_deep_hides_no_other_helper(pack: Path) -> None:
+    # Past the checker's nesting limit a helper is followed as doing nothing; the helpers
+    # around it are read as before (the sentinel is still written two helpers deep).
+    library = pack / "workflows" / "lib" / "fixloop.sh"
+    deep = "lib_deep() {\n" + "{ " * 80 + "true" + "; }" * 80 + "\n}\n"
+    library.write_text(deep + library.read_text(encoding="utf-8"), encoding="utf-8")
+    edit(pack, "lib_write_sentinel\n", "lib_write_sentinel\nlib_deep\n")
+    result = check_paths([pack], base=pack)
+    assert result.diagnostics == []
+    events = [(e.path, e.line, e.name) for d in result.documents for e in d.events]
+    assert ("workflows/lib/fixloop.sh", 18, ">") in events  # three lines lower than before
+
+
+def test_a_library_line_run_into_the_next_is_read_as_bash_reads_it(pack: Path) -> None:
+    # tree-sitter-bash joins `a=1 b=2` and the next line into one command; the helper is
+    # built from the text parsed again with a `;` there, as a block is.
+    library = pack / "workflows" / "lib" / "fixloop.sh"
+    joined = "lib_joined() {\n  a=1 b=2\n  git stash push\n}\n"
+    library.write_text(library.read_text(encoding="utf-8") + joined, encoding="utf-8")
+    edit(pack, "lib_write_sentinel\n", "lib_write_sentinel\nlib_joined\n")
+    assert found(pack) == [("workflows/lib/fixloop.sh", "nothing-is-shelved", 34)]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        REPO_ROOT / "workflows" / "lib" / "fixloop.sh",
+        FIXTURES / "library/workflows/lib/fixloop.sh",
+    ],
+)
+def test_a_helper_converted_alone_is_what_the_whole_files_parse_makes(path: Path) -> None:
+    library = load_library(path, None)
+    assert library is not None
+    whole = {n.name: n for n in parse_bash(read_text(path)).body.items if isinstance(n, Function)}
+    assert list(library.functions) == list(whole)
+    for name, function in whole.items():
+        assert repr(library.functions[name]) == repr(function)

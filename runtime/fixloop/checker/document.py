@@ -64,8 +64,9 @@ class Unit:
             self.script.body, self.path, self.step, block=self.index, finally_=self.finally_
         )
         for library, name in self.helpers:
-            events = events + library.events[name]
-            owners = {**owners, **library.owners[name]}
+            helper = library.helper(name)
+            events = events + helper.events
+            owners = {**owners, **helper.owners}
         return events, owners
 
     @property

@@ -15,6 +15,7 @@ from fixloop.checker.document import CheckedDocument, Unit
 from fixloop.checker.events import CommandEvent
 from fixloop.checker.flow import Flow, scan_run, summarize
 from fixloop.checker.language import Contract, Operand, ScopeSpec
+from fixloop.checker.library import RunFunctions
 from fixloop.checker.matching import matching_ids
 from fixloop.checker.scoped import errexit_of, narrowed, steps_of
 from fixloop.checker.tree import Seq
@@ -368,9 +369,10 @@ def shell_runs(document: CheckedDocument, units: list[Unit], watched: set[int]) 
         if facts is None:
             functions, flags = scan_run(run.body)
             libraries = group[-1].libraries
-            helpers = {n: f for lib in libraries for n, f in lib.functions.items()}
-            names = frozenset(helpers) - frozenset(functions)
-            facts = RunFacts({**helpers, **functions}, flags, names, libraries=libraries)
+            # The libraries' functions are converted when the analysis first calls one.
+            names = frozenset(n for lib in libraries for n in lib.sources) - frozenset(functions)
+            known = RunFunctions(functions, libraries) if libraries else functions
+            facts = RunFacts(known, flags, names, libraries=libraries)
             document.runs[key] = facts
         run.facts = facts
         if not any(e.id in watched for unit in group for e in unit.events):

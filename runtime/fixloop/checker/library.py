@@ -10,7 +10,14 @@ functions it defines as defined at that point:
   analysis follows the call, and `fixloop_output NAME …` declares NAME like a write would;
 - a variable a helper sets for its caller (through `local -n ref=$1`, or a global assignment) is
   set for the step after the call;
-- a helper the step does not call adds nothing.
+- a helper the step does not call adds nothing, and costs nothing: tree-sitter parses the file
+  at once, and a function's syntax tree, events and facts are made when a document first
+  reaches it (a step calls a few of a library's helpers; converting all of them was most of
+  the bash a check read). It is the tree `parse_bash` makes of the whole file; a file that needs
+  the whole parse to tell (a top-level statement tree-sitter ran into the next line or nested
+  too deep, a file too large for one tree) is converted whole when loaded. A helper nested past
+  the checker's limit is followed as doing nothing (when the whole file was converted at once,
+  it hid every other helper).
 
 A source line naming a file that is not in the pack is a `source-not-found` error.
 """
@@ -18,40 +25,143 @@ A source line naming a file that is not in the pack is a `source-not-found` erro
 from __future__ import annotations
 
 import re
-from dataclasses import field
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
+
+from tree_sitter import Node
 
 from fixloop.checker.events import CommandEvent, extract, iter_commands
-from fixloop.checker.syntax import parse_bash
-from fixloop.checker.tree import Command, Function, Node_, Script
+from fixloop.checker.syntax import PIECE_BYTES, TopLevel, parse_bash
+from fixloop.checker.tree import Command, Function, Node_
+from fixloop.checker.words import TooDeep
+from fixloop.checker.worlds import HelperSummary
 from fixloop.diagnostics import Diagnostic, display_path
 from fixloop.documents.files import read_text
-from fixloop.records import record
 
 RULE = "source-not-found"
 LIBRARY_FOLDER = Path("workflows") / "lib"
 _SOURCED = re.compile(r"^\$(?P<variable>FIXLOOP_LIB|CLAUDE_PLUGIN_ROOT)/(?P<path>[^$`\s]+)$")
 _NAMEREF = re.compile(r"^\$(?P<index>[1-9])$")
+T = TypeVar("T")
 
 
-@record
+class Helper:
+    """One function of a step library, as a document reaches it: its syntax tree, what it sets
+    for its caller, the commands it calls; its events when a contract first asks for them."""
+
+    __slots__ = ("_extracted", "calls", "display", "function", "sets_arguments", "sets_globals")
+
+    def __init__(self, function: Function, display: str) -> None:
+        self.function = function
+        self.display = display
+        self._extracted: tuple[list[CommandEvent], dict[int, Node_]] | None = None
+        self.sets_arguments: set[int] = set()  # `local -n x=$1` → {1}
+        local: set[str] = set()
+        commands = list(iter_commands(function.body))  # walked once for the three looks below
+        for command in commands:
+            for assign in command.assigns:
+                if assign.kind in ("local", "declare", "typeset"):
+                    local.add(assign.name)
+                    if _is_nameref(command) and assign.value is not None:
+                        index = _NAMEREF.match(assign.value.shape)
+                        if index:
+                            self.sets_arguments.add(int(index["index"]))
+            for word in command.words[1:]:
+                if command.words[0].literal in ("local", "declare", "typeset"):
+                    local.add(word.shape)
+        self.calls = [c.words[0].literal for c in commands if c.words and c.words[0].literal]
+        self.sets_globals = {
+            a.name
+            for command in commands
+            for a in command.assigns
+            if a.kind == "plain" and a.name not in local
+        }
+
+    @property
+    def events(self) -> list[CommandEvent]:
+        return self._extract()[0]
+
+    @property
+    def owners(self) -> dict[int, Node_]:
+        return self._extract()[1]
+
+    def _extract(self) -> tuple[list[CommandEvent], dict[int, Node_]]:
+        if self._extracted is None:
+            body = self.function.body
+            self._extracted = extract(body, self.display, None, block=-1, finally_=False)
+        return self._extracted
+
+
+class ByHelper(Mapping[str, T]):
+    """One fact of each helper of a library, by the helper's name; the helper is converted
+    when its fact is first asked for, never to answer `in`."""
+
+    __slots__ = ("_fact", "_library")
+
+    def __init__(self, library: StepLibrary, fact: Callable[[Helper], T]) -> None:
+        self._library = library
+        self._fact = fact
+
+    def __getitem__(self, name: str) -> T:
+        if name not in self._library.sources:
+            raise KeyError(name)
+        return self._fact(self._library.helper(name))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._library.sources
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._library.sources)
+
+    def __len__(self) -> int:
+        return len(self._library.sources)
+
+
 class StepLibrary:
-    """One sourced file: its functions, and the events of each function's commands."""
+    """One sourced file: its functions, each converted (`helper`) when first reached. Compared
+    by identity: one object per version of the file (`load_library`)."""
 
-    path: Path
-    display: str
-    script: Script
-    functions: dict[str, Function] = field(default_factory=dict)
-    events: dict[str, list[CommandEvent]] = field(default_factory=dict)  # by function
-    owners: dict[str, dict[int, Node_]] = field(default_factory=dict)
-    sets_arguments: dict[str, set[int]] = field(default_factory=dict)  # `local -n x=$1` → {1}
-    sets_globals: dict[str, set[str]] = field(default_factory=dict)
-    calls: dict[str, list[str]] = field(default_factory=dict)  # helper → helpers it calls
-    # The path analysis's summaries of its helpers (`worlds.RunFacts.library_summaries`).
-    summaries: dict[tuple[int, bool, bool], tuple[frozenset[int | None], frozenset[int | None]]] = (
-        field(default_factory=dict)
-    )
-    _called_by: dict[str, frozenset[str]] = field(default_factory=dict)
+    def __init__(
+        self,
+        path: Path,
+        display: str,
+        sources: dict[str, Node | Function],
+        top: TopLevel | None = None,
+    ) -> None:
+        self.path = path
+        self.display = display
+        # Each function's node in `top`, or its syntax tree when the file was converted whole.
+        self.sources = sources
+        self._top = top
+        self._helpers: dict[str, Helper] = {}
+        self._called_by: dict[str, frozenset[str]] = {}
+        self.functions = ByHelper(self, lambda helper: helper.function)
+        self.sets_arguments = ByHelper(self, lambda helper: helper.sets_arguments)
+        self.sets_globals = ByHelper(self, lambda helper: helper.sets_globals)
+        # The path analysis's summaries of its helpers (`worlds.RunFacts.library_summaries`).
+        self.summaries: dict[tuple[int, bool, bool], HelperSummary] = {}
+
+    def __repr__(self) -> str:
+        return f"StepLibrary({self.display!r}, {list(self.sources)!r})"
+
+    def helper(self, name: str) -> Helper:
+        found = self._helpers.get(name)
+        if found is None:
+            source = self.sources[name]
+            function = source if isinstance(source, Function) else self._convert(name, source)
+            found = self._helpers[name] = Helper(function, self.display)
+        return found
+
+    def _convert(self, name: str, node: Node) -> Function:
+        assert self._top is not None
+        try:
+            built, _ = self._top.build(node)
+        except TooDeep:
+            built = None
+        if isinstance(built, Function):
+            return built
+        return Function(node.start_point, name=name)  # nested too deep: followed as doing nothing
 
     def called_by(self, name: str) -> frozenset[str]:
         """Every command name a call to helper `name` can run, through the helpers it calls."""
@@ -60,10 +170,10 @@ class StepLibrary:
             pending = [name]
             while pending:
                 helper = pending.pop()
-                for called in self.calls.get(helper, []):
+                for called in self.helper(helper).calls if helper in self.sources else []:
                     if called not in found:
                         found.add(called)
-                        if called in self.functions:
+                        if called in self.sources:
                             pending.append(called)
             self._called_by[name] = frozenset(found)
         return self._called_by[name]
@@ -74,10 +184,41 @@ class StepLibrary:
         pending = [c.words[0].literal for c in commands if c.words and c.words[0].literal]
         while pending:
             name = pending.pop(0)
-            if name in self.functions and name not in found:
+            if name in self.sources and name not in found:
                 found.append(name)
-                pending += self.calls[name]
+                pending += self.helper(name).calls
         return found
+
+
+class RunFunctions(Mapping[str, Function]):
+    """The functions a shell run can call by name: its own, else its step libraries' (a later
+    library's over an earlier one's), a library's converted when first looked up."""
+
+    __slots__ = ("_libraries", "_own")
+
+    def __init__(self, own: dict[str, Function], libraries: Sequence[StepLibrary]) -> None:
+        self._own = own
+        self._libraries = list(reversed(libraries))
+
+    def __getitem__(self, name: str) -> Function:
+        found = self._own.get(name)
+        if found is not None:
+            return found
+        for library in self._libraries:
+            if name in library.sources:
+                return library.helper(name).function
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._own or any(name in lib.sources for lib in self._libraries)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(
+            {**dict.fromkeys(n for lib in self._libraries for n in lib.sources), **self._own}
+        )
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 _CACHE: dict[tuple[Path, int, int], StepLibrary] = {}
@@ -118,40 +259,38 @@ def load_library(path: Path, base: Path | None) -> StepLibrary | None:
 
 
 def _build(path: Path, text: str, display: str) -> StepLibrary:
-    script = parse_bash(text)
-    library = StepLibrary(path, display, script)
-    for node in script.body.items:
-        if not isinstance(node, Function):
-            continue
-        library.functions[node.name] = node
-        events, owners = extract(node.body, display, None, block=-1, finally_=False)
-        library.events[node.name] = events
-        library.owners[node.name] = owners
-        local: set[str] = set()
-        commands = list(iter_commands(node.body))  # walked once for the three looks below
-        for command in commands:
-            for assign in command.assigns:
-                if assign.kind in ("local", "declare", "typeset"):
-                    local.add(assign.name)
-                    if _is_nameref(command) and assign.value is not None:
-                        index = _NAMEREF.match(assign.value.shape)
-                        if index:
-                            library.sets_arguments.setdefault(node.name, set()).add(
-                                int(index["index"])
-                            )
-            for word in command.words[1:]:
-                if command.words[0].literal in ("local", "declare", "typeset"):
-                    local.add(word.shape)
-        library.calls[node.name] = [
-            c.words[0].literal for c in commands if c.words and c.words[0].literal
-        ]
-        library.sets_globals[node.name] = {
-            a.name
-            for command in commands
-            for a in command.assigns
-            if a.kind == "plain" and a.name not in local
+    top = TopLevel(text) if len(text) <= PIECE_BYTES else None  # characters: at most the bytes
+    sources = _definitions(top) if top is not None and len(top.source) <= PIECE_BYTES else None
+    if top is None or sources is None:  # converted whole, as a block is
+        script = parse_bash(text)
+        whole: dict[str, Node | Function] = {
+            n.name: n for n in script.body.items if isinstance(n, Function)
         }
-    return library
+        return StepLibrary(path, display, whole)
+    return StepLibrary(path, display, sources, top)
+
+
+def _definitions(top: TopLevel) -> dict[str, Node | Function] | None:
+    """The file's functions by name (a later definition wins, as in bash), their nodes left for
+    later; None when the file must be converted whole to know its statements. The statements
+    that are not function definitions are built now: few, and where tree-sitter may have run a
+    line into the next (which changes how the rest reads), or nested too deep."""
+    sources: dict[str, Node | Function] = {}
+    for node in top.nodes:
+        if node.type == "function_definition":
+            name = node.child_by_field_name("name")
+            text = top.source[name.start_byte : name.end_byte] if name is not None else b""
+            sources[text.decode("utf-8", "replace")] = node
+            continue
+        try:
+            built, split = top.build(node)
+        except TooDeep:
+            return None
+        if split:
+            return None
+        if isinstance(built, Function):  # `f() { …; } >&2`
+            sources[built.name] = built
+    return sources
 
 
 def _is_nameref(command: Command) -> bool:

@@ -45,36 +45,13 @@ from fixloop.checker.tree import (
     Seq,
     Subshell,
 )
-from fixloop.checker.tree_scan import piece_cuts, statement_nodes, where_it_broke
+from fixloop.checker.tree_scan import STATEMENT_TYPES, piece_cuts, statement_nodes, where_it_broke
 from fixloop.checker.words import MAX_NESTING, TooDeep
 
 
 @cache
 def _parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
-
-
-# Node types that are a statement of their own: a heredoc redirect may hold one (`heredoc_tail`).
-_STATEMENT_TYPES = {
-    "command",
-    "pipeline",
-    "list",
-    "negated_command",
-    "redirected_statement",
-    "subshell",
-    "compound_statement",
-    "if_statement",
-    "while_statement",
-    "for_statement",
-    "c_style_for_statement",
-    "case_statement",
-    "function_definition",
-    "variable_assignment",
-    "variable_assignments",
-    "declaration_command",
-    "unset_command",
-    "test_command",
-}
 
 
 class _Builder(CommandReader):
@@ -220,7 +197,7 @@ class _Builder(CommandReader):
                     extra = (child.type, built)
             elif child.type == "pipeline":
                 extra = ("|", Pipeline(self.pos(child), items=self.flat_pipeline(child)))
-            elif child.type in _STATEMENT_TYPES:
+            elif child.type in STATEMENT_TYPES:
                 built = self.statement(child)
                 if built is not None:
                     extra = ("|", built)
@@ -409,6 +386,31 @@ def _parse_whole(source: bytes, origin: Pos, depth: int) -> Script:
     # What tree-sitter could not parse is the root cause; an empty body may only follow from it.
     errors = sorted(builder.errors, key=lambda error: error.reason is not None)
     return Script(body, errors)
+
+
+class TopLevel:
+    """A text's top-level statements (`nodes`), parsed by tree-sitter at once and each built
+    when asked, as `parse_bash` builds it in the whole text: a step library, whose functions a
+    document reaches a few of. Nesting past MAX_NESTING raises TooDeep for that one alone."""
+
+    def __init__(self, text: str) -> None:
+        self.source = text.encode("utf-8")
+        root = _parser().parse(self.source).root_node
+        self.nodes = [n for n in root.named_children if n.type != "comment"]
+
+    def build(self, node: Node) -> tuple[Node_ | None, bool]:
+        """The statement, and whether tree-sitter ran one of its lines into the next: then it
+        is built from a parse with a `;` there, as in `_parse_whole` (only its lines change)."""
+        builder = _Builder(self.source, _START)
+        built = builder.statement(node)
+        if not builder.splits:
+            return built, False
+        source = self.source
+        for offset in sorted(builder.splits, reverse=True):
+            source = source[:offset] + b";" + source[offset:]
+        root = _parser().parse(source).root_node
+        again = next((n for n in root.named_children if n.start_byte == node.start_byte), None)
+        return (built if again is None else _Builder(source, _START).statement(again)), True
 
 
 def _parse_pieces(source: bytes, origin: Pos, depth: int) -> Script | None:

@@ -1,5 +1,6 @@
-"""Reading tree-sitter's tree of a bash block: its statements one at a time, where a parse broke,
-and where a large block may be cut into pieces that parse alone (`syntax.parse_bash`)."""
+"""Reading tree-sitter's tree of a bash block: which nodes are statements, its statements one at
+a time, where a parse broke, and where a large block may be cut into pieces that parse alone
+(`syntax.parse_bash`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,28 @@ from collections.abc import Callable, Iterator
 from tree_sitter import Node
 
 from fixloop.checker.tree import Broken
+
+# Node types that are a statement of their own: a heredoc redirect may hold one (`heredoc_tail`).
+STATEMENT_TYPES = {
+    "command",
+    "pipeline",
+    "list",
+    "negated_command",
+    "redirected_statement",
+    "subshell",
+    "compound_statement",
+    "if_statement",
+    "while_statement",
+    "for_statement",
+    "c_style_for_statement",
+    "case_statement",
+    "function_definition",
+    "variable_assignment",
+    "variable_assignments",
+    "declaration_command",
+    "unset_command",
+    "test_command",
+}
 
 
 def statement_nodes(root: Node) -> Iterator[Node]:

@@ -8,7 +8,7 @@ already failed. An `Outcome` sorts the worlds leaving a construct by how they le
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import field
 from typing import TYPE_CHECKING, NamedTuple
@@ -115,7 +115,7 @@ class RunFacts:
     """What is known of one shell run whatever is watched in it: found once per document and
     shared by every contract's path analysis (each contract used to find it again)."""
 
-    functions: dict[str, Function]  # the run's own and its step library's, by name
+    functions: Mapping[str, Function]  # the run's own and its step libraries', by name
     flag_names: set[str]  # names assigned a status (`rc=$?`)
     helpers: frozenset[str]  # the step-library functions among `functions`
     # For a run with no watched command: (can end normally, can fail); its effect on any world.
