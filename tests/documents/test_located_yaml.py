@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,3 +92,60 @@ def test_an_alias_bomb_within_the_alias_limit_is_stopped_by_its_size() -> None:
     message = error_of(alias_bomb(6))  # 45 aliases, 9**6 values
     assert message.endswith("YAML expands to more than 100,000 values through its aliases")
     assert load_located(alias_bomb(3), display="x", rule="t").data["a2"][0][0] == ["x"] * 9
+
+
+_ODD_YAML = [
+    "a: 1\nb: [true, null, 1.5, 2001-12-14, !!binary aGk=]\nc: {d: e}\n",
+    "base: &b {x: 1}\nuse: *b\n",  # an alias: the same object twice
+    "base: &b {x: 1}\nmerged:\n  <<: *b\n  y: 2\n",  # a merge key
+    "= : value\n",  # the value key
+    "? [a, b]\n: complex\n",  # a key the constructor refuses (unhashable)
+    "s: !!set {a, b}\no: !!omap [a: 1, b: 2]\np: !!pairs [a: 1]\n",
+    "m: !!map ''\n",  # a scalar tagged as a mapping: the constructor's error
+    "t: !custom x\n",  # an unknown tag: the constructor's error
+    "n: !!int x\n",  # an int that is none: the constructor's ValueError
+    "dup: 1\ndup: 2\n",
+    "- a\n- [b, {c: d}]\n- 'quoted'\n",
+    "plain text",
+]
+
+
+@pytest.mark.parametrize("text", _ODD_YAML)
+def test_the_data_is_what_pyyamls_constructor_builds(text: str) -> None:
+    import yaml
+    from yaml.constructor import SafeConstructor
+
+    from fixloop.documents.located_yaml import _LOADER, _constructed
+
+    def outcome(build: Any) -> tuple[str, Any]:
+        node = yaml.compose(text, Loader=_LOADER)
+        try:
+            return "data", build(node)
+        except (yaml.YAMLError, ValueError) as exc:  # `!!int x`: the constructor's ValueError
+            return type(exc).__name__, str(exc)
+
+    expected = outcome(lambda node: SafeConstructor().construct_document(node))
+    assert outcome(_constructed) == expected
+    if text.startswith("base: &b {x: 1}\nuse"):  # shared, as the constructor shares it
+        data = outcome(_constructed)[1]
+        assert data["base"] is data["use"]
+
+
+def test_every_yaml_of_this_repository_is_built_as_pyyamls_constructor_builds_it() -> None:
+    import yaml
+    from yaml.constructor import SafeConstructor
+
+    from fixloop.documents.located_yaml import _LOADER, _constructed
+
+    root = Path(__file__).resolve().parents[2]
+    texts = [p.read_text(encoding="utf-8") for p in sorted(root.glob("*/*.contracts.yaml"))]
+    for path in [*root.glob("workflows/*.md"), *root.glob("agents/*.md")]:
+        parts = path.read_text(encoding="utf-8").split("---\n")
+        texts += [parts[1]] if len(parts) > 2 else []
+    assert len(texts) > 10
+    for text in texts:
+        node = yaml.compose(text, Loader=_LOADER)
+        assert node is not None
+        assert _constructed(node) == SafeConstructor().construct_document(
+            yaml.compose(text, Loader=_LOADER)
+        )

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel, ValidationError
@@ -218,3 +218,34 @@ def test_a_check_of_plain_declarations_imports_no_pydantic(tmp_path: Path) -> No
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:1] == ["[]"]
+
+
+@records.record(frozen=True)
+class _Base:
+    name: str | None = None
+
+
+@records.record(frozen=True)
+class _Derived(_Base):
+    # Fields inherited and own, a Literal, None: what `typing.get_type_hints` converts or keeps.
+    count: int = 0
+    sizes: list[int] | None = None
+    choice: Literal["a", "b"] = "a"
+    nothing: None = None
+
+
+def test_the_fields_types_are_what_typing_reads_from_the_annotations() -> None:
+    import typing
+
+    from fixloop.checker import language
+    from fixloop.documents import config
+
+    declared = [
+        value
+        for module in (language, config, plain_models)
+        for value in vars(module).values()
+        if records.is_record(value)
+    ]
+    assert set(MODELS) <= set(declared)
+    for model in [*declared, _Base, _Derived]:
+        assert plain_models._hints(model) == typing.get_type_hints(model, include_extras=True)

@@ -18,13 +18,19 @@ import select
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import suppress
+from functools import cache
 from pathlib import Path
 
 from fixloop.records import record
 
 _PIECE = 16384  # characters encoded at a time: at most 64 KiB, what a pipe takes at once
 _TIMEOUT = 30  # seconds for one batch; bash reads megabytes of script in well under one
-_LINE = re.compile(r"^bash: (?:line (\d+): )?")
+
+
+# Compiled on first need: only a block bash refuses is worded with it.
+@cache
+def _complaint_line() -> re.Pattern[str]:
+    return re.compile(r"^bash: (?:line (\d+): )?")
 
 
 @record(frozen=True)
@@ -195,7 +201,7 @@ def refusals(blocks: Sequence[str]) -> dict[int, Refusal]:
         if len(group) == 1:
             complaint = _bash_n(blocks[group[0]])
             if complaint is not None:
-                match = _LINE.match(complaint)
+                match = _complaint_line().match(complaint)
                 line = int(match[1]) if match and match[1] else None
                 found[group[0]] = Refusal(line, complaint[match.end() :] if match else complaint)
             continue

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import cache
 from typing import TYPE_CHECKING
 
 from fixloop.checker.events import visit
@@ -37,11 +38,20 @@ OUTPUT_VARIABLE = "FIXLOOP_OUTPUT"
 OUTPUT_HELPER = "fixloop_output"  # the step library's `fixloop_output NAME VALUE`
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OUTPUT_OPS = {">", ">>", ">|", "&>", "&>>"}
+
+
 # A line of the output file as the source writes it: `\n` escapes (printf, echo -e) or newlines.
-_LINE_BREAK = re.compile(r"\\n|\n")
-_LINE = re.compile(
-    r"\t*(?:\$')?['\"]*(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:=|<<(?P<delimiter>[^'\"]*))"
-)
+# Compiled on first need: only a document writing its step's outputs meets them.
+@cache
+def _line_break() -> re.Pattern[str]:
+    return re.compile(r"\\n|\n")
+
+
+@cache
+def _output_line() -> re.Pattern[str]:
+    return re.compile(
+        r"\t*(?:\$')?['\"]*(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:=|<<(?P<delimiter>[^'\"]*))"
+    )
 
 
 def undeclared_outputs(document: CheckedDocument) -> list[Diagnostic]:
@@ -158,7 +168,7 @@ def _echo(args: list[Word]) -> Iterator[tuple[str, int, int]]:
 def _lines(word: Word, *, escapes: bool) -> Iterator[tuple[str, int, int]]:
     """The literal names of the output lines `word` writes, with 0-based row and column."""
     text = word.text
-    breaks = [m for m in _LINE_BREAK.finditer(text) if escapes or m.group() == "\n"]
+    breaks = [m for m in _line_break().finditer(text) if escapes or m.group() == "\n"]
     bounds = zip(
         [0] + [m.end() for m in breaks], [m.start() for m in breaks] + [len(text)], strict=True
     )
@@ -169,7 +179,7 @@ def _lines(word: Word, *, escapes: bool) -> Iterator[tuple[str, int, int]]:
             if line.rstrip("'\"").endswith(delimiter):
                 delimiter = None
             continue
-        match = _LINE.match(line)
+        match = _output_line().match(line)
         if match is None:  # not an output line, or a computed name (`%s=`, `$name=`)
             continue
         if match["delimiter"] is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -127,16 +128,23 @@ def _unexpected(text: str) -> str:
     return f"unexpected `{lines[0][:80]}{'…' if cut else ''}`"
 
 
-_PLACEHOLDER = re.compile(r"(?<![<\w$])<[A-Za-z][^<>\n]{0,80}>")
-_ELISION = re.compile(r"^\s*(?:#\s*)?(?:\.\.\.|…)\s*$", re.MULTILINE)
+# Compiled on first need: only a block bash refuses meets these two.
+@cache
+def _placeholder() -> re.Pattern[str]:
+    return re.compile(r"(?<![<\w$])<[A-Za-z][^<>\n]{0,80}>")
+
+
+@cache
+def _elision() -> re.Pattern[str]:
+    return re.compile(r"^\s*(?:#\s*)?(?:\.\.\.|…)\s*$", re.MULTILINE)
 
 
 def _sketch(text: str) -> str | None:
     """Why a block that bash refuses reads as a sketch for the model, or None."""
-    placeholder = _PLACEHOLDER.search(text)
+    placeholder = _placeholder().search(text)
     if placeholder is not None:
         return f"placeholders such as `{placeholder.group(0)}` for the model to fill in"
-    if _ELISION.search(text):
+    if _elision().search(text):
         return "`...` stands for a part left out"
     return None
 
@@ -203,8 +211,15 @@ def _non_empty_inputs(document: CheckedDocument) -> set[str]:
     return safe
 
 
-_EXPANSION = re.compile(r"\$(?:\(…\)|\(\(…\)\)|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])")
-_REQUIRED = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*):?\?")
+# Compiled on first need: only an assignment or a word with `${NAME:?}` meets these two.
+@cache
+def _expansion() -> re.Pattern[str]:
+    return re.compile(r"\$(?:\(…\)|\(\(…\)\)|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])")
+
+
+@cache
+def _required() -> re.Pattern[str]:
+    return re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*):?\?")
 
 
 def _made_safe(command: Command) -> set[str]:
@@ -220,10 +235,10 @@ def _made_safe(command: Command) -> set[str]:
             for sub in value.subs
             for c, _ in visit(sub)
         )
-        if _EXPANSION.sub("", value.shape).strip() or from_mktemp:
+        if _expansion().sub("", value.shape).strip() or from_mktemp:
             safe.add(assign.name)
     for word in command.words:
-        safe |= {m["name"] for m in _REQUIRED.finditer(word.text)}
+        safe |= {m["name"] for m in _required().finditer(word.text)}
     if command.words and command.words[0].literal in ("[", "[[", "test"):
         shapes = [w.shape for w in command.words]
         for flag in ("-n", "-d"):

@@ -8,6 +8,7 @@ and their combined forms turn errexit on or off. `statement_flow.py` applies the
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from fixloop.checker.tree import Arith, Broken, Command
 from fixloop.checker.worlds import Status, World
@@ -28,15 +29,18 @@ def bracket_test(command: Command, world: World) -> World:
     return world.at(None)
 
 
-_ARITH_TEST = re.compile(
-    r"^\(\(\s*(?P<neg>!\s*)?\$?(?P<name>[A-Za-z_]\w*)\s*"
-    r"(?:(?P<op>==|!=)\s*(?P<number>\d+)\s*)?\)\)$"
-)
+# Compiled on first need: only a script with an arithmetic test meets it.
+@cache
+def _arith_test() -> re.Pattern[str]:
+    return re.compile(
+        r"^\(\(\s*(?P<neg>!\s*)?\$?(?P<name>[A-Za-z_]\w*)\s*"
+        r"(?:(?P<op>==|!=)\s*(?P<number>\d+)\s*)?\)\)$"
+    )
 
 
 def arith_test(node: Arith | Broken, world: World) -> World:
     """`(( rc == 0 ))`, `(( rc != 0 ))`, `(( rc ))`, `(( !rc ))` decided by a known status flag."""
-    match = _ARITH_TEST.match(node.text.strip()) if isinstance(node, Arith) else None
+    match = _arith_test().match(node.text.strip()) if isinstance(node, Arith) else None
     if match is None:
         return world.at(None)
     known, value = world.flag(match["name"])

@@ -12,6 +12,7 @@ defect: a step that sets one name while its script reads another.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import TYPE_CHECKING
 
 from fixloop.checker.events import node_words
@@ -67,12 +68,19 @@ WELL_KNOWN = {
 }
 _WELL_KNOWN_PREFIXES = ("FIXLOOP_", "GITHUB_", "RUNNER_", "LC_")
 _SCRIPT_RUNNERS = {"node", "python", "python3", "ruby", "perl", "deno", "bun"}
-_ENV_READ = re.compile(
-    r"process\.env(?:\.(?P<a>[A-Za-z_]\w*)|\[\s*['\"](?P<b>[A-Za-z_]\w*)['\"]\s*\])"
-    r"|os\.environ(?:\.get\(\s*|\[\s*)['\"](?P<c>[A-Za-z_]\w*)['\"]"
-    r"|os\.getenv\(\s*['\"](?P<d>[A-Za-z_]\w*)['\"]"
-    r"|ENV\[\s*['\"](?P<e>[A-Za-z_]\w*)['\"]\s*\]"
-)
+
+
+# Compiled on first need: only a command running a script (`python -c …`) is searched.
+@cache
+def _env_read() -> re.Pattern[str]:
+    return re.compile(
+        r"process\.env(?:\.(?P<a>[A-Za-z_]\w*)|\[\s*['\"](?P<b>[A-Za-z_]\w*)['\"]\s*\])"
+        r"|os\.environ(?:\.get\(\s*|\[\s*)['\"](?P<c>[A-Za-z_]\w*)['\"]"
+        r"|os\.getenv\(\s*['\"](?P<d>[A-Za-z_]\w*)['\"]"
+        r"|ENV\[\s*['\"](?P<e>[A-Za-z_]\w*)['\"]\s*\]"
+    )
+
+
 _DEFINING_COMMANDS = {"read", "mapfile", "readarray", "getopts"}
 _NAMING_COMMANDS = _DEFINING_COMMANDS | {"printf", "declare"}  # `_defined_by_command` reads
 
@@ -265,7 +273,7 @@ def _env_reads(document: CheckedDocument, command: Command, scope: Scope) -> lis
     texts += [r.body for r in command.redirects if r.body is not None]
     found = []
     for word in texts:
-        for match in _ENV_READ.finditer(word.text):
+        for match in _env_read().finditer(word.text):
             name = next(g for g in match.groups() if g)
             if name in scope.exported or name in prefixed or _known(name, document):
                 continue

@@ -9,6 +9,10 @@ that walks the data (the key lines, pydantic, a rule) walks all of them. The tex
 size, in aliases, in nesting depth and in the number of values it expands to, and a file past a
 limit is one located diagnostic, never a hang. The walk is iterative, so depth that comes from
 the input never reaches Python's recursion limit.
+
+The data of plain YAML (mappings, lists, scalars; no alias, merge key or other tag) is built
+directly from the composed tree, as PyYAML's safe constructor builds it; the rest by that
+constructor (`_constructed`).
 """
 
 from __future__ import annotations
@@ -98,13 +102,67 @@ def load_located(
     except _TooBig as big:
         raise fail(big.node.start_mark.line, big.node.start_mark.column, big.message) from None
     try:
-        data = SafeConstructor().construct_document(node)
+        data = _constructed(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         line, col = (mark.line, mark.column) if mark else (0, 0)
         raise fail(line, col, f"invalid YAML: {problem}") from None
     return LocatedYaml(data, key_lines, key_columns, frozenset(commented))
+
+
+_STR, _MAP, _SEQ = (f"tag:yaml.org,2002:{kind}" for kind in ("str", "map", "seq"))
+# The scalars the constructor builds in one call (a `!!map` or `!!set` scalar takes it more).
+_SCALARS = frozenset(
+    f"tag:yaml.org,2002:{kind}" for kind in ("null", "bool", "int", "float", "binary", "timestamp")
+)
+# Keys PyYAML's constructor rewrites before it builds a mapping (`<<: *base`, `=`).
+_SPECIAL_KEYS = frozenset({"tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"})
+
+
+class _NotPlain(Exception):
+    """A node the direct build leaves to PyYAML's constructor."""
+
+
+def _constructed(root: yaml.Node) -> Any:
+    """The data PyYAML's safe constructor builds from `root`, built directly when it is plain.
+
+    Most YAML fixloop reads is mappings, lists and text: PyYAML's constructor, through a
+    generator per mapping and list, was a third of the cost of loading it. A tree with an alias
+    (the constructor shares the object), a special key, a complex key or a tag other than a map's
+    or a list's is the constructor's, whole, and so is any tree the direct build fails on: its
+    error is the constructor's own. Every scalar but plain text is still the constructor's. The
+    depth was bounded by `_walk`, so the recursion is too.
+    """
+    constructor = SafeConstructor()
+    seen: set[int] = set()
+
+    def build(node: yaml.Node) -> Any:
+        if id(node) in seen:
+            raise _NotPlain
+        seen.add(id(node))
+        kind = type(node)
+        if kind is yaml.ScalarNode:
+            if node.tag == _STR:
+                return node.value
+            if node.tag in _SCALARS:
+                return constructor.construct_object(node)
+            raise _NotPlain
+        if kind is yaml.MappingNode and node.tag == _MAP:
+            data = {}
+            for key, value in node.value:
+                if type(key) is not yaml.ScalarNode or key.tag in _SPECIAL_KEYS:
+                    raise _NotPlain
+                data[build(key)] = build(value)
+            return data
+        if kind is yaml.SequenceNode and node.tag == _SEQ:
+            return [build(item) for item in node.value]
+        raise _NotPlain
+
+    try:
+        return build(root)
+    except (_NotPlain, yaml.YAMLError, TypeError, ValueError):
+        return SafeConstructor().construct_document(root)
 
 
 Child = tuple[str | int | None, yaml.Node, yaml.Node]
