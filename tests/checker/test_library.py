@@ -142,7 +142,7 @@ def test_only_the_helpers_a_document_reaches_are_converted(pack: Path) -> None:
     (library,) = {
         id(lib): lib for d in result.documents for u in d.units for lib in u.libraries
     }.values()
-    assert {"lib_shelve", "lib_start_over"} <= set(library.functions)
+    assert {"lib_shelve", "lib_start_over"} <= set(library.sources)
     converted = set(library._helpers)
     assert {"lib_write_sentinel", "lib_sentinel_line"} <= converted
     assert not converted & {"lib_shelve", "lib_start_over"}
@@ -182,6 +182,6 @@ def test_a_helper_converted_alone_is_what_the_whole_files_parse_makes(path: Path
     library = load_library(path, None)
     assert library is not None
     whole = {n.name: n for n in parse_bash(read_text(path)).body.items if isinstance(n, Function)}
-    assert list(library.functions) == list(whole)
+    assert list(library.sources) == list(whole)
     for name, function in whole.items():
-        assert repr(library.functions[name]) == repr(function)
+        assert repr(library.function(name)) == repr(function)

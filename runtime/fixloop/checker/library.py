@@ -25,9 +25,8 @@ A source line naming a file that is not in the pack is a `source-not-found` erro
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
 
 from tree_sitter import Node
 
@@ -43,7 +42,6 @@ RULE = "source-not-found"
 LIBRARY_FOLDER = Path("workflows") / "lib"
 _SOURCED = re.compile(r"^\$(?P<variable>FIXLOOP_LIB|CLAUDE_PLUGIN_ROOT)/(?P<path>[^$`\s]+)$")
 _NAMEREF = re.compile(r"^\$(?P<index>[1-9])$")
-T = TypeVar("T")
 
 
 class Helper:
@@ -93,31 +91,6 @@ class Helper:
         return self._extracted
 
 
-class ByHelper(Mapping[str, T]):
-    """One fact of each helper of a library, by the helper's name; the helper is converted
-    when its fact is first asked for, never to answer `in`."""
-
-    __slots__ = ("_fact", "_library")
-
-    def __init__(self, library: StepLibrary, fact: Callable[[Helper], T]) -> None:
-        self._library = library
-        self._fact = fact
-
-    def __getitem__(self, name: str) -> T:
-        if name not in self._library.sources:
-            raise KeyError(name)
-        return self._fact(self._library.helper(name))
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._library.sources
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._library.sources)
-
-    def __len__(self) -> int:
-        return len(self._library.sources)
-
-
 class StepLibrary:
     """One sourced file: its functions, each converted (`helper`) when first reached. Compared
     by identity: one object per version of the file (`load_library`)."""
@@ -136,9 +109,6 @@ class StepLibrary:
         self._top = top
         self._helpers: dict[str, Helper] = {}
         self._called_by: dict[str, frozenset[str]] = {}
-        self.functions = ByHelper(self, lambda helper: helper.function)
-        self.sets_arguments = ByHelper(self, lambda helper: helper.sets_arguments)
-        self.sets_globals = ByHelper(self, lambda helper: helper.sets_globals)
         # The path analysis's summaries of its helpers (`worlds.RunFacts.library_summaries`).
         self.summaries: dict[tuple[int, bool, bool], HelperSummary] = {}
 
@@ -152,6 +122,10 @@ class StepLibrary:
             function = source if isinstance(source, Function) else self._convert(name, source)
             found = self._helpers[name] = Helper(function, self.display)
         return found
+
+    def function(self, name: str) -> Function | None:
+        """Helper `name`'s function, converted now if it was not yet; None if the file has none."""
+        return self.helper(name).function if name in self.sources else None
 
     def _convert(self, name: str, node: Node) -> Function:
         assert self._top is not None

@@ -132,12 +132,13 @@ def _defined_by_helper(command: Command, unit: Unit) -> set[str]:
     name = command.words[0].literal if command.words else None
     names: set[str] = set()
     for library in unit.libraries:
-        if name is None or name not in library.functions:
+        if name is None or name not in library.sources:
             continue
-        for index in library.sets_arguments.get(name, set()):
+        helper = library.helper(name)
+        for index in helper.sets_arguments:
             if index < len(command.words) and command.words[index].literal:
                 names.add(command.words[index].literal or "")
-        names |= library.sets_globals.get(name, set())
+        names |= helper.sets_globals
     return names
 
 

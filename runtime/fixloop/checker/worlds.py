@@ -146,12 +146,12 @@ class RunFacts:
         library's, when every function the call can reach is that library's own, as it is in
         this run (no run or other library redefines one). None otherwise."""
         for library in self.libraries:
-            if self.functions.get(name) is not library.functions.get(name):
+            if self.functions.get(name) is not library.function(name):
                 continue
             reached = library.called_by(name)
             if all(
-                self.functions.get(called) is library.functions.get(called)
-                and (called not in library.functions or called in self.helpers)
+                self.functions.get(called) is library.function(called)
+                and (called not in library.sources or called in self.helpers)
                 for called in reached
             ):
                 return library.summaries
