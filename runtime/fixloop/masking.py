@@ -92,14 +92,29 @@ _SHAPE_SOURCES: tuple[tuple[str, str, str], ...] = (
     ("huggingface-token", "hf_", r"hf_(?<![A-Za-z0-9]hf_)[A-Za-z0-9]{30,}"),
 )
 # The same literals found by three scans instead of one per literal: each pattern starts with one
-# character, which `re` looks for as fast as `in` does, and checks the rest only there.
+# character, which `re` looks for as fast as `in` does, and checks the rest only there. Each is
+# compiled when a text first holds its character: most of what a check prints holds none.
 _SHAPE_HINTS = (
-    re.compile(r"-(?:(?<=sk-)|(?<=xox[abposr]-)|(?<=xapp-)|----BEGIN)"),
-    re.compile(
-        r"_(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=npm_)|(?<=hf_)|(?<=[rs]k_live_)|(?<=[rs]k_test_))"
+    ("-", r"-(?:(?<=sk-)|(?<=xox[abposr]-)|(?<=xapp-)|----BEGIN)"),
+    (
+        "_",
+        r"_(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=npm_)|(?<=hf_)|(?<=[rs]k_live_)|(?<=[rs]k_test_))",
     ),
-    re.compile(r"A(?:KIA|SIA|Iza)"),
+    ("A", r"A(?:KIA|SIA|Iza)"),
 )
+
+
+@cache
+def _shape_hint(index: int) -> re.Pattern[str]:
+    return re.compile(_SHAPE_HINTS[index][1])
+
+
+def _has_shape_hint(text: str) -> bool:
+    return any(
+        first in text and _shape_hint(index).search(text) is not None
+        for index, (first, _) in enumerate(_SHAPE_HINTS)
+    )
+
 
 # Secrets known by where they stand: the marker stays, the value goes.
 _HEADER = (
@@ -152,8 +167,9 @@ class _Rewriting:
 
     Most processes never print or write one (`fixloop check` prints its summary line): compiled
     at import, these 22 patterns were 2 to 3 ms of a one-document check (bench/startup.py). The
-    first scans every text meets (`_SHAPE_HINTS`) are compiled at import; the one only a text
-    holding a secret-looking word meets (`_ASSIGNED`, see `_assigned`) on first need.
+    first scans (`_SHAPE_HINTS`) are compiled when a text first holds their first character;
+    the one only a text holding a secret-looking word meets (`_ASSIGNED`, see `_assigned`) on
+    first need.
     """
 
     def __init__(self) -> None:
@@ -255,7 +271,7 @@ class Masker:
             return False
         if any(needle in text for needle in self._needles):
             return True
-        if "://" in text or any(hint.search(text) for hint in _SHAPE_HINTS):
+        if "://" in text or _has_shape_hint(text):
             return True
         lowered = text.lower()
         if any(hint in lowered for hint in _HEADER_HINTS) or "secret" in lowered:
