@@ -29,6 +29,7 @@ from fixloop.records import record
 
 KeyPath = tuple[str | int, ...]
 _STR, _MAP, _SEQ = (f"tag:yaml.org,2002:{kind}" for kind in ("str", "map", "seq"))
+_Scalar, _Mapping, _Sequence = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 # libyaml's parser when PyYAML has it: the pure-Python scanner dominated `fixloop check` on large
 # packs (bench/check_speed.py).
 _PARSER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -45,14 +46,14 @@ class _Loader(_PARSER):  # type: ignore[misc]  # PyYAML's loaders are untyped
     """
 
     def resolve(self, kind: type[yaml.Node], value: str, implicit: tuple[bool, bool]) -> str:
-        if kind is yaml.ScalarNode:
+        if kind is _Scalar:
             if implicit[0]:
                 tag: str
                 for tag, regexp in self.yaml_implicit_resolvers.get(value[:1], ()):
                     if regexp.match(value):
                         return tag
             return _STR
-        return _MAP if kind is yaml.MappingNode else _SEQ
+        return _MAP if kind is _Mapping else _SEQ
 
     # Called for every node too; PyYAML's follow the path resolvers, which there are none of.
     def descend_resolver(self, current_node: yaml.Node | None, current_index: Any) -> None:
@@ -150,7 +151,6 @@ _SCALARS = frozenset(
 )
 # Keys PyYAML's constructor rewrites before it builds a mapping (`<<: *base`, `=`).
 _SPECIAL_KEYS = frozenset({"tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"})
-_Scalar, _Mapping, _Sequence = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 
 
 class _Reading:
@@ -173,7 +173,8 @@ class _Reading:
         self.commented: set[KeyPath] = set()
         self.aliases = 0
         self.plain = True
-        self._text_lines = text.splitlines()
+        # A text without '#' has no comment to look for after a value.
+        self._text_lines = text.splitlines() if "#" in text else None
         self._first_line, self._limits = first_line, limits
         self._seen: set[int] = set()
         self._constructor = SafeConstructor()
@@ -198,37 +199,73 @@ class _Reading:
         if kind is _Mapping:
             return self._mapping(node, path, below)
         if kind is _Sequence:
-            self._place_items(node, path)
-            if node.tag != _SEQ:
-                self.plain = False
-            value = self.value
-            return [value(item, (*path, index), below) for index, item in enumerate(node.value)]
+            return self._sequence(node, path, below)
         raise TypeError(f"not a YAML node: {node!r}")
 
+    def _sequence(self, node: yaml.Node, path: KeyPath, below: int) -> list[Any]:
+        if node.tag != _SEQ:
+            self.plain = False
+        data = []
+        lines, columns, first_line = self.key_lines, self.key_columns, self._first_line
+        value, seen, deep = self.value, self._seen, below > self._limits.max_depth
+        for index, item in enumerate(node.value):
+            item_path = (*path, index)
+            mark = item.start_mark
+            lines[item_path] = mark.line + first_line
+            columns[item_path] = mark.column + 1
+            if type(item) is _Scalar and item.tag == _STR and id(item) not in seen and not deep:
+                seen.add(id(item))  # text, as in `_mapping`
+                data.append(item.value)
+            else:
+                data.append(value(item, item_path, below))
+        return data
+
     def _mapping(self, node: yaml.Node, path: KeyPath, below: int) -> dict[Any, Any]:
-        pairs: list[tuple[yaml.Node, yaml.Node]] = node.value
-        names = self._place_keys(pairs, path)
         if node.tag != _MAP:
             self.plain = False
         data = {}
+        lines, columns, first_line = self.key_lines, self.key_columns, self._first_line
+        text_lines, names = self._text_lines, set[str]()
         value, seen, deep = self.value, self._seen, below > self._limits.max_depth
-        for (key, child), name in zip(pairs, names, strict=True):
-            # Text, the most of any YAML, is taken here rather than by `value`: a third less work.
+        for key, child in node.value:
+            # Text, the most of any YAML, is taken here: a call of `value` for each cost more.
             if type(key) is _Scalar and key.tag == _STR and id(key) not in seen and not deep:
                 seen.add(id(key))
                 built = key.value
             else:
-                built = value(key, path, below)
-                if type(key) is not _Scalar or key.tag in _SPECIAL_KEYS:
-                    self.plain = False
+                built = self._key(key, path, below)
+            if type(key) is _Scalar:
+                name: str = key.value  # a scalar's value is its text
+                child_path = (*path, name)
+                if name not in names:  # of a key written twice, the first stands
+                    names.add(name)
+                    mark = key.start_mark
+                    lines[child_path] = mark.line + first_line
+                    columns[child_path] = mark.column + 1
+                if text_lines is not None and type(child) is _Scalar and child.style in (None, ""):
+                    end = child.end_mark
+                    row = text_lines[end.line] if end.line < len(text_lines) else ""
+                    if "#" in row and _comment_starts(row[end.column :]):
+                        self.commented.add(child_path)
+            else:
+                # A complex key's value shares the mapping's path (PyYAML's constructor refuses
+                # such a key: nothing is read from this tree's positions).
+                child_path = path
             if type(child) is _Scalar and child.tag == _STR and id(child) not in seen and not deep:
                 seen.add(id(child))
                 inner = child.value
             else:
-                inner = value(child, path if name is None else (*path, name), below)
+                inner = value(child, child_path, below)
             if self.plain:
                 data[built] = inner
         return data
+
+    def _key(self, key: yaml.Node, path: KeyPath, below: int) -> Any:
+        """A mapping key that is not text: a complex or special one leaves the tree to PyYAML."""
+        built = self.value(key, path, below)
+        if type(key) is not _Scalar or key.tag in _SPECIAL_KEYS:
+            self.plain = False
+        return built
 
     def _scalar(self, node: yaml.Node) -> Any:
         if node.tag in _SCALARS:
@@ -238,41 +275,6 @@ class _Reading:
                 pass
         self.plain = False
         return None
-
-    def _place_keys(
-        self, pairs: list[tuple[yaml.Node, yaml.Node]], path: KeyPath
-    ) -> list[str | None]:
-        """Record where each key of a mapping stands, and return the keys' names (None for a
-        complex key, whose value shares the mapping's path). Last to first, so that of a key
-        written twice the first stands."""
-        names: list[str | None] = []
-        lines, columns, first_line = self.key_lines, self.key_columns, self._first_line
-        text_lines = self._text_lines
-        for key, child in reversed(pairs):
-            if type(key) is not _Scalar:
-                names.append(None)
-                continue
-            name = str(key.value)
-            names.append(name)
-            child_path = (*path, name)
-            mark = key.start_mark
-            lines[child_path] = mark.line + first_line
-            columns[child_path] = mark.column + 1
-            if type(child) is _Scalar and child.style in (None, ""):
-                end = child.end_mark
-                row = text_lines[end.line] if end.line < len(text_lines) else ""
-                if "#" in row and _comment_starts(row[end.column :]):
-                    self.commented.add(child_path)
-        names.reverse()
-        return names
-
-    def _place_items(self, node: yaml.Node, path: KeyPath) -> None:
-        lines, columns, first_line = self.key_lines, self.key_columns, self._first_line
-        items: list[yaml.Node] = node.value
-        for index in range(len(items) - 1, -1, -1):
-            mark = items[index].start_mark
-            lines[(*path, index)] = mark.line + first_line
-            columns[(*path, index)] = mark.column + 1
 
 
 def _comment_starts(rest: str) -> bool:
