@@ -107,6 +107,7 @@ _ODD_YAML = [
     "dup: 1\ndup: 2\n",
     "- a\n- [b, {c: d}]\n- 'quoted'\n",
     "plain text",
+    "glob: '*.md'\nlist: [a, '*', {b: c}]\n",  # a '*' that is no alias: the nodes are counted
 ]
 
 

@@ -177,6 +177,9 @@ class _Reading:
         self._text_lines = text.splitlines() if "#" in text else None
         self._first_line, self._limits = first_line, limits
         self._seen: set[int] = set()
+        # Only an alias (`*name`) makes a node appear twice: without one, a text scalar need
+        # not be counted among the nodes seen, and is read where it stands.
+        self._unaliased = "*" not in text
         self._constructor = SafeConstructor()
 
     def value(self, node: yaml.Node, path: KeyPath, depth: int) -> Any:
@@ -207,15 +210,14 @@ class _Reading:
             self.plain = False
         data = []
         lines, columns, first_line = self.key_lines, self.key_columns, self._first_line
-        value, seen, deep = self.value, self._seen, below > self._limits.max_depth
+        value, deep, unaliased = self.value, below > self._limits.max_depth, self._unaliased
         for index, item in enumerate(node.value):
             item_path = (*path, index)
             mark = item.start_mark
             lines[item_path] = mark.line + first_line
             columns[item_path] = mark.column + 1
-            if type(item) is _Scalar and item.tag == _STR and id(item) not in seen and not deep:
-                seen.add(id(item))  # text, as in `_mapping`
-                data.append(item.value)
+            if type(item) is _Scalar and item.tag == _STR and not deep and unaliased:
+                data.append(item.value)  # text, as in `_mapping`
             else:
                 data.append(value(item, item_path, below))
         return data
@@ -226,11 +228,11 @@ class _Reading:
         data = {}
         lines, columns, first_line = self.key_lines, self.key_columns, self._first_line
         text_lines, names = self._text_lines, set[str]()
-        value, seen, deep = self.value, self._seen, below > self._limits.max_depth
+        value, deep, unaliased = self.value, below > self._limits.max_depth, self._unaliased
         for key, child in node.value:
-            # Text, the most of any YAML, is taken here: a call of `value` for each cost more.
-            if type(key) is _Scalar and key.tag == _STR and id(key) not in seen and not deep:
-                seen.add(id(key))
+            # Text, the most of any YAML, is read here when no alias can have made it a node
+            # seen before: a call of `value` for each cost more.
+            if type(key) is _Scalar and key.tag == _STR and not deep and unaliased:
                 built = key.value
             else:
                 built = self._key(key, path, below)
@@ -251,8 +253,7 @@ class _Reading:
                 # A complex key's value shares the mapping's path (PyYAML's constructor refuses
                 # such a key: nothing is read from this tree's positions).
                 child_path = path
-            if type(child) is _Scalar and child.tag == _STR and id(child) not in seen and not deep:
-                seen.add(id(child))
+            if type(child) is _Scalar and child.tag == _STR and not deep and unaliased:
                 inner = child.value
             else:
                 inner = value(child, child_path, below)
