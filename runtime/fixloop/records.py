@@ -104,15 +104,10 @@ def field_names(cls: type[Any]) -> tuple[str, ...]:
     return tuple(f.name for f in cls.__record_fields__)
 
 
-def metadata(cls: type[Any]) -> dict[str, Any]:
-    """Each field's `dataclasses.field(metadata=…)`, by name."""
-    return {f.name: f.metadata for f in cls.__record_fields__}
-
-
-def default_of(cls: type[Any], name: str) -> tuple[Any, Any]:
-    """(default, default factory) of a field, each `dataclasses.MISSING` when it has none."""
-    found = next(f for f in cls.__record_fields__ if f.name == name)
-    return found.default, found.factory
+def declared(cls: type[Any]) -> tuple[tuple[str, Any, Any, Any], ...]:
+    """Each field's name, `dataclasses.field(metadata=…)`, default and default factory (these two
+    `dataclasses.MISSING` when it has none), in order."""
+    return tuple((f.name, f.metadata, f.default, f.factory) for f in cls.__record_fields__)
 
 
 def replace(value: T, **changes: Any) -> T:

@@ -151,15 +151,9 @@ def _fields(model: type[Any]) -> tuple[_Field, ...]:
     found = _FIELDS.get(model)
     if found is None:
         hints = _hints(model)
-        said = records.metadata(model)
         found = _FIELDS[model] = tuple(
-            _Field(
-                name,
-                hints[name],
-                dict(said[name].get(_FIELD, {})),
-                *records.default_of(model, name),
-            )
-            for name in records.field_names(model)
+            _Field(name, hints[name], dict(said.get(_FIELD, {})), default, factory)
+            for name, said, default, factory in records.declared(model)
         )
     return found
 
