@@ -166,11 +166,12 @@ _ODD_SCALARS = [
 def test_each_node_has_the_tag_pyyamls_safe_loader_gives_it(scalar: str) -> None:
     import yaml
 
-    from fixloop.documents.located_yaml import _Loader
+    from fixloop.documents.located_yaml import _IMPLICIT, _Loader
 
     # The fast resolver relies on the safe loader having no path or wildcard resolvers.
     assert not yaml.SafeLoader.yaml_path_resolvers
     assert None not in yaml.SafeLoader.yaml_implicit_resolvers
+    assert _IMPLICIT is _Loader.yaml_implicit_resolvers  # the table the loader would read
     for text in (f"k: {scalar}\n", f"- '{scalar}'\n", f"{scalar}: [{scalar}, {{a: b}}]\n"):
 
         def tags(loader: Any, text: str = text) -> list[tuple[str, str]] | str:

@@ -35,6 +35,11 @@ _Scalar, _Mapping, _Sequence = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceN
 _PARSER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+# The implicit resolvers by first character: PyYAML's table, which its loaders share (read here
+# rather than through the loader: an attribute of a libyaml parser is slower to find).
+_IMPLICIT: dict[str | None, list[tuple[str, Any]]] = _PARSER.yaml_implicit_resolvers
+
+
 class _Loader(_PARSER):  # type: ignore[misc]  # PyYAML's loaders are untyped
     """PyYAML's safe loader, its node tags resolved in fewer steps.
 
@@ -49,7 +54,7 @@ class _Loader(_PARSER):  # type: ignore[misc]  # PyYAML's loaders are untyped
         if kind is _Scalar:
             if implicit[0]:
                 tag: str
-                for tag, regexp in self.yaml_implicit_resolvers.get(value[:1], ()):
+                for tag, regexp in _IMPLICIT.get(value[:1], ()):
                     if regexp.match(value):
                         return tag
             return _STR
