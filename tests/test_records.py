@@ -115,6 +115,12 @@ def test_keyword_only_records_refuse_positions_and_report_missing_fields() -> No
         Options(name="a", colour=1)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="multiple values"):
         Point(1, x=2)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="takes 3 positional arguments"):
+        Point(1, 2, [], 4)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="missing required argument: 'x'"):
+        Point(y=1)  # type: ignore[call-arg]
+    mixed = Point(5, tags=["t"])  # a position, a keyword and a default, in any mix
+    assert (mixed.x, mixed.y, mixed.tags) == (5, 0, ["t"]) and Point(y=1, x=2) == Point(2, 1)
 
 
 def test_replace_copies_pickle_and_deepcopy_keep_the_values() -> None:

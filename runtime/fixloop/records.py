@@ -104,15 +104,10 @@ def field_names(cls: type[Any]) -> tuple[str, ...]:
     return tuple(f.name for f in cls.__record_fields__)
 
 
-def metadata(cls: type[Any]) -> dict[str, Any]:
-    """Each field's `dataclasses.field(metadata=…)`, by name."""
-    return {f.name: f.metadata for f in cls.__record_fields__}
-
-
-def default_of(cls: type[Any], name: str) -> tuple[Any, Any]:
-    """(default, default factory) of a field, each `dataclasses.MISSING` when it has none."""
-    found = next(f for f in cls.__record_fields__ if f.name == name)
-    return found.default, found.factory
+def declared(cls: type[Any]) -> tuple[tuple[str, Any, Any, Any], ...]:
+    """Each field's name, `dataclasses.field(metadata=…)`, default and default factory (these two
+    `dataclasses.MISSING` when it has none), in order."""
+    return tuple((f.name, f.metadata, f.default, f.factory) for f in cls.__record_fields__)
 
 
 def replace(value: T, **changes: Any) -> T:
@@ -126,49 +121,79 @@ def replace(value: T, **changes: Any) -> T:
 def _values(self: Any) -> tuple[Any, ...]:
     """The fields equality, hashing and ordering look at (not those made `compare=False`)."""
     own = self.__dict__
-    return tuple(own[name] for name in type(self).__record_plan__.compared)
+    return tuple([own[name] for name in type(self).__record_plan__.compared])
 
 
 class _Plan:
     """How a record class is constructed, worked out once."""
 
-    __slots__ = ("compared", "defaults", "factories", "known", "names", "positional")
+    __slots__ = (
+        "all_positional",
+        "compared",
+        "known",
+        "names",
+        "optional",
+        "positional",
+        "required",
+    )
 
     def __init__(self, fields: tuple[_Field, ...]) -> None:
-        self.names = tuple(f.name for f in fields)
-        self.compared = tuple(f.name for f in fields if f.compare)
-        self.known = frozenset(self.names)
-        self.positional = tuple(f.name for f in fields if not f.keyword)
-        self.defaults = {f.name: f.default for f in fields if f.default is not _MISSING}
-        self.factories = {f.name: f.factory for f in fields if f.factory is not _MISSING}
+        names: list[str] = []
+        compared: list[str] = []
+        positional: list[str] = []
+        required: list[str] = []
+        optional: list[tuple[str, Any, Any]] = []
+        for f in fields:  # one loop: a plan is made for every record class at import
+            names.append(f.name)
+            if f.compare:
+                compared.append(f.name)
+            if not f.keyword:
+                positional.append(f.name)
+            if f.default is _MISSING and f.factory is _MISSING:
+                required.append(f.name)
+            else:
+                optional.append((f.name, f.default, f.factory))
+        self.names, self.compared = tuple(names), tuple(compared)
+        self.known = frozenset(names)
+        self.positional = tuple(positional)
+        # The number of arguments that are every field, in order (-1: no such call).
+        self.all_positional = len(names) if len(positional) == len(names) else -1
+        self.required, self.optional = tuple(required), tuple(optional)
 
 
 def _init(self: Any, *args: Any, **kwargs: Any) -> None:
     plan: _Plan = type(self).__record_plan__
-    if not kwargs and len(args) == len(plan.names) == len(plan.positional):
-        self.__dict__.update(zip(plan.names, args, strict=True))  # all fields, in order: common
+    if not kwargs and len(args) == plan.all_positional:
+        self.__dict__.update(zip(plan.names, args, strict=False))  # every field, in order
         return
-    name = type(self).__qualname__
     if len(args) > len(plan.positional):
+        name = type(self).__qualname__
         raise TypeError(f"{name}() takes {len(plan.positional)} positional arguments")
     values = dict(zip(plan.positional, args, strict=False))
-    for key, value in kwargs.items():
+    if kwargs:
+        if not plan.known.issuperset(kwargs) or not values.keys().isdisjoint(kwargs):
+            _refuse_keywords(type(self).__qualname__, plan, values, kwargs)
+        values.update(kwargs)
+    if len(values) < len(plan.names):
+        for field in plan.required:
+            if field not in values:
+                name = type(self).__qualname__
+                raise TypeError(f"{name}() missing required argument: {field!r}")
+        for field, default, factory in plan.optional:
+            if field not in values:
+                values[field] = default if factory is _MISSING else factory()
+    self.__dict__.update(values)
+
+
+def _refuse_keywords(
+    name: str, plan: _Plan, values: dict[str, Any], kwargs: dict[str, Any]
+) -> None:
+    """The error of the first keyword argument that is given twice or names no field."""
+    for key in kwargs:
         if key in values:
             raise TypeError(f"{name}() got multiple values for argument {key!r}")
         if key not in plan.known:
             raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
-        values[key] = value
-    if len(values) < len(plan.names):
-        for field in plan.names:
-            if field in values:
-                continue
-            if field in plan.factories:
-                values[field] = plan.factories[field]()
-            elif field in plan.defaults:
-                values[field] = plan.defaults[field]
-            else:
-                raise TypeError(f"{name}() missing required argument: {field!r}")
-    self.__dict__.update(values)
 
 
 def _repr(self: Any) -> str:

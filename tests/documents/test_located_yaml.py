@@ -107,36 +107,39 @@ _ODD_YAML = [
     "dup: 1\ndup: 2\n",
     "- a\n- [b, {c: d}]\n- 'quoted'\n",
     "plain text",
+    "glob: '*.md'\nlist: [a, '*', {b: c}]\n",  # a '*' that is no alias: the nodes are counted
 ]
+
+
+def _outcome(build: Any) -> tuple[str, Any]:
+    """The data built, or the kind of error (FixloopError is how the loader reports YAMLError)."""
+    import yaml
+
+    try:
+        return "data", build()
+    except (yaml.YAMLError, FixloopError):
+        return "invalid", None
+    except ValueError as exc:  # `!!int x`: the constructor's ValueError, left to propagate
+        return type(exc).__name__, str(exc)
+
+
+def _constructed(text: str) -> tuple[str, Any]:
+    """What PyYAML's own safe loader (pure Python, no fast paths) makes of `text`."""
+    import yaml
+
+    return _outcome(lambda: yaml.load(text, Loader=yaml.SafeLoader))
 
 
 @pytest.mark.parametrize("text", _ODD_YAML)
 def test_the_data_is_what_pyyamls_constructor_builds(text: str) -> None:
-    import yaml
-    from yaml.constructor import SafeConstructor
-
-    from fixloop.documents.located_yaml import _LOADER, _constructed
-
-    def outcome(build: Any) -> tuple[str, Any]:
-        node = yaml.compose(text, Loader=_LOADER)
-        try:
-            return "data", build(node)
-        except (yaml.YAMLError, ValueError) as exc:  # `!!int x`: the constructor's ValueError
-            return type(exc).__name__, str(exc)
-
-    expected = outcome(lambda node: SafeConstructor().construct_document(node))
-    assert outcome(_constructed) == expected
+    located = _outcome(lambda: load_located(text, display="x", rule="t").data)
+    assert located == _constructed(text)
     if text.startswith("base: &b {x: 1}\nuse"):  # shared, as the constructor shares it
-        data = outcome(_constructed)[1]
+        data = located[1]
         assert data["base"] is data["use"]
 
 
 def test_every_yaml_of_this_repository_is_built_as_pyyamls_constructor_builds_it() -> None:
-    import yaml
-    from yaml.constructor import SafeConstructor
-
-    from fixloop.documents.located_yaml import _LOADER, _constructed
-
     root = Path(__file__).resolve().parents[2]
     texts = [p.read_text(encoding="utf-8") for p in sorted(root.glob("*/*.contracts.yaml"))]
     for path in [*root.glob("workflows/*.md"), *root.glob("agents/*.md")]:
@@ -144,8 +147,94 @@ def test_every_yaml_of_this_repository_is_built_as_pyyamls_constructor_builds_it
         texts += [parts[1]] if len(parts) > 2 else []
     assert len(texts) > 10
     for text in texts:
-        node = yaml.compose(text, Loader=_LOADER)
-        assert node is not None
-        assert _constructed(node) == SafeConstructor().construct_document(
-            yaml.compose(text, Loader=_LOADER)
-        )
+        located = _outcome(lambda text=text: load_located(text, display="x", rule="t").data)
+        assert located[0] == "data" and located == _constructed(text)
+
+
+# Plain scalars whose tag PyYAML resolves by its first character, and some near misses.
+_ODD_SCALARS = [
+    *("", "~", "null", "Null", "NULL", "nul", "none", "yes", "Yes", "YES", "no", "on", "off"),
+    *("true", "True", "TRUE", "tRue", "false", "y", "n", "Y", "N"),
+    *("0", "-0", "+1", "0x1F", "0o17", "017", "0b101", "1_000", "1:30", "190:20:30", "12e3"),
+    *("1.5", "-1.5e+3", ".5", "1.", ".inf", "-.Inf", "+.INF", ".nan", ".NaN", "._", "1e3"),
+    *("2001-12-14", "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 -5", "2001-1-1"),
+    *("<<", "<", "=", "==", "- x", "x", "text with: colon", "\u00e9t\u00e9", "0.1.2", "1-2"),
+]
+
+
+@pytest.mark.parametrize("scalar", _ODD_SCALARS)
+def test_each_node_has_the_tag_pyyamls_safe_loader_gives_it(scalar: str) -> None:
+    import yaml
+
+    from fixloop.documents.located_yaml import _IMPLICIT, _Loader
+
+    # The fast resolver relies on the safe loader having no path or wildcard resolvers.
+    assert not yaml.SafeLoader.yaml_path_resolvers
+    assert None not in yaml.SafeLoader.yaml_implicit_resolvers
+    assert _IMPLICIT is _Loader.yaml_implicit_resolvers  # the table the loader would read
+    for text in (f"k: {scalar}\n", f"- '{scalar}'\n", f"{scalar}: [{scalar}, {{a: b}}]\n"):
+
+        def tags(loader: Any, text: str = text) -> list[tuple[str, str]] | str:
+            try:
+                root: yaml.Node | None = yaml.compose(text, Loader=loader)
+            except yaml.YAMLError as exc:  # `k: - x`
+                return str(exc)
+            nodes, found = [root] if root is not None else [], []
+            while nodes:
+                node = nodes.pop()
+                found.append((type(node).__name__, node.tag))
+                if isinstance(node, yaml.MappingNode):
+                    nodes += [child for pair in node.value for child in pair]
+                elif isinstance(node, yaml.SequenceNode):
+                    nodes += node.value
+            return found
+
+        assert tags(_Loader) == tags(_Loader.__bases__[0]), text  # PyYAML's, libyaml's parser
+
+
+@pytest.mark.parametrize(
+    ("text", "lines", "commented"),
+    [
+        ("dup: 1\ndup: 2\n", {("dup",): 1}, set()),  # the first of a key written twice
+        (
+            "dup:\n  x: 1\nother: 2\ndup:\n  x: 3\n  y: 4\n",
+            {("dup",): 1, ("other",): 3, ("dup", "x"): 5, ("dup", "y"): 6},
+            set(),
+        ),
+        (
+            "- a # c\n- b: c # d\n  e: 'f' # g\n-\n  - [1, 2]\n",
+            {(0,): 1, (1,): 2, (1, "b"): 2, (1, "e"): 3, (2,): 5, (2, 0): 5, (2, 0, 0): 5}
+            | {(2, 0, 1): 5},
+            {(1, "b")},
+        ),
+        ("a: &x foo\nb: *x\nc: {d: *x}\n", {("a",): 1, ("b",): 2, ("c",): 3, ("c", "d"): 3}, set()),
+        ("a: x\t# tab\nb: y#no\nc: |\n  z # no\n", {("a",): 1, ("b",): 2, ("c",): 3}, {("a",)}),
+        ("1: one\nnull: two\n", {("1",): 1, ("null",): 2}, set()),
+    ],
+)
+def test_the_lines_of_odd_keys(
+    text: str, lines: dict[tuple[str | int, ...], int], commented: set[tuple[str | int, ...]]
+) -> None:
+    located = load_located(text, display="x", rule="t")
+    assert located.key_lines == lines
+    assert located.commented == commented
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("- " * 63 + "x\n", None),
+        ("- " * 64 + "x\n", "x.yaml:1:129: test: YAML nested more than 64 levels deep"),
+        ("- " * 62 + "{a: b}\n", None),
+        ("- " * 63 + "{a: b}\n", "x.yaml:1:128: test: YAML nested more than 64 levels deep"),
+        ("a: &x [1]\nb: " + "[" * 62 + "*x" + "]" * 62 + "\n", "x.yaml:1:1: test: YAML nested"),
+        ("a: &x [1]\nb: " + "[" * 63 + "*x" + "]" * 63 + "\n", "x.yaml:2:4: test: YAML nested"),
+    ],
+)
+def test_the_depth_limit_counts_keys_values_and_aliased_values(
+    text: str, expected: str | None
+) -> None:
+    if expected is None:
+        assert load_located(text, display="x.yaml", rule="test").data
+    else:
+        assert error_of(text).startswith(expected)

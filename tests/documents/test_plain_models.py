@@ -249,3 +249,15 @@ def test_the_fields_types_are_what_typing_reads_from_the_annotations() -> None:
     assert set(MODELS) <= set(declared)
     for model in [*declared, _Base, _Derived]:
         assert plain_models._hints(model) == typing.get_type_hints(model, include_extras=True)
+
+
+def test_a_reader_is_made_once_per_annotation_and_for_an_unhashable_one_too() -> None:
+    from typing import Annotated
+
+    assert plain_models._reader(list[str]) is plain_models._reader(list[str])
+    assert plain_models._reader(list[str])(["a"]) == ["a"]
+    odd = Annotated[str, ["an unhashable constraint"]]
+    with pytest.raises(TypeError):
+        hash(odd)
+    with pytest.raises(plain_models._Unfit):  # a constraint the reader does not know: pydantic's
+        plain_models._reader(odd)("a")

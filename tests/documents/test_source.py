@@ -68,3 +68,32 @@ def test_non_utf8_file_is_a_located_error(tmp_path: Path) -> None:
     with pytest.raises(FixloopError) as caught:
         load_document(path, tmp_path)
     assert caught.value.diagnostics[0].format().startswith("latin.md:1:1: encoding:")
+
+
+def test_the_frontmatter_is_split_as_the_lines_str_splitlines_breaks() -> None:
+    import random
+
+    from fixloop.documents.source import _split
+
+    def by_lines(text: str) -> tuple[str, str, int] | None:  # the split as it is specified
+        lines = text.splitlines(keepends=True)
+        closing = next(
+            (i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") in ("---", "...")), None
+        )
+        if closing is None:
+            return None
+        return "".join(lines[1:closing]), "".join(lines[closing + 1 :]), closing
+
+    # The head's end cuts `----` after its third '-', and a `\r\n` after its '\r'.
+    for text in ("---\n" + "a" * 4088 + "\n----\n...\nbody", "---\n" + "a" * 4087 + "\n---\r\nb"):
+        assert by_lines(text) is not None and _split(text) == by_lines(text)
+    rng = random.Random(7)
+    # Long parts too: a head of the text is split first, and a line may cross its end.
+    parts = ["---", "...", "a: b", "", " ---", "---\x0b", "-- -", "....", "--- x", "#", "…"]
+    parts += ["p" * 1363, "q" * 4093, "r" * 16380]
+    breaks = ["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029", "\r\r\n"]
+    for _ in range(3000):
+        text = "---" + rng.choice(breaks)
+        for _ in range(rng.randrange(12)):
+            text += rng.choice(parts) + rng.choice([*breaks, ""])
+        assert _split(text) == by_lines(text), repr(text)

@@ -7,12 +7,12 @@ Bounded, because YAML is a small language with a large blast radius: a few hundr
 nested aliases (`b: [*a, *a, …]`, `c: [*b, *b, …]`) stand for billions of values, and anything
 that walks the data (the key lines, pydantic, a rule) walks all of them. The text is limited in
 size, in aliases, in nesting depth and in the number of values it expands to, and a file past a
-limit is one located diagnostic, never a hang. The walk is iterative, so depth that comes from
-the input never reaches Python's recursion limit.
+limit is one located diagnostic, never a hang. The depth of a node is checked before it is
+entered, so depth that comes from the input never reaches Python's recursion limit.
 
-The data of plain YAML (mappings, lists, scalars; no alias, merge key or other tag) is built
-directly from the composed tree, as PyYAML's safe constructor builds it; the rest by that
-constructor (`_constructed`).
+One pass over the composed tree (`_Reading`) finds the key positions, checks the limits and
+builds the data of plain YAML (mappings, lists, scalars; no alias, merge key or other tag) as
+PyYAML's safe constructor builds it; the rest is that constructor's.
 """
 
 from __future__ import annotations
@@ -28,9 +28,44 @@ from fixloop.diagnostics import Diagnostic, FixloopError
 from fixloop.records import record
 
 KeyPath = tuple[str | int, ...]
+_STR, _MAP, _SEQ = (f"tag:yaml.org,2002:{kind}" for kind in ("str", "map", "seq"))
+_Scalar, _Mapping, _Sequence = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 # libyaml's parser when PyYAML has it: the pure-Python scanner dominated `fixloop check` on large
 # packs (bench/check_speed.py).
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_PARSER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+# The implicit resolvers by first character: PyYAML's table, which its loaders share (read here
+# rather than through the loader: an attribute of a libyaml parser is slower to find).
+_IMPLICIT: dict[str | None, list[tuple[str, Any]]] = _PARSER.yaml_implicit_resolvers
+
+
+class _Loader(_PARSER):  # type: ignore[misc]  # PyYAML's loaders are untyped
+    """PyYAML's safe loader, its node tags resolved in fewer steps.
+
+    The composer asks `resolve` the tag of every node: PyYAML's, general over path resolvers
+    and wildcard implicit resolvers (the safe loader has neither), was a tenth of the cost of
+    loading a document. The tags are the same (tests/documents/test_located_yaml.py): the
+    first of the implicit resolvers of the value's first character that matches, else text, a
+    list or a mapping.
+    """
+
+    def resolve(self, kind: type[yaml.Node], value: str, implicit: tuple[bool, bool]) -> str:
+        if kind is _Scalar:
+            if implicit[0]:
+                tag: str
+                for tag, regexp in _IMPLICIT.get(value[:1], ()):
+                    if regexp.match(value):
+                        return tag
+            return _STR
+        return _MAP if kind is _Mapping else _SEQ
+
+    # Called for every node too; PyYAML's follow the path resolvers, which there are none of.
+    def descend_resolver(self, current_node: yaml.Node | None, current_index: Any) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
 
 
 @record(frozen=True)
@@ -87,7 +122,7 @@ def load_located(
     if len(text) > limits.max_chars:
         raise fail(0, 0, f"YAML of {len(text):,} characters; the limit is {limits.max_chars:,}")
     try:
-        node = yaml.compose(text, Loader=_LOADER)
+        node = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -97,21 +132,24 @@ def load_located(
         raise fail(0, 0, f"YAML nested more than {limits.max_depth} levels deep") from None
     if node is None:
         return LocatedYaml(None)
+    reading = _Reading(text, first_line, limits)
     try:
-        key_lines, key_columns, commented = _walk(node, text, first_line, limits)
+        data = reading.value(node, (), 1)
+        if reading.aliases:
+            _expanded_size(node, limits)
     except _TooBig as big:
         raise fail(big.node.start_mark.line, big.node.start_mark.column, big.message) from None
-    try:
-        data = _constructed(node)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        line, col = (mark.line, mark.column) if mark else (0, 0)
-        raise fail(line, col, f"invalid YAML: {problem}") from None
-    return LocatedYaml(data, key_lines, key_columns, frozenset(commented))
+    if not reading.plain:
+        try:
+            data = SafeConstructor().construct_document(node)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            line, col = (mark.line, mark.column) if mark else (0, 0)
+            raise fail(line, col, f"invalid YAML: {problem}") from None
+    return LocatedYaml(data, reading.key_lines, reading.key_columns, frozenset(reading.commented))
 
 
-_STR, _MAP, _SEQ = (f"tag:yaml.org,2002:{kind}" for kind in ("str", "map", "seq"))
 # The scalars the constructor builds in one call (a `!!map` or `!!set` scalar takes it more).
 _SCALARS = frozenset(
     f"tag:yaml.org,2002:{kind}" for kind in ("null", "bool", "int", "float", "binary", "timestamp")
@@ -120,116 +158,143 @@ _SCALARS = frozenset(
 _SPECIAL_KEYS = frozenset({"tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"})
 
 
-class _NotPlain(Exception):
-    """A node the direct build leaves to PyYAML's constructor."""
+class _Reading:
+    """One pass over a composed tree, in document order: the key positions of the tree as
+    written (aliases not entered), its limits of depth and aliases, and its data.
 
-
-def _constructed(root: yaml.Node) -> Any:
-    """The data PyYAML's safe constructor builds from `root`, built directly when it is plain.
-
-    Most YAML fixloop reads is mappings, lists and text: PyYAML's constructor, through a
-    generator per mapping and list, was a third of the cost of loading it. A tree with an alias
-    (the constructor shares the object), a special key, a complex key or a tag other than a map's
-    or a list's is the constructor's, whole, and so is any tree the direct build fails on: its
-    error is the constructor's own. Every scalar but plain text is still the constructor's. The
-    depth was bounded by `_walk`, so the recursion is too.
+    Most YAML fixloop reads is mappings, lists and text, whose data is built here as PyYAML's
+    safe constructor builds it: the constructor, through a generator per mapping and list, was
+    a third of the cost of loading it, and a second walk for the positions another. A tree with
+    an alias (the constructor shares the object), a special key, a complex key, a tag other
+    than a map's or a list's, or a scalar the constructor fails on is not `plain`: its data is
+    the constructor's, whole, and so is its error. Every scalar but plain text is built by the
+    constructor. Depth is checked before a node is entered, so the recursion is bounded by
+    `Limits.max_depth`.
     """
-    constructor = SafeConstructor()
-    seen: set[int] = set()
 
-    def build(node: yaml.Node) -> Any:
+    def __init__(self, text: str, first_line: int, limits: Limits) -> None:
+        self.key_lines: dict[KeyPath, int] = {}
+        self.key_columns: dict[KeyPath, int] = {}
+        self.commented: set[KeyPath] = set()
+        self.aliases = 0
+        self.plain = True
+        # A text without '#' has no comment to look for after a value.
+        self._text_lines = text.splitlines() if "#" in text else None
+        self._first_line, self._limits = first_line, limits
+        self._seen: set[int] = set()
+        # Only an alias (`*name`) makes a node appear twice: without one, a text scalar need
+        # not be counted among the nodes seen, and is read where it stands.
+        self._unaliased = "*" not in text
+        self._constructor = SafeConstructor()
+
+    def value(self, node: yaml.Node, path: KeyPath, depth: int) -> Any:
+        """The data of `node` at `path` (nonsense once the tree is not plain), its children
+        walked; None for an alias, which is counted and not entered."""
+        seen = self._seen
         if id(node) in seen:
-            raise _NotPlain
+            self.aliases += 1
+            if self.aliases > self._limits.max_aliases:
+                raise _TooBig(node, f"YAML uses more than {self._limits.max_aliases} aliases")
+            self.plain = False
+            return None
         seen.add(id(node))
+        if depth > self._limits.max_depth:
+            raise _TooBig(node, f"YAML nested more than {self._limits.max_depth} levels deep")
         kind = type(node)
-        if kind is yaml.ScalarNode:
-            if node.tag == _STR:
-                return node.value
-            if node.tag in _SCALARS:
-                return constructor.construct_object(node)
-            raise _NotPlain
-        if kind is yaml.MappingNode and node.tag == _MAP:
-            data = {}
-            for key, value in node.value:
-                if type(key) is not yaml.ScalarNode or key.tag in _SPECIAL_KEYS:
-                    raise _NotPlain
-                data[build(key)] = build(value)
-            return data
-        if kind is yaml.SequenceNode and node.tag == _SEQ:
-            return [build(item) for item in node.value]
-        raise _NotPlain
+        if kind is _Scalar:
+            return node.value if node.tag == _STR else self._scalar(node)
+        below = depth + 1
+        if kind is _Mapping:
+            return self._mapping(node, path, below)
+        if kind is _Sequence:
+            return self._sequence(node, path, below)
+        raise TypeError(f"not a YAML node: {node!r}")
 
-    try:
-        return build(root)
-    except (_NotPlain, yaml.YAMLError, TypeError, ValueError):
-        return SafeConstructor().construct_document(root)
+    def _sequence(self, node: yaml.Node, path: KeyPath, below: int) -> list[Any]:
+        if node.tag != _SEQ:
+            self.plain = False
+        data = []
+        lines, columns, first_line = self.key_lines, self.key_columns, self._first_line
+        value, deep, unaliased = self.value, below > self._limits.max_depth, self._unaliased
+        for index, item in enumerate(node.value):
+            item_path = (*path, index)
+            mark = item.start_mark
+            lines[item_path] = mark.line + first_line
+            columns[item_path] = mark.column + 1
+            if type(item) is _Scalar and item.tag == _STR and not deep and unaliased:
+                data.append(item.value)  # text, as in `_mapping`
+            else:
+                data.append(value(item, item_path, below))
+        return data
 
+    def _mapping(self, node: yaml.Node, path: KeyPath, below: int) -> dict[Any, Any]:
+        if node.tag != _MAP:
+            self.plain = False
+        data = {}
+        lines, columns, first_line = self.key_lines, self.key_columns, self._first_line
+        text_lines, names = self._text_lines, set[str]()
+        value, deep, unaliased = self.value, below > self._limits.max_depth, self._unaliased
+        for key, child in node.value:
+            # Text, the most of any YAML, is read here when no alias can have made it a node
+            # seen before: a call of `value` for each cost more.
+            if type(key) is _Scalar and key.tag == _STR and not deep and unaliased:
+                built = key.value
+            else:
+                built = self._key(key, path, below)
+            if type(key) is _Scalar:
+                name: str = key.value  # a scalar's value is its text
+                child_path = (*path, name)
+                if name not in names:  # of a key written twice, the first stands
+                    names.add(name)
+                    mark = key.start_mark
+                    lines[child_path] = mark.line + first_line
+                    columns[child_path] = mark.column + 1
+                if text_lines is not None and type(child) is _Scalar and child.style in (None, ""):
+                    end = child.end_mark
+                    row = text_lines[end.line] if end.line < len(text_lines) else ""
+                    if "#" in row and _comment_starts(row[end.column :]):
+                        self.commented.add(child_path)
+            else:
+                # A complex key's value shares the mapping's path (PyYAML's constructor refuses
+                # such a key: nothing is read from this tree's positions).
+                child_path = path
+            if type(child) is _Scalar and child.tag == _STR and not deep and unaliased:
+                inner = child.value
+            else:
+                inner = value(child, child_path, below)
+            if self.plain:
+                data[built] = inner
+        return data
 
-Child = tuple[str | int | None, yaml.Node, yaml.Node]
+    def _key(self, key: yaml.Node, path: KeyPath, below: int) -> Any:
+        """A mapping key that is not text: a complex or special one leaves the tree to PyYAML."""
+        built = self.value(key, path, below)
+        if type(key) is not _Scalar or key.tag in _SPECIAL_KEYS:
+            self.plain = False
+        return built
 
-
-def _children(node: yaml.Node) -> list[Child]:
-    """A node's children: the key each stands under (None for a mapping's own keys), the child,
-    and the node whose line is the key's line (a mapping key's own node)."""
-    if isinstance(node, yaml.MappingNode):
-        found: list[Child] = []
-        for key, value in node.value:
-            found.append((None, key, key))
-            name = str(key.value) if isinstance(key, yaml.ScalarNode) else None
-            found.append((name, value, key))
-        return found
-    if isinstance(node, yaml.SequenceNode):
-        return [(index, item, item) for index, item in enumerate(node.value)]
-    return []
-
-
-def _walk(
-    root: yaml.Node, text: str, first_line: int, limits: Limits
-) -> tuple[dict[KeyPath, int], dict[KeyPath, int], set[KeyPath]]:
-    """Key positions of the tree as written (aliases not entered), checking depth and aliases."""
-    key_lines: dict[KeyPath, int] = {}
-    key_columns: dict[KeyPath, int] = {}
-    commented: set[KeyPath] = set()
-    lines: list[str] | None = None
-    seen: set[int] = set()
-    aliases = 0
-    stack: list[tuple[yaml.Node, KeyPath, int]] = [(root, (), 1)]
-    while stack:
-        node, path, depth = stack.pop()
-        if id(node) in seen:
-            aliases += 1
-            if aliases > limits.max_aliases:
-                raise _TooBig(node, f"YAML uses more than {limits.max_aliases} aliases")
-            continue
-        seen.add(id(node))
-        if depth > limits.max_depth:
-            raise _TooBig(node, f"YAML nested more than {limits.max_depth} levels deep")
-        children = _children(node)
-        for key, child, at in reversed(children):
-            if key is None:
-                stack.append((child, path, depth + 1))
-                continue
-            child_path = (*path, key)
-            key_lines[child_path] = at.start_mark.line + first_line
-            key_columns[child_path] = at.start_mark.column + 1
-            if isinstance(node, yaml.MappingNode) and _plain(child):
-                lines = lines if lines is not None else text.splitlines()
-                if _comment_follows(lines, child):
-                    commented.add(child_path)
-            stack.append((child, child_path, depth + 1))
-    if aliases:
-        _expanded_size(root, limits)
-    return key_lines, key_columns, commented
-
-
-def _plain(node: yaml.Node) -> bool:
-    return isinstance(node, yaml.ScalarNode) and node.style in (None, "")
+    def _scalar(self, node: yaml.Node) -> Any:
+        if node.tag in _SCALARS:
+            try:
+                return self._constructor.construct_object(node)
+            except (yaml.YAMLError, TypeError, ValueError):
+                pass
+        self.plain = False
+        return None
 
 
-def _comment_follows(lines: list[str], node: yaml.Node) -> bool:
-    row, col = node.end_mark.line, node.end_mark.column
-    rest = lines[row][col:] if row < len(lines) else ""
+def _comment_starts(rest: str) -> bool:
+    """Does the rest of a line after a plain value hold a comment, which ended the value?"""
     return rest[:1] in (" ", "\t") and rest.lstrip().startswith("#")
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    """A node's children in document order: each key before its value."""
+    if isinstance(node, yaml.MappingNode):
+        return [child for pair in node.value for child in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def _expanded_size(root: yaml.Node, limits: Limits) -> None:
@@ -240,7 +305,7 @@ def _expanded_size(root: yaml.Node, limits: Limits) -> None:
     for node, leaving in _postorder(root, open_nodes):
         if not leaving:
             continue
-        kids = [child for _, child, _ in _children(node)]
+        kids = _children(node)
         size[id(node)] = 1 + sum(size[id(k)] for k in kids)
         height[id(node)] = 1 + max((height[id(k)] for k in kids), default=0)
         if size[id(node)] > limits.max_values:
@@ -269,7 +334,7 @@ def _postorder(root: yaml.Node, open_nodes: set[int]) -> Iterator[tuple[yaml.Nod
         open_nodes.add(id(node))
         yield node, False
         stack.append((node, True))
-        for _, child, _ in reversed(_children(node)):
+        for child in reversed(_children(node)):
             if id(child) in open_nodes:
                 raise _TooBig(child, "an alias refers to the value that contains it")
             if id(child) not in done:

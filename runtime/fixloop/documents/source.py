@@ -58,16 +58,12 @@ def parse_document(
     handler = YAMLHandler()
     if not handler.detect(text):
         return SourceDocument(path, display, text, {}, text, 1)
-    lines = text.splitlines(keepends=True)
-    closing = next(
-        (i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") in ("---", "...")), None
-    )
-    if closing is None:
+    split = _split(text)
+    if split is None:
         raise FixloopError(
             Diagnostic(display, 1, 1, "frontmatter", "frontmatter opened by '---' is never closed")
         )
-    raw_meta = "".join(lines[1:closing])
-    body = "".join(lines[closing + 1 :])
+    raw_meta, body, closing = split
     meta_first_line = 2  # line 1 is the opening '---'
     requoted: tuple[str, ...] = ()
     yaml_error: Diagnostic | None = None
@@ -110,6 +106,30 @@ def parse_document(
         requoted,
         yaml_error,
     )
+
+
+def _split(text: str) -> tuple[str, str, int] | None:
+    """The frontmatter's text, the body's and the closing line's index, or None when unclosed.
+
+    The lines as `str.splitlines` breaks them, the frontmatter between the first line and the
+    first of the next lines that is `---` or `...` (line breaks aside). Only the head of the
+    text is split, a larger one while no closing line is found: the body is most of a
+    document. Every line of a head but its last is a line of the text.
+    """
+    size = 4096
+    while True:
+        whole = size >= len(text)
+        lines = (text if whole else text[:size]).splitlines(keepends=True)
+        complete = len(lines) if whole else len(lines) - 1
+        closing = next(
+            (i for i in range(1, complete) if lines[i].rstrip("\r\n") in ("---", "...")), None
+        )
+        if closing is not None:
+            meta = "".join(lines[1:closing])
+            return meta, text[len(lines[0]) + len(meta) + len(lines[closing]) :], closing
+        if whole:
+            return None
+        size *= 4
 
 
 # Documents read before, by path, text, display base and reading: `fixloop check` of a pack reads
