@@ -279,10 +279,11 @@ class _Walk:
 
 
 def _summary(node: Node_ | None) -> str:
-    for command in iter_commands(node):
-        text = " ".join(w.text for w in command.words[:4])
-        return text if len(command.words) <= 4 else text + " …"
-    return "…"
+    command = next(iter_commands(node), None)
+    if command is None:
+        return "…"
+    text = " ".join([w.text for w in command.words[:4]])
+    return text if len(command.words) <= 4 else text + " …"
 
 
 def iter_commands(node: Node_ | None) -> Iterator[Command]:
@@ -301,9 +302,9 @@ def iter_commands(node: Node_ | None) -> Iterator[Command]:
                 pending.append(command.trap)
         elif isinstance(item, Command):
             # Its words' and values' substitutions run first (none when it has none at all).
-            values = (a.value for a in item.assigns)
-            subs = substitutions_in([*item.words, *values]) if item.substitutions else ()
-            if subs:
+            if item.substitutions and (
+                subs := substitutions_in([*item.words, *(a.value for a in item.assigns)])
+            ):
                 pending.append((item,))
                 pending += reversed(subs)
                 continue
@@ -423,7 +424,9 @@ def _visit(node: Node_ | None, cond: bool, nodes: list[Node_], conds: list[bool]
 
 def _substitutions_in_words(command: Command) -> Sequence[Node_]:
     """The substitutions of every word of `command` (`command_words`), in their order."""
-    if command.substitutions or any(r.body is not None and r.body.subs for r in command.redirects):
+    if command.substitutions or (
+        command.redirects and any(r.body is not None and r.body.subs for r in command.redirects)
+    ):
         return substitutions_in(command_words(command))
     return ()  # most commands: known without listing their words
 

@@ -236,7 +236,7 @@ class _Builder(CommandReader):
         handled = parse_bash(handler.literal, inner_origin, self.depth + 1)
         if handled.too_deep:
             raise TooDeep
-        command.set_trap(handled.body, tuple(w.shape for w in command.words[2:]))
+        command.trap = handled.body
 
     def if_(self, node: Node) -> If:
         at = self.pos(node)

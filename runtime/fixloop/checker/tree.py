@@ -86,9 +86,9 @@ class Node_(_Placed):
 
 
 class Command(Node_):
-    # The trap handler and its signals are one slot (most commands are no trap): eight slots,
-    # not nine, make the object 16 bytes smaller.
-    __slots__ = ("_substitutions", "_trap", "assigns", "exported", "words")
+    # The signals of a trap are not kept: they are the words after its handler (most commands
+    # are no trap), so eight slots, not nine, make the object 16 bytes smaller.
+    __slots__ = ("_substitutions", "assigns", "exported", "trap", "words")
     _fields: ClassVar[tuple[str, ...]] = (
         *Node_._fields,
         "words",
@@ -100,7 +100,9 @@ class Command(Node_):
     words: list[Word]
     assigns: Sequence[Assign]
     exported: Sequence[str]  # `export NAME` without a value
-    _trap: tuple[Seq, tuple[str, ...]] | None
+    # The parsed handler of `trap '…' EXIT|ERR|…`: a slot, not a property, as every walk of the
+    # tree asks each command for it.
+    trap: Seq | None
     _substitutions: Sequence[Node_] | None
 
     def __init__(
@@ -117,20 +119,13 @@ class Command(Node_):
         self.words = [] if words is None else words
         self.assigns = assigns
         self.exported = exported
-        self._trap = None
+        self.trap = None
         self._substitutions = None
 
     @property
-    def trap(self) -> Seq | None:
-        """The parsed handler of `trap '…' EXIT|ERR|…`."""
-        return self._trap[0] if self._trap is not None else None
-
-    @property
     def trap_signals(self) -> tuple[str, ...]:
-        return self._trap[1] if self._trap is not None else ()
-
-    def set_trap(self, handler: Seq, signals: tuple[str, ...]) -> None:
-        self._trap = (handler, signals)
+        """The signals of a trap: the shapes of its words after the handler."""
+        return tuple(w.shape for w in self.words[2:]) if self.trap is not None else ()
 
     @property
     def substitutions(self) -> Sequence[Node_]:
