@@ -2,7 +2,8 @@
 
 Deliberately tiny: `Command` (argv words, prefix assignments, redirections, and the parsed handler
 of a `trap`), `Seq`, `AndOr`, `Not`, `Pipeline`, `If`, `Loop`, `Case`, `Function`, `Subshell`,
-`Arith` and `Broken`, over the words of `tree_words.py`. `syntax.py` builds it from
+`Arith` and `Broken`, over the words of `tree_words.py` (a chain of `&&`/`||` kept flat by
+`chain`). `syntax.py` builds it from
 tree-sitter-bash; events, path analysis and the generic rules walk it, never tree-sitter nodes.
 
 A large block has a node per statement, so the classes are plain classes with slots (no instance
@@ -38,6 +39,7 @@ __all__ = [
     "Seq",
     "Subshell",
     "Word",
+    "chain",
 ]
 
 
@@ -177,6 +179,19 @@ class AndOr(Node_):
         self.redirects = ()
         self.first = first
         self.rest = [] if rest is None else rest
+
+
+def chain(at: tuple[int, int], first: Node_ | None, rest: list[tuple[str, Node_ | None]]) -> AndOr:
+    """`first op node op node …`, spliced flat when a link is itself a chain (bash groups a
+    chain from the left, so `a || (b && c)` written without the group is `(a || b) && c`)."""
+    links: list[tuple[str, Node_ | None]] = []
+    for op, node in rest:
+        if isinstance(node, AndOr):
+            links.append((op, node.first))
+            links += node.rest
+        else:
+            links.append((op, node))
+    return AndOr(at, first=first, rest=links)
 
 
 class Not(Node_):
