@@ -3,8 +3,8 @@
 Deliberately tiny: `Command` (argv words, prefix assignments, redirections, and the parsed handler
 of a `trap`), `Seq`, `AndOr`, `Not`, `Pipeline`, `If`, `Loop`, `Case`, `Function`, `Subshell`,
 `Arith` and `Broken`, over the words of `tree_words.py` (a chain of `&&`/`||` kept flat by
-`chain`). `syntax.py` builds it from
-tree-sitter-bash; events, path analysis and the generic rules walk it, never tree-sitter nodes.
+`chain`). `syntax.py` builds it from tree-sitter-bash; events, path analysis and the generic
+rules walk it, never tree-sitter nodes.
 
 A large block has a node per statement, so the classes are plain classes with slots (no instance
 dictionary; a slotted dataclass is built twice when its module is imported), positioned by two
