@@ -184,7 +184,7 @@ class _Builder(CommandReader):
                 redirects.append(self.redirect(child))
                 if child.type == "heredoc_redirect":
                     tail = self.heredoc_tail(child) or tail
-        body.redirects = redirects or ()
+        body.set_redirects(redirects or ())
         if tail is None:
             return body
         # `cat <<EOF | node …` and `cat <<EOF && x`: tree-sitter hangs the rest of the pipeline

@@ -86,11 +86,15 @@ class Node_(_Placed):
         self.row, self.col = pos
         self.redirects = redirects
 
+    def set_redirects(self, redirects: Sequence[Redirect]) -> None:
+        """Its redirections, when they are known after it is built (`{ …; } > f`)."""
+        self.redirects = redirects
+
 
 class Command(Node_):
     # The signals of a trap are not kept: they are the words after its handler (most commands
     # are no trap), so eight slots, not nine, make the object 16 bytes smaller.
-    __slots__ = ("_substitutions", "assigns", "exported", "trap", "words")
+    __slots__ = ("assigns", "exported", "substitutions", "trap", "words")
     _fields: ClassVar[tuple[str, ...]] = (
         *Node_._fields,
         "words",
@@ -105,7 +109,9 @@ class Command(Node_):
     # The parsed handler of `trap '…' EXIT|ERR|…`: a slot, not a property, as every walk of the
     # tree asks each command for it.
     trap: Seq | None
-    _substitutions: Sequence[Node_] | None
+    # The `$(…)` of its words, assignment values and redirection targets, in run order: known
+    # when it is built, as every walk of the tree asks each command for them.
+    substitutions: Sequence[Node_]
 
     def __init__(
         self,
@@ -122,24 +128,24 @@ class Command(Node_):
         self.assigns = assigns
         self.exported = exported
         self.trap = None
-        self._substitutions = None
+        self.substitutions = self._substitutions()
 
     @property
     def trap_signals(self) -> tuple[str, ...]:
         """The signals of a trap: the shapes of its words after the handler."""
         return tuple(w.shape for w in self.words[2:]) if self.trap is not None else ()
 
-    @property
-    def substitutions(self) -> Sequence[Node_]:
-        """The `$(…)` of its words, assignment values and redirection targets, in run order."""
-        if self._substitutions is None:  # asked again by every path through the command
-            found = substitutions_in(self.words)
-            if self.assigns:
-                found += substitutions_in([a.value for a in self.assigns])
-            if self.redirects:
-                found += substitutions_in([r.target for r in self.redirects])
-            self._substitutions = found or ()
-        return self._substitutions
+    def set_redirects(self, redirects: Sequence[Redirect]) -> None:
+        self.redirects = redirects
+        self.substitutions = self._substitutions()
+
+    def _substitutions(self) -> Sequence[Node_]:
+        found = substitutions_in(self.words)
+        if self.assigns:
+            found += substitutions_in([a.value for a in self.assigns])
+        if self.redirects:
+            found += substitutions_in([r.target for r in self.redirects])
+        return found or ()
 
 
 class Seq(Node_):
