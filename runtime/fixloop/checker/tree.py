@@ -40,6 +40,8 @@ __all__ = [
     "Subshell",
     "Word",
     "chain",
+    "command_words",
+    "node_words",
 ]
 
 
@@ -352,3 +354,29 @@ class Script(_Slotted):
         self.body = body
         self.errors = errors
         self.too_deep = too_deep
+
+
+def command_words(command: Command) -> Sequence[Word]:
+    """Its words, assignment values, redirection targets and heredoc bodies."""
+    if not command.assigns and not command.redirects:
+        return command.words  # most commands: their own list, not a copy
+    words = list(command.words)
+    words += [a.value for a in command.assigns if a.value is not None]
+    for redirect in command.redirects:
+        words += [w for w in (redirect.target, redirect.body) if w is not None]
+    return words
+
+
+def node_words(node: Node_) -> Sequence[Word]:
+    """The words `node` holds itself: a command's (`command_words`), a loop's list, a case's
+    subject, its redirections' targets and heredoc bodies."""
+    if isinstance(node, Command):
+        return command_words(node)
+    if not node.redirects and not isinstance(node, (Loop, Case)):
+        return ()  # most statements around commands hold no word of their own
+    words = [w for r in node.redirects for w in (r.target, r.body) if w is not None]
+    if isinstance(node, Loop) and node.words:
+        words += node.words
+    if isinstance(node, Case) and node.subject is not None:
+        words.append(node.subject)
+    return words
