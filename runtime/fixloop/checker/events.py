@@ -28,7 +28,11 @@ from fixloop.checker.tree import (
     Seq,
     Subshell,
     Word,
+    command_words,
 )
+
+# Re-exported: the variable rules import it from here.
+from fixloop.checker.tree import node_words as node_words  # noqa: PLC0414
 from fixloop.checker.tree_words import substitutions_in
 from fixloop.checker.wrappers import unwrap
 
@@ -279,10 +283,11 @@ class _Walk:
 
 
 def _summary(node: Node_ | None) -> str:
-    for command in iter_commands(node):
-        text = " ".join(w.text for w in command.words[:4])
-        return text if len(command.words) <= 4 else text + " …"
-    return "…"
+    command = next(iter_commands(node), None)
+    if command is None:
+        return "…"
+    text = " ".join([w.text for w in command.words[:4]])
+    return text if len(command.words) <= 4 else text + " …"
 
 
 def iter_commands(node: Node_ | None) -> Iterator[Command]:
@@ -301,15 +306,17 @@ def iter_commands(node: Node_ | None) -> Iterator[Command]:
                 pending.append(command.trap)
         elif isinstance(item, Command):
             # Its words' and values' substitutions run first (none when it has none at all).
-            values = (a.value for a in item.assigns)
-            subs = substitutions_in([*item.words, *values]) if item.substitutions else ()
-            if subs:
+            if item.substitutions and (
+                subs := substitutions_in([*item.words, *(a.value for a in item.assigns)])
+            ):
                 pending.append((item,))
                 pending += reversed(subs)
                 continue
             yield item
             if item.trap is not None:
                 pending.append(item.trap)
+        elif isinstance(item, Seq):  # the most frequent node after a command, without a call
+            pending += reversed(item.items)
         else:
             pending += reversed(children(item))
 
@@ -385,7 +392,7 @@ def visit(node: Node_ | None, cond: bool = False) -> Visited:
     return found
 
 
-def _visit(node: Node_ | None, cond: bool, nodes: list[Node_], conds: list[bool]) -> None:
+def _visit(node: Node_ | None, cond: bool, nodes: list[Node_], conds: list[bool]) -> None:  # noqa: PLR0912
     # Appending to two lists: the generic rules walk every block, and nested generators were
     # the larger part of their time.
     if node is None:
@@ -393,10 +400,15 @@ def _visit(node: Node_ | None, cond: bool, nodes: list[Node_], conds: list[bool]
     nodes.append(node)
     conds.append(cond)
     if isinstance(node, Command):
-        for sub in _substitutions_in_words(node):
-            _visit(sub, True, nodes, conds)
+        if node.substitutions or node.redirects:  # most commands have neither
+            for sub in _substitutions_in_words(node):
+                _visit(sub, True, nodes, conds)
         if node.trap is not None:
             _visit(node.trap, cond, nodes, conds)
+        return
+    if isinstance(node, Seq):  # the most frequent node after a command: its list, without a call
+        for item in node.items:
+            _visit(item, cond, nodes, conds)
         return
     if isinstance(node, If):
         for test, body in node.clauses:
@@ -426,22 +438,3 @@ def _substitutions_in_words(command: Command) -> Sequence[Node_]:
     if command.substitutions or any(r.body is not None and r.body.subs for r in command.redirects):
         return substitutions_in(command_words(command))
     return ()  # most commands: known without listing their words
-
-
-def command_words(command: Command) -> list[Word]:
-    words = list(command.words)
-    words += [a.value for a in command.assigns if a.value is not None]
-    for redirect in command.redirects:
-        words += [w for w in (redirect.target, redirect.body) if w is not None]
-    return words
-
-
-def node_words(node: Node_) -> list[Word]:
-    if isinstance(node, Command):
-        return command_words(node)
-    words = [w for r in node.redirects for w in (r.target, r.body) if w is not None]
-    if isinstance(node, Loop) and node.words:
-        words += node.words
-    if isinstance(node, Case) and node.subject is not None:
-        words.append(node.subject)
-    return words

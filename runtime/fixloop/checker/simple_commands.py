@@ -32,7 +32,8 @@ class CommandReader(SourceReader):
     """Simple commands of one parsed text; statements (`seq`) come from the subclass."""
 
     def command(self, node: Node) -> Command:
-        command = Command(self.pos(node))
+        at = self.pos(node)
+        words: list[Word] = []
         assigns: list[Assign] = []
         redirects: list[Redirect] = []
         for index, child in enumerate(node.children):
@@ -40,17 +41,14 @@ class CommandReader(SourceReader):
             if kind == "variable_assignment":
                 assigns += self.assignments(child, "plain")
             elif kind == "command_name":
-                command.words.append(
-                    self.word(child.named_children[0] if child.named_children else child)
-                )
+                names = child.named_children
+                words.append(self.word(names[0] if names else child))
             elif child.is_named and kind not in ("comment", "file_redirect"):
                 if node.field_name_for_child(index) == "argument":
-                    command.words.append(self.word(child, kind))
+                    words.append(self.word(child, kind))
             elif kind == "file_redirect":
                 redirects.append(self.redirect(child))
-        command.assigns = assigns or ()
-        command.redirects = redirects or ()
-        return command
+        return Command(at, words, assigns or (), redirects=redirects or ())
 
     def redirect(self, node: Node) -> Redirect:
         """A file, here-string or heredoc redirection; a heredoc keeps its body as a word."""
@@ -71,9 +69,8 @@ class CommandReader(SourceReader):
 
     def declaration(self, node: Node) -> Command:
         keyword = node.children[0].type if node.children else "declare"
-        command = Command(
-            self.pos(node), words=[Word(keyword, keyword, self.pos(node), literal=keyword)]
-        )
+        at = self.pos(node)
+        words = [Word(keyword, keyword, at, literal=keyword)]
         kind = keyword if keyword in _DECLARATIONS else "plain"
         assigns: list[Assign] = []
         exported: list[str] = []
@@ -82,16 +79,14 @@ class CommandReader(SourceReader):
                 assigns += self.assignments(child, kind)
             elif child.type == "variable_name":
                 name = self.text(child)
-                command.words.append(Word(name, name, self.pos(child), literal=name))
+                words.append(Word(name, name, self.pos(child), literal=name))
                 if keyword == "export":
                     exported.append(name)
                 elif kind in _DECLARATIONS:
                     assigns.append(Assign(name, None, self.pos(child), kind))
             elif child.type != "comment":
-                command.words.append(self.word(child))
-        command.assigns = assigns or ()
-        command.exported = exported or ()
-        return command
+                words.append(self.word(child))
+        return Command(at, words, assigns or (), exported or ())
 
     def assignments(self, node: Node, kind: str) -> list[Assign]:
         if node.type == "variable_assignments":
@@ -108,12 +103,13 @@ class CommandReader(SourceReader):
     def test(self, node: Node) -> Command:
         """`[ … ]` / `[[ … ]]` as the argv bash hands to `test`: the operator tree flattened."""
         opener = node.children[0] if node.children else node
-        command = Command(self.pos(node), words=[self.word(opener)])
+        at = self.pos(node)
+        words = [self.word(opener)]
         for leaf in self._test_leaves(node):
-            command.words.append(self.word(leaf))
+            words.append(self.word(leaf))
         if node.children and node.children[-1].type in ("]", "]]"):
-            command.words.append(self.word(node.children[-1]))
-        return command
+            words.append(self.word(node.children[-1]))
+        return Command(at, words)
 
     def _test_leaves(self, node: Node) -> list[Node]:
         leaves: list[Node] = []

@@ -30,7 +30,6 @@ from tree_sitter import Language, Node, Parser
 
 from fixloop.checker.simple_commands import CommandReader
 from fixloop.checker.tree import (
-    AndOr,
     Broken,
     Case,
     Command,
@@ -44,6 +43,7 @@ from fixloop.checker.tree import (
     Script,
     Seq,
     Subshell,
+    chain,
 )
 from fixloop.checker.tree_scan import STATEMENT_TYPES, piece_cuts, statement_nodes, where_it_broke
 from fixloop.checker.words import MAX_NESTING, TooDeep
@@ -61,6 +61,15 @@ class _Builder(CommandReader):
         super().__init__(source, origin)
         self.errors: list[Broken] = []
         self.splits: list[int] = []  # byte offsets where a statement should have ended
+
+    def restart(self) -> None:
+        """Ready to build another statement of the same text: no errors or splits noted yet,
+        and no depth or stacks left from a statement that nested too deep."""
+        self.errors = []
+        self.splits = []
+        self.depth = 0
+        self.reads.clear()
+        self.subs.clear()
 
     def seq(self, nodes: Iterable[Node], at: tuple[int, int]) -> Seq:
         items: list[Node_] = []
@@ -175,7 +184,7 @@ class _Builder(CommandReader):
                 redirects.append(self.redirect(child))
                 if child.type == "heredoc_redirect":
                     tail = self.heredoc_tail(child) or tail
-        body.redirects = redirects or ()
+        body.set_redirects(redirects or ())
         if tail is None:
             return body
         # `cat <<EOF | node …` and `cat <<EOF && x`: tree-sitter hangs the rest of the pipeline
@@ -236,7 +245,7 @@ class _Builder(CommandReader):
         handled = parse_bash(handler.literal, inner_origin, self.depth + 1)
         if handled.too_deep:
             raise TooDeep
-        command.set_trap(handled.body, tuple(w.shape for w in command.words[2:]))
+        command.trap = handled.body
 
     def if_(self, node: Node) -> If:
         at = self.pos(node)
@@ -331,19 +340,6 @@ class _Builder(CommandReader):
 _START = Pos(0, 0)
 
 
-def chain(at: tuple[int, int], first: Node_ | None, rest: list[tuple[str, Node_ | None]]) -> AndOr:
-    """`first op node op node …`, spliced flat when a link is itself a chain (bash groups a
-    chain from the left, so `a || (b && c)` written without the group is `(a || b) && c`)."""
-    links: list[tuple[str, Node_ | None]] = []
-    for op, node in rest:
-        if isinstance(node, AndOr):
-            links.append((op, node.first))
-            links += node.rest
-        else:
-            links.append((op, node))
-    return AndOr(at, first=first, rest=links)
-
-
 # A block larger than this is parsed a piece at a time (`_pieces`): tree-sitter's tree of a whole
 # 5 MB block is over 250 MB of nodes, more than fifty times the text. One piece's tree is alive
 # at a time, about 33 times the piece: 2 MB at 64 KiB (8 MB at the 256 KiB it was).
@@ -397,11 +393,14 @@ class TopLevel:
         self.source = text.encode("utf-8")
         root = _parser().parse(self.source).root_node
         self.nodes = [n for n in root.named_children if n.type != "comment"]
+        # One builder for every statement built: its tables of the text's lines made once.
+        self._builder = _Builder(self.source, _START)
 
     def build(self, node: Node) -> tuple[Node_ | None, bool]:
         """The statement, and whether tree-sitter ran one of its lines into the next: then it
         is built from a parse with a `;` there, as in `_parse_whole` (only its lines change)."""
-        builder = _Builder(self.source, _START)
+        builder = self._builder
+        builder.restart()
         built = builder.statement(node)
         if not builder.splits:
             return built, False

@@ -2,8 +2,9 @@
 
 Deliberately tiny: `Command` (argv words, prefix assignments, redirections, and the parsed handler
 of a `trap`), `Seq`, `AndOr`, `Not`, `Pipeline`, `If`, `Loop`, `Case`, `Function`, `Subshell`,
-`Arith` and `Broken`, over the words of `tree_words.py`. `syntax.py` builds it from
-tree-sitter-bash; events, path analysis and the generic rules walk it, never tree-sitter nodes.
+`Arith` and `Broken`, over the words of `tree_words.py` (a chain of `&&`/`||` kept flat by
+`chain`). `syntax.py` builds it from tree-sitter-bash; events, path analysis and the generic
+rules walk it, never tree-sitter nodes.
 
 A large block has a node per statement, so the classes are plain classes with slots (no instance
 dictionary; a slotted dataclass is built twice when its module is imported), positioned by two
@@ -38,6 +39,9 @@ __all__ = [
     "Seq",
     "Subshell",
     "Word",
+    "chain",
+    "command_words",
+    "node_words",
 ]
 
 
@@ -84,11 +88,15 @@ class Node_(_Placed):
         self.row, self.col = pos
         self.redirects = redirects
 
+    def set_redirects(self, redirects: Sequence[Redirect]) -> None:
+        """Its redirections, when they are known after it is built (`{ …; } > f`)."""
+        self.redirects = redirects
+
 
 class Command(Node_):
-    # The trap handler and its signals are one slot (most commands are no trap): eight slots,
-    # not nine, make the object 16 bytes smaller.
-    __slots__ = ("_substitutions", "_trap", "assigns", "exported", "words")
+    # The signals of a trap are not kept: they are the words after its handler (most commands
+    # are no trap), so eight slots, not nine, make the object 16 bytes smaller.
+    __slots__ = ("assigns", "exported", "substitutions", "trap", "words")
     _fields: ClassVar[tuple[str, ...]] = (
         *Node_._fields,
         "words",
@@ -100,8 +108,12 @@ class Command(Node_):
     words: list[Word]
     assigns: Sequence[Assign]
     exported: Sequence[str]  # `export NAME` without a value
-    _trap: tuple[Seq, tuple[str, ...]] | None
-    _substitutions: Sequence[Node_] | None
+    # The parsed handler of `trap '…' EXIT|ERR|…`: a slot, not a property, as every walk of the
+    # tree asks each command for it.
+    trap: Seq | None
+    # The `$(…)` of its words, assignment values and redirection targets, in run order: known
+    # when it is built, as every walk of the tree asks each command for them.
+    substitutions: Sequence[Node_]
 
     def __init__(
         self,
@@ -117,32 +129,25 @@ class Command(Node_):
         self.words = [] if words is None else words
         self.assigns = assigns
         self.exported = exported
-        self._trap = None
-        self._substitutions = None
-
-    @property
-    def trap(self) -> Seq | None:
-        """The parsed handler of `trap '…' EXIT|ERR|…`."""
-        return self._trap[0] if self._trap is not None else None
+        self.trap = None
+        self.substitutions = self._substitutions()
 
     @property
     def trap_signals(self) -> tuple[str, ...]:
-        return self._trap[1] if self._trap is not None else ()
+        """The signals of a trap: the shapes of its words after the handler."""
+        return tuple(w.shape for w in self.words[2:]) if self.trap is not None else ()
 
-    def set_trap(self, handler: Seq, signals: tuple[str, ...]) -> None:
-        self._trap = (handler, signals)
+    def set_redirects(self, redirects: Sequence[Redirect]) -> None:
+        self.redirects = redirects
+        self.substitutions = self._substitutions()
 
-    @property
-    def substitutions(self) -> Sequence[Node_]:
-        """The `$(…)` of its words, assignment values and redirection targets, in run order."""
-        if self._substitutions is None:  # asked again by every path through the command
-            found = substitutions_in(self.words)
-            if self.assigns:
-                found += substitutions_in([a.value for a in self.assigns])
-            if self.redirects:
-                found += substitutions_in([r.target for r in self.redirects])
-            self._substitutions = found or ()
-        return self._substitutions
+    def _substitutions(self) -> Sequence[Node_]:
+        found = substitutions_in(self.words)
+        if self.assigns:
+            found += substitutions_in([a.value for a in self.assigns])
+        if self.redirects:
+            found += substitutions_in([r.target for r in self.redirects])
+        return found or ()
 
 
 class Seq(Node_):
@@ -182,6 +187,19 @@ class AndOr(Node_):
         self.redirects = ()
         self.first = first
         self.rest = [] if rest is None else rest
+
+
+def chain(at: tuple[int, int], first: Node_ | None, rest: list[tuple[str, Node_ | None]]) -> AndOr:
+    """`first op node op node …`, spliced flat when a link is itself a chain (bash groups a
+    chain from the left, so `a || (b && c)` written without the group is `(a || b) && c`)."""
+    links: list[tuple[str, Node_ | None]] = []
+    for op, node in rest:
+        if isinstance(node, AndOr):
+            links.append((op, node.first))
+            links += node.rest
+        else:
+            links.append((op, node))
+    return AndOr(at, first=first, rest=links)
 
 
 class Not(Node_):
@@ -336,3 +354,29 @@ class Script(_Slotted):
         self.body = body
         self.errors = errors
         self.too_deep = too_deep
+
+
+def command_words(command: Command) -> Sequence[Word]:
+    """Its words, assignment values, redirection targets and heredoc bodies."""
+    if not command.assigns and not command.redirects:
+        return command.words  # most commands: their own list, not a copy
+    words = list(command.words)
+    words += [a.value for a in command.assigns if a.value is not None]
+    for redirect in command.redirects:
+        words += [w for w in (redirect.target, redirect.body) if w is not None]
+    return words
+
+
+def node_words(node: Node_) -> Sequence[Word]:
+    """The words `node` holds itself: a command's (`command_words`), a loop's list, a case's
+    subject, its redirections' targets and heredoc bodies."""
+    if isinstance(node, Command):
+        return command_words(node)
+    if not node.redirects and not isinstance(node, (Loop, Case)):
+        return ()  # most statements around commands hold no word of their own
+    words = [w for r in node.redirects for w in (r.target, r.body) if w is not None]
+    if isinstance(node, Loop) and node.words:
+        words += node.words
+    if isinstance(node, Case) and node.subject is not None:
+        words.append(node.subject)
+    return words

@@ -91,7 +91,7 @@ class SourceReader:
                 return Word(text, shape, self.pos(node), literal=shape)
         reads, subs = self.reads, self.subs
         first_read, first_sub, expansions = len(reads), len(subs), self.expansions
-        shape = intern(self.collect(node, False))
+        shape = intern(self.collect(node, False, kind))
         found: tuple[Read, ...] = ()
         if len(reads) > first_read:
             found = tuple(reads[first_read:])  # a tuple: no list's spare room kept per word
@@ -112,7 +112,7 @@ class SourceReader:
             reads=found,
             subs=substitutions,
             literal=shape if self.expansions == expansions else None,
-            quoted=_quoted(node, kind),
+            quoted=kind in _QUOTED_KINDS or _has_quoted_part(node),
         )
 
     def heredoc(self, node: Node, expands: bool) -> Word:
@@ -129,17 +129,19 @@ class SourceReader:
         del self.subs[subs:]
         return Word(text, text, self.pos(node), reads=found, subs=inner)
 
-    def collect(self, node: Node, quoted: bool) -> str:
-        """The shape of `node`, its reads and substitutions pushed on the reader's stacks."""
+    def collect(self, node: Node, quoted: bool, kind: str | None = None) -> str:
+        """The shape of `node` (`kind`: its type, when the caller has read it), its reads and
+        substitutions pushed on the reader's stacks."""
         self.depth += 1
         if self.depth > MAX_NESTING:
             raise TooDeep
-        kind = node.type
+        if kind is None:
+            kind = node.type
         # The two most frequent parts of a word first, without a handler's call.
         if kind == "string_content":
             shape = _unquoted(self.text(node))
         elif kind == "simple_expansion":
-            shape = self._expansion(node, quoted)
+            shape = self._simple_expansion(node, quoted)
         else:
             handler = _HANDLERS.get(kind)
             if handler is not None:
@@ -153,17 +155,22 @@ class SourceReader:
         self.depth -= 1
         return shape
 
-    def _expansion(self, node: Node, quoted: bool) -> str:
-        self.expansions += 1
+    def _simple_expansion(self, node: Node, quoted: bool) -> str:
         named = node.named_children
-        if len(named) == 1 and node.type == "simple_expansion":
-            only = named[0]
-            if only.type == "variable_name":
-                # `$name`, the most frequent expansion: no operator, no `#`, nothing else inside.
-                name = self.text(only)
-                if not name.isdigit():
-                    self.reads.append(Read(name, self.pos(only), quoted, False, False))
-                return f"${name}"
+        if len(named) == 1 and (only := named[0]).type == "variable_name":
+            # `$name`, the most frequent expansion: no operator, no `#`, nothing else inside.
+            self.expansions += 1
+            name = self.text(only)
+            if not name.isdigit():
+                self.reads.append(Read(name, self.pos(only), quoted, False, False))
+            return f"${name}"
+        return self._expansion(node, quoted, named)
+
+    def _expansion(self, node: Node, quoted: bool, named: list[Node] | None = None) -> str:
+        """`${…}` (and `$@`, `$1` …): `named`, its named children, when the caller has them."""
+        self.expansions += 1
+        if named is None:
+            named = node.named_children
         holder = next((c for c in named if c.type in _NAME_TYPES), None)
         if holder is None:
             return self.text(node)
@@ -188,9 +195,12 @@ class SourceReader:
         return "$(…)"
 
     def _string(self, node: Node, quoted: bool) -> str:
-        if not node.named_child_count:
+        parts = node.named_children
+        if not parts:
             return self.text(node)[1:-1]
-        return "".join([self.collect(c, True) for c in node.named_children])
+        if len(parts) == 1:  # `"$x"`, the most frequent string: its one part, without a list
+            return self.collect(parts[0], True)
+        return "".join([self.collect(c, True) for c in parts])
 
     def _arithmetic(self, node: Node, quoted: bool) -> str:
         self.expansions += 1
@@ -205,10 +215,11 @@ class SourceReader:
         return name
 
 
-def _quoted(node: Node, kind: str) -> bool:
-    """Is the word at least partly quoted?"""
-    if kind in {"string", "raw_string", "ansi_c_string"}:
-        return True
+# A word of these kinds is quoted; another is when it has a part of the first two (`a"$b"`).
+_QUOTED_KINDS = frozenset(("string", "raw_string", "ansi_c_string"))
+
+
+def _has_quoted_part(node: Node) -> bool:
     return any(child.type in ("string", "raw_string") for child in node.children)
 
 
@@ -223,7 +234,7 @@ _NAME_TYPES = ("variable_name", "subscript", "special_variable_name")
 _DEFAULTING = (":-", ":?", ":=", "-", "?", "=")
 _Handler = Callable[[SourceReader, Node, bool], str]
 _HANDLERS: dict[str, _Handler] = {
-    "simple_expansion": SourceReader._expansion,
+    "simple_expansion": SourceReader._simple_expansion,
     "expansion": SourceReader._expansion,
     "command_substitution": SourceReader._substitution,
     "process_substitution": SourceReader._substitution,
