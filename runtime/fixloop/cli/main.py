@@ -110,6 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `sandbox exec` relays a command's output to the step that ran it, byte for byte; the
         # step's own output is masked where it is traced or printed.
         return _main(arguments, process=argv is None)
+    if argv is None:
+        gc.disable()  # for the imports too, until the command's parser is frozen (`_parser_frozen`)
     from fixloop.masking import MaskingStream
 
     # Every byte fixloop prints goes through masking: progress, summaries, escalations,
