@@ -38,8 +38,11 @@ def matching_ids(document: CheckedDocument, pattern: Pattern) -> list[int]:
             words = sorted(needed, key=lambda w: len(index.get(w, ())))
             holding = set(index.get(words[0], ()))
             for word in words[1:]:
+                if not holding:
+                    break
                 holding.intersection_update(index.get(word, ()))
-            candidates = [e for e in candidates if e.id in holding]
+            # Most patterns name a word no candidate holds: nothing to filter then.
+            candidates = [e for e in candidates if e.id in holding] if holding else []
         found = []
         for event in candidates:
             if matches(pattern, event.shapes, forms):
@@ -86,16 +89,23 @@ def forms_for(document: CheckedDocument) -> Callable[[str], Sequence[str]]:
 
 
 def _candidates(document: CheckedDocument, pattern: Pattern) -> tuple[str, list[CommandEvent]]:
-    """Events that can match: those named like the pattern, unless its name is a glob or `$`;
-    with the name they are found by (`*` for all)."""
+    """Events that can match: those named like the pattern, and those named by a variable (it
+    may hold any name), unless the pattern's name is a glob or `$`; with the name they are found
+    by (`*` for all)."""
     if any(c in pattern.name for c in "*?[$"):
         return "*", document.events
-    if not document.by_name:
+    by_name = document.by_name
+    if "$" not in by_name:
+        by_name["$"] = []
         for event in document.events:
             name = event.name.rsplit("/", 1)[-1] if not event.name.startswith("$") else "$"
-            document.by_name.setdefault(name, []).append(event)
-        document.by_name.setdefault("$", [])
-    return pattern.name, document.by_name.get(pattern.name, []) + document.by_name["$"]
+            by_name.setdefault(name, []).append(event)
+        # Each name's list ends with the variable-named events, joined once, not per pattern.
+        dollars = by_name["$"]
+        for name, events in by_name.items():
+            if name != "$":
+                events.extend(dollars)
+    return pattern.name, by_name.get(pattern.name, by_name["$"])
 
 
 def _index(events: Sequence[CommandEvent], forms: Forms) -> dict[str, list[int]]:
