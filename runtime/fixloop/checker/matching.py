@@ -1,7 +1,8 @@
 """Which events of a document match a command pattern: found once per pattern and document.
 
 A word is matched through its forms: itself and, when its variables have one static value in the
-document, the resolved text (see `patterns.py`). Candidates are the events named like the pattern;
+document, the resolved text (see `patterns.py`); the document's static values are looked for when
+a word with a `$` is first met. Candidates are the events named like the pattern;
 a cheap test on the forms of their words rules most out before the structural match: the
 candidates are indexed once by the forms of their words (form → the ids of the events holding
 it), and a pattern keeps only the events holding all its literal words. The index holds an id
@@ -73,10 +74,15 @@ def _assign_only(unit: Unit) -> Iterator[tuple[str, str]]:
 
 
 def forms_for(document: CheckedDocument) -> Callable[[str], Sequence[str]]:
-    values = static_values(document)
+    known: list[dict[str, str]] = []  # the static values, found when a shape first reads one
 
     @cache
     def forms(shape: str) -> tuple[str, ...]:
+        if "$" not in shape:  # most words read no variable: nothing to resolve
+            return (shape,)
+        if not known:
+            known.append(static_values(document))
+        values = known[0]
         resolved = shape
         for _ in range(4):
             nxt = _VAR.sub(lambda m: values.get(m[1], m[0]), resolved)
