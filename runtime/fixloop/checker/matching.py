@@ -104,7 +104,11 @@ def _candidates(document: CheckedDocument, pattern: Pattern) -> tuple[str, list[
     if "$" not in by_name:
         by_name["$"] = []
         for event in document.events:
-            name = event.name.rsplit("/", 1)[-1] if not event.name.startswith("$") else "$"
+            name = event.name
+            if name.startswith("$"):
+                name = "$"
+            elif "/" in name:  # most commands are run by their name, not by a path
+                name = name.rsplit("/", 1)[-1]
             by_name.setdefault(name, []).append(event)
         # Each name's list ends with the variable-named events, joined once, not per pattern.
         dollars = by_name["$"]
