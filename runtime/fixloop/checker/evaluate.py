@@ -50,6 +50,9 @@ class Evaluator:
         self.lookup = lookup
         self.broken = broken
         self.folded = 0
+        # The ids of each unit's events (by the unit's `id`), so that a unit holding none of a
+        # pattern's matches is passed over without looking at its events.
+        self._event_ids: dict[int, frozenset[int]] = {}
 
     def matching(self, contract: Contract, operand: Operand, scope: Scope) -> list[CommandEvent]:
         patterns = contract.patterns(operand)
@@ -58,8 +61,14 @@ class Evaluator:
             ids: set[int] = set()
             for pattern in patterns:
                 ids.update(matching_ids(document, pattern))
-            if ids:  # most operands match nothing in most documents: no need to look
-                found += [e for unit in units for e in unit.events if e.id in ids]
+            if not ids:  # most operands match nothing in most documents: no need to look
+                continue
+            for unit in units:
+                held = self._event_ids.get(id(unit))
+                if held is None:
+                    held = self._event_ids[id(unit)] = frozenset(e.id for e in unit.events)
+                if not ids.isdisjoint(held):
+                    found += [e for e in unit.events if e.id in ids]
         return found
 
     # -- scope --------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Which events of a document match a command pattern: found once per pattern and document.
 
 A word is matched through its forms: itself and, when its variables have one static value in the
-document, the resolved text (see `patterns.py`). Candidates are the events named like the pattern;
+document, the resolved text (see `patterns.py`); the document's static values are looked for when
+a word with a `$` is first met. Candidates are the events named like the pattern;
 a cheap test on the forms of their words rules most out before the structural match: the
 candidates are indexed once by the forms of their words (form → the ids of the events holding
 it), and a pattern keeps only the events holding all its literal words. The index holds an id
@@ -38,8 +39,11 @@ def matching_ids(document: CheckedDocument, pattern: Pattern) -> list[int]:
             words = sorted(needed, key=lambda w: len(index.get(w, ())))
             holding = set(index.get(words[0], ()))
             for word in words[1:]:
+                if not holding:
+                    break
                 holding.intersection_update(index.get(word, ()))
-            candidates = [e for e in candidates if e.id in holding]
+            # Most patterns name a word no candidate holds: nothing to filter then.
+            candidates = [e for e in candidates if e.id in holding] if holding else []
         found = []
         for event in candidates:
             if matches(pattern, event.shapes, forms):
@@ -70,10 +74,15 @@ def _assign_only(unit: Unit) -> Iterator[tuple[str, str]]:
 
 
 def forms_for(document: CheckedDocument) -> Callable[[str], Sequence[str]]:
-    values = static_values(document)
+    known: list[dict[str, str]] = []  # the static values, found when a shape first reads one
 
     @cache
     def forms(shape: str) -> tuple[str, ...]:
+        if "$" not in shape:  # most words read no variable: nothing to resolve
+            return (shape,)
+        if not known:
+            known.append(static_values(document))
+        values = known[0]
         resolved = shape
         for _ in range(4):
             nxt = _VAR.sub(lambda m: values.get(m[1], m[0]), resolved)
@@ -86,16 +95,27 @@ def forms_for(document: CheckedDocument) -> Callable[[str], Sequence[str]]:
 
 
 def _candidates(document: CheckedDocument, pattern: Pattern) -> tuple[str, list[CommandEvent]]:
-    """Events that can match: those named like the pattern, unless its name is a glob or `$`;
-    with the name they are found by (`*` for all)."""
+    """Events that can match: those named like the pattern, and those named by a variable (it
+    may hold any name), unless the pattern's name is a glob or `$`; with the name they are found
+    by (`*` for all)."""
     if any(c in pattern.name for c in "*?[$"):
         return "*", document.events
-    if not document.by_name:
+    by_name = document.by_name
+    if "$" not in by_name:
+        by_name["$"] = []
         for event in document.events:
-            name = event.name.rsplit("/", 1)[-1] if not event.name.startswith("$") else "$"
-            document.by_name.setdefault(name, []).append(event)
-        document.by_name.setdefault("$", [])
-    return pattern.name, document.by_name.get(pattern.name, []) + document.by_name["$"]
+            name = event.name
+            if name.startswith("$"):
+                name = "$"
+            elif "/" in name:  # most commands are run by their name, not by a path
+                name = name.rsplit("/", 1)[-1]
+            by_name.setdefault(name, []).append(event)
+        # Each name's list ends with the variable-named events, joined once, not per pattern.
+        dollars = by_name["$"]
+        for name, events in by_name.items():
+            if name != "$":
+                events.extend(dollars)
+    return pattern.name, by_name.get(pattern.name, by_name["$"])
 
 
 def _index(events: Sequence[CommandEvent], forms: Forms) -> dict[str, list[int]]:

@@ -23,7 +23,7 @@ runs): a name that is computed (`printf '%s=%s\\n' "$name" â€¦`, `echo "$name=â€
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -65,8 +65,10 @@ def undeclared_outputs(document: CheckedDocument) -> list[Diagnostic]:
         where = "its interface does not declare it" if interface else "the document does not"
         where += "" if interface else " declare it under `outputs:`"
         for node, _ in unit.nodes:
-            written = list(_helper_write(node))
-            if any(_to_output_file(r) for r in node.redirects):
+            # Most nodes neither call the writer nor redirect: tested inline, without a call.
+            words = node.words if isinstance(node, Command) else ()
+            written = _helper_write(words) if words and words[0].literal == OUTPUT_HELPER else []
+            if node.redirects and any(_to_output_file(r) for r in node.redirects):
                 written += _written_names(node)
             for name, row, col in written:
                 if name in declared or (row, col) in reported:
@@ -86,12 +88,13 @@ def undeclared_outputs(document: CheckedDocument) -> list[Diagnostic]:
     return found
 
 
-def _helper_write(node: Node_) -> Iterator[tuple[str, int, int]]:
+def _helper_write(words: Sequence[Word]) -> list[tuple[str, int, int]]:
     """The literal NAME of a `fixloop_output NAME VALUE` call, with 0-based row and column."""
-    if isinstance(node, Command) and len(node.words) >= 2:
-        helper, name = node.words[0], node.words[1]
+    if len(words) >= 2:
+        helper, name = words[0], words[1]
         if helper.literal == OUTPUT_HELPER and name.literal and _NAME.fullmatch(name.literal):
-            yield name.literal, name.pos.row, name.pos.col
+            return [(name.literal, name.pos.row, name.pos.col)]
+    return []
 
 
 def _to_output_file(redirect: Redirect) -> bool:

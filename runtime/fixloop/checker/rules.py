@@ -26,6 +26,7 @@ from fixloop.checker.events import visit
 from fixloop.checker.outputs import undeclared_outputs
 from fixloop.checker.scoped import errexit_of
 from fixloop.checker.tree import Arith, Command
+from fixloop.checker.tree_words import reads_in
 from fixloop.checker.variables import undefined_variables, unexported_env
 from fixloop.checker.words import MAX_NESTING
 from fixloop.diagnostics import Diagnostic, Severity
@@ -185,19 +186,20 @@ def _unquoted_inputs(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
             continue
         if node.words[0].literal in ("[[", "export", "local", "declare", "readonly"):
             continue
-        targets = [r.target for r in node.redirects if r.target is not None]
-        for word in [*node.words[1:], *targets]:
-            for read in word.reads:
-                if read.name in inputs and not read.quoted:
-                    found.append(
-                        Diagnostic(
-                            document.display,
-                            read.pos.row + 1,
-                            read.pos.col,
-                            "unquoted-input",
-                            f'input ${read.name} is expanded without quotes: write "${read.name}"',
-                        )
+        reads = reads_in(node.words[1:])
+        if node.redirects:
+            reads += reads_in(r.target for r in node.redirects if r.target is not None)
+        for read in reads:
+            if read.name in inputs and not read.quoted:
+                found.append(
+                    Diagnostic(
+                        document.display,
+                        read.pos.row + 1,
+                        read.pos.col,
+                        "unquoted-input",
+                        f'input ${read.name} is expanded without quotes: write "${read.name}"',
                     )
+                )
     return found
 
 
@@ -295,21 +297,22 @@ def _arithmetic(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     errexit = errexit_of(document, unit)
     found = []
     for node, cond in unit.nodes:
-        if isinstance(node, Command) and node.words and node.words[0].literal == "set":
-            args = [w.literal or "" for w in node.words[1:]]
-            if any(a.startswith("-") and "e" in a[1:] and a[1:].isalpha() for a in args) or (
-                "-o" in args and "errexit" in args
-            ):
-                errexit = True
-        is_let = (
-            isinstance(node, Command)
-            and node.words
-            and node.words[0].literal == "let"
-            and any(
+        if isinstance(node, Command):
+            name = node.words[0].literal if node.words else None
+            if name == "set":
+                args = [w.literal or "" for w in node.words[1:]]
+                if any(a.startswith("-") and "e" in a[1:] and a[1:].isalpha() for a in args) or (
+                    "-o" in args and "errexit" in args
+                ):
+                    errexit = True
+                continue
+            if name != "let" or not any(
                 ("++" in (w.literal or "")) or ("--" in (w.literal or "")) for w in node.words[1:]
-            )
-        )
-        if errexit and not cond and ((isinstance(node, Arith) and node.increments) or is_let):
+            ):
+                continue
+        elif not (isinstance(node, Arith) and node.increments):
+            continue
+        if errexit and not cond:
             found.append(
                 Diagnostic(
                     document.display,

@@ -107,7 +107,9 @@ def _defined_in(units: list[Unit]) -> Scope:
     defined: set[str] = set()
     exported: set[str] = set()
     for unit in units:
-        libraries = unit.libraries
+        # The names the block's libraries define: most commands call none of them.
+        # The names the block's libraries define: most commands call none of them.
+        helpers: set[str] = set().union(*(library.sources for library in unit.libraries))
         for node, _ in unit.nodes:
             if isinstance(node, Command):
                 # Most commands set nothing: the tests below are what they cost.
@@ -120,7 +122,7 @@ def _defined_in(units: list[Unit]) -> Scope:
                 name = node.words[0].literal if node.words else None
                 if name in _NAMING_COMMANDS:
                     defined |= _defined_by_command(node)
-                if libraries and name is not None:
+                if name in helpers:
                     defined |= _defined_by_helper(node, unit)
             elif isinstance(node, Loop) and node.var:
                 defined.add(node.var)
@@ -181,23 +183,22 @@ def undefined_variables(document: CheckedDocument) -> list[Diagnostic]:
     for step, (units, scope) in _steps(document).items():
         reported: set[str] = set()
         interface = document.interface_of(step)
+        not_taken = _not_taken(document, interface)
         for unit in units:
             for node, _ in unit.nodes:
                 reads = reads_in(node_words(node))
                 if isinstance(node, Arith):
                     reads += node.reads
                 for read in reads:
-                    if interface is not None and _not_taken(read, interface, document, scope):
+                    if read.name in scope.defined:  # the cheapest test first: most reads are set
+                        continue
+                    if read.name in not_taken:
+                        assert interface is not None
                         if read.name not in reported:
                             reported.add(read.name)
                             found.append(_not_taken_diagnostic(document, step, read, interface))
                         continue
-                    if (
-                        read.name in scope.defined  # the cheaper tests first: most reads are set
-                        or read.name in reported
-                        or read.defaulted
-                        or _known(read.name, document)
-                    ):
+                    if read.name in reported or read.defaulted or _known(read.name, document):
                         continue
                     reported.add(read.name)
                     found.append(
@@ -233,18 +234,14 @@ def unexported_env(document: CheckedDocument) -> list[Diagnostic]:
     return found
 
 
-def _not_taken(
-    read: Read, interface: StepInterface, document: CheckedDocument, scope: Scope
-) -> bool:
-    """A workflow input the step reads but its interface does not take (the runner passes a
-    step only the inputs its interface lists, so the read is always empty)."""
+def _not_taken(document: CheckedDocument, interface: StepInterface | None) -> set[str]:
+    """The workflow inputs a step with its own interface does not take: the runner passes a
+    step only the inputs its interface lists, so a read of one the step does not set itself is
+    always empty."""
     declared = document.source.metadata.get("inputs")
-    return (
-        isinstance(declared, dict)
-        and read.name in declared
-        and read.name not in interface.input_names
-        and read.name not in scope.defined
-    )
+    if interface is None or not isinstance(declared, dict):
+        return set()
+    return set(declared) - set(interface.input_names)
 
 
 def _not_taken_diagnostic(

@@ -35,7 +35,10 @@ class World(NamedTuple):
     failed: bool = False
 
     def at(self, status: Status) -> World:
-        """This world with another last exit status: the most frequent change, made directly."""
+        """This world with another last exit status: the most frequent change, made directly
+        (or not at all: a world is a value, and most often the status is the same)."""
+        if status == self.status:
+            return self
         return World(
             self.marks, status, self.flags, self.lists, self.traps, self.errexit, self.failed
         )
