@@ -65,10 +65,9 @@ class Helper:
                         index = _NAMEREF.match(assign.value.shape)
                         if index:
                             self.sets_arguments.add(int(index["index"]))
-            for word in command.words[1:]:
-                if command.words[0].literal in ("local", "declare", "typeset"):
-                    local.add(word.shape)
-        self.calls = [c.words[0].literal for c in commands if c.words and c.words[0].literal]
+            if command.name in ("local", "declare", "typeset"):
+                local.update(word.shape for word in command.words[1:])
+        self.calls = [c.name for c in commands if c.name]
         self.sets_globals = {
             a.name
             for command in commands
@@ -155,7 +154,7 @@ class StepLibrary:
     def called(self, commands: list[Command]) -> list[str]:
         """The helpers these commands call, and the helpers those call, in order of first call."""
         found: list[str] = []
-        pending = [c.words[0].literal for c in commands if c.words and c.words[0].literal]
+        pending = [c.name for c in commands if c.name]
         while pending:
             name = pending.pop(0)
             if name in self.sources and name not in found:
@@ -201,7 +200,7 @@ _CACHE: dict[tuple[Path, int, int], StepLibrary] = {}
 def sourced_path(command: Command, pack_root: Path | None) -> Path | None:
     """The file a `.`/`source` command reads, when it is a library of the pack; else None."""
     words = command.words
-    if len(words) != 2 or words[0].literal not in (".", "source") or pack_root is None:
+    if len(words) != 2 or command.name not in (".", "source") or pack_root is None:
         return None
     match = _SOURCED.match(words[1].shape)
     if match is None:

@@ -66,8 +66,9 @@ def undeclared_outputs(document: CheckedDocument) -> list[Diagnostic]:
         where += "" if interface else " declare it under `outputs:`"
         for node, _ in unit.nodes:
             # Most nodes neither call the writer nor redirect: tested inline, without a call.
-            words = node.words if isinstance(node, Command) else ()
-            written = _helper_write(words) if words and words[0].literal == OUTPUT_HELPER else []
+            written = []
+            if isinstance(node, Command) and node.name == OUTPUT_HELPER:
+                written = _helper_write(node.words)
             if node.redirects and any(_to_output_file(r) for r in node.redirects):
                 written += _written_names(node)
             for name, row, col in written:
@@ -140,7 +141,7 @@ def _writers(node: Node_) -> Iterator[Command]:
 def _written_names(node: Node_) -> Iterator[tuple[str, int, int]]:
     for command in _writers(node):
         words = command.words
-        name = words[0].literal if words else None
+        name = command.name
         if name == "printf":
             yield from _printf(words[1:])
         elif name == "echo":

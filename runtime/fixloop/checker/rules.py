@@ -184,7 +184,7 @@ def _unquoted_inputs(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     for node, _ in unit.nodes:
         if not isinstance(node, Command) or not node.words:
             continue
-        if node.words[0].literal in ("[[", "export", "local", "declare", "readonly"):
+        if node.name in ("[[", "export", "local", "declare", "readonly"):
             continue
         reads = reads_in(node.words[1:])
         if node.redirects:
@@ -233,7 +233,7 @@ def _made_safe(command: Command) -> set[str]:
         if value is None:
             continue
         from_mktemp = any(
-            isinstance(c, Command) and c.words and c.words[0].literal == "mktemp"
+            isinstance(c, Command) and c.name == "mktemp"
             for sub in value.subs
             for c, _ in visit(sub)
         )
@@ -241,7 +241,7 @@ def _made_safe(command: Command) -> set[str]:
             safe.add(assign.name)
     for word in command.words:
         safe |= {m["name"] for m in _required().finditer(word.text)}
-    if command.words and command.words[0].literal in ("[", "[[", "test"):
+    if command.name in ("[", "[[", "test"):
         shapes = [w.shape for w in command.words]
         for flag in ("-n", "-d"):
             if flag in shapes and shapes.index(flag) + 1 < len(shapes):
@@ -250,9 +250,9 @@ def _made_safe(command: Command) -> set[str]:
 
 
 def _is_recursive_rm(command: Command) -> bool:
-    words = command.words
-    if not words or words[0].literal != "rm":
+    if command.name != "rm":
         return False
+    words = command.words
     short = "".join(w.shape[1:] for w in words[1:] if w.shape[:1] == "-" and w.shape[:2] != "--")
     return "r" in short or "R" in short or any(w.shape == "--recursive" for w in words[1:])
 
@@ -298,7 +298,7 @@ def _arithmetic(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     found = []
     for node, cond in unit.nodes:
         if isinstance(node, Command):
-            name = node.words[0].literal if node.words else None
+            name = node.name
             if name == "set":
                 args = [w.literal or "" for w in node.words[1:]]
                 if any(a.startswith("-") and "e" in a[1:] and a[1:].isalpha() for a in args) or (

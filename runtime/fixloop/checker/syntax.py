@@ -236,7 +236,7 @@ class _Builder(CommandReader):
                 self.splits.append(assigns[-1].end_byte)
 
     def parse_trap(self, command: Command) -> None:
-        if not command.words or command.words[0].literal != "trap" or len(command.words) < 3:
+        if command.name != "trap" or len(command.words) < 3:
             return
         handler = command.words[1]
         if handler.literal is None or handler.literal.startswith("-"):

@@ -95,8 +95,8 @@ class Node_(_Placed):
 
 class Command(Node_):
     # The signals of a trap are not kept: they are the words after its handler (most commands
-    # are no trap), so eight slots, not nine, make the object 16 bytes smaller.
-    __slots__ = ("assigns", "exported", "substitutions", "trap", "words")
+    # are no trap), so nine slots, not ten, make the object 16 bytes smaller.
+    __slots__ = ("assigns", "exported", "name", "substitutions", "trap", "words")
     _fields: ClassVar[tuple[str, ...]] = (
         *Node_._fields,
         "words",
@@ -114,6 +114,9 @@ class Command(Node_):
     # The `$(…)` of its words, assignment values and redirection targets, in run order: known
     # when it is built, as every walk of the tree asks each command for them.
     substitutions: Sequence[Node_]
+    # The literal value of its first word, `None` without one: what it runs, a slot as every
+    # rule asks each command for it (a command has one word list, never changed once built).
+    name: str | None
 
     def __init__(
         self,
@@ -127,6 +130,7 @@ class Command(Node_):
         self.row, self.col = pos
         self.redirects = redirects
         self.words = [] if words is None else words
+        self.name = self.words[0].literal if self.words else None
         self.assigns = assigns
         self.exported = exported
         self.trap = None

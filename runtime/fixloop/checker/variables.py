@@ -108,7 +108,6 @@ def _defined_in(units: list[Unit]) -> Scope:
     exported: set[str] = set()
     for unit in units:
         # The names the block's libraries define: most commands call none of them.
-        # The names the block's libraries define: most commands call none of them.
         helpers: set[str] = set().union(*(library.sources for library in unit.libraries))
         for node, _ in unit.nodes:
             if isinstance(node, Command):
@@ -119,7 +118,7 @@ def _defined_in(units: list[Unit]) -> Scope:
                         exported.add(assign.name)
                 if node.exported:
                     exported.update(node.exported)
-                name = node.words[0].literal if node.words else None
+                name = node.name
                 if name in _NAMING_COMMANDS:
                     defined |= _defined_by_command(node)
                 if name in helpers:
@@ -131,7 +130,7 @@ def _defined_in(units: list[Unit]) -> Scope:
 
 def _defined_by_helper(command: Command, unit: Unit) -> set[str]:
     """What a step-library helper sets for its caller: `local -n` arguments and globals."""
-    name = command.words[0].literal if command.words else None
+    name = command.name
     names: set[str] = set()
     for library in unit.libraries:
         if name is None or name not in library.sources:
@@ -148,7 +147,7 @@ def _defined_by_command(command: Command) -> set[str]:
     names: set[str] = set()
     if not command.words:
         return names
-    name = command.words[0].literal
+    name = command.name
     args = [w.literal or "" for w in command.words[1:]]
     if name in _DEFINING_COMMANDS:
         names |= {a for a in args if re.fullmatch(r"[A-Za-z_]\w*", a)}
