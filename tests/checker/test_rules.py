@@ -48,6 +48,16 @@ def test_assigned_but_not_exported_is_named(check_text: CheckText) -> None:
     assert check_text(text.replace("FIX_REPORT_PATH=x", "export FIX_REPORT_PATH=x")) == []
 
 
+def test_a_script_runner_is_found_through_a_path_or_a_wrapper(check_text: CheckText) -> None:
+    script = "-c 'import os; os.environ[\"TOKEN\"]'"
+    for runner in ("/usr/bin/python3", "env A=1 python3", "sudo -u me /usr/bin/python3"):
+        found = check_text(workflow({"s": f"export OTHER=1\n{runner} {script}"}))
+        assert rules(found) == [("unexported-env", 12)], runner
+    # A runner whose name expands is not known: nothing is searched.
+    found = check_text(workflow({"s": f'export OTHER=1 PY=python3\n"$PY" {script}'}))
+    assert found == []
+
+
 def test_variables_set_by_read_for_and_outputs_are_defined(check_text: CheckText) -> None:
     text = workflow(
         {

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from fixloop.checker.events import node_words
 from fixloop.checker.tree import Arith, Command, Loop, Read
 from fixloop.checker.tree_words import reads_in
-from fixloop.checker.wrappers import unwrap
+from fixloop.checker.wrappers import WRAPPERS, unwrap
 from fixloop.diagnostics import Diagnostic
 from fixloop.records import record
 
@@ -228,7 +228,12 @@ def unexported_env(document: CheckedDocument) -> list[Diagnostic]:
             continue
         for unit in units:
             for node, _ in unit.nodes:
-                if isinstance(node, Command):
+                # A command whose name expands runs no script, nor does one run by its own name
+                # (most are) that names no script runner: both told without a call.
+                if not isinstance(node, Command) or not node.name:
+                    continue
+                name = node.name
+                if "/" in name or name in WRAPPERS or _is_script_runner(name):
                     found += _env_reads(document, node, scope)
     return found
 
@@ -257,10 +262,14 @@ def _not_taken_diagnostic(
     )
 
 
+def _is_script_runner(name: str) -> bool:
+    return name in _SCRIPT_RUNNERS or name.startswith("python")
+
+
 def _env_reads(document: CheckedDocument, command: Command, scope: Scope) -> list[Diagnostic]:
     argv, _ = unwrap(command.words)
     runner = (argv[0].literal or "").rsplit("/", 1)[-1] if argv else ""
-    if runner not in _SCRIPT_RUNNERS and not runner.startswith("python"):
+    if not _is_script_runner(runner):
         return []
     prefixed = {a.name for a in command.assigns}
     prefixed |= {

@@ -11,7 +11,8 @@ from fixloop.checker.tree import Word
 
 _WRAPPERS_SIMPLE = {"command", "exec", "nohup", "builtin", "time", "nice", "stdbuf", "eatmydata"}
 _XARGS_WITH_VALUE = {"-I", "-n", "-L", "-P", "-d", "-s", "-E", "-a", "-i"}
-_WRAPPERS = _WRAPPERS_SIMPLE | {"env", "sudo", "xargs", "timeout"}
+# What `unwrap` strips; a command of another name (most are) runs as itself.
+WRAPPERS = _WRAPPERS_SIMPLE | {"env", "sudo", "xargs", "timeout"}
 
 
 def unwrap(words: list[Word]) -> tuple[list[Word], tuple[str, ...]]:
@@ -19,7 +20,7 @@ def unwrap(words: list[Word]) -> tuple[list[Word], tuple[str, ...]]:
     if not words:
         return words, ()
     first = words[0].shape
-    if "/" not in first and first not in _WRAPPERS:
+    if "/" not in first and first not in WRAPPERS:
         # Run by its own name (most commands): nothing to strip. A word that expands has a `$`
         # in its shape, so it names no wrapper either.
         return words, ()
@@ -27,7 +28,7 @@ def unwrap(words: list[Word]) -> tuple[list[Word], tuple[str, ...]]:
     index = 0
     while index < len(words):
         name = (words[index].literal or "").rsplit("/", 1)[-1]
-        if name in _WRAPPERS:
+        if name in WRAPPERS:
             wrappers.append(name)
             index += 1
             duration_pending = name == "timeout"
