@@ -93,21 +93,18 @@ def _helper_write(words: Sequence[Word]) -> list[tuple[str, int, int]]:
     """The literal NAME of a `fixloop_output NAME VALUE` call, with 0-based row and column."""
     if len(words) >= 2:
         helper, name = words[0], words[1]
-        if helper.literal == OUTPUT_HELPER and name.literal and _NAME.fullmatch(name.literal):
-            return [(name.literal, name.pos.row, name.pos.col)]
+        literal = name.literal
+        if helper.literal == OUTPUT_HELPER and literal and _NAME.fullmatch(literal):
+            return [(literal, name.row, name.col)]
     return []
 
 
 def _to_output_file(redirect: Redirect) -> bool:
     target = redirect.target
-    return (
-        redirect.op in _OUTPUT_OPS
-        and redirect.fd in (None, "1")
-        and target is not None
-        and len(target.reads) == 1
-        and target.reads[0].name == OUTPUT_VARIABLE
-        and target.reads[0].whole
-    )
+    if redirect.op not in _OUTPUT_OPS or redirect.fd not in (None, "1") or target is None:
+        return False
+    reads = target.reads
+    return len(reads) == 1 and reads[0].name == OUTPUT_VARIABLE and reads[0].whole
 
 
 def _stdout_elsewhere(command: Command) -> bool:
