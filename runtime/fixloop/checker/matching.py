@@ -13,11 +13,11 @@ per form where a set of forms per event (its first shape) cost 2.2 MiB per MiB o
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 
-from fixloop.checker.document import CheckedDocument, Unit
-from fixloop.checker.events import CommandEvent, iter_commands
+from fixloop.checker.document import CheckedDocument
+from fixloop.checker.events import CommandEvent
 from fixloop.checker.patterns import Forms, Pattern, literal_words, matches
 
 _VAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -60,17 +60,9 @@ def static_values(document: CheckedDocument) -> dict[str, str]:
             for assign in event.command.assigns:
                 if assign.value is not None:
                     seen.setdefault(assign.name, set()).add(assign.value.shape)
-        for name, shape in _assign_only(unit):
+        for name, shape in unit.assigned:
             seen.setdefault(name, set()).add(shape)
     return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1 and "$(" not in next(iter(v))}
-
-
-def _assign_only(unit: Unit) -> Iterator[tuple[str, str]]:
-    """Name and shape of each assignment standing alone (`x=1`), one at a time: a list of them
-    per command was the larger part of the memory matching takes."""
-    for command in iter_commands(unit.script.body):
-        if not command.words:
-            yield from ((a.name, a.value.shape) for a in command.assigns if a.value is not None)
 
 
 def forms_for(document: CheckedDocument) -> Callable[[str], Sequence[str]]:
