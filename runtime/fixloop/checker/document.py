@@ -115,7 +115,7 @@ class CheckedDocument:
     forms: Callable[[str], Sequence[str]] | None = None
     by_name: dict[str, list[CommandEvent]] = field(default_factory=dict)
     # The candidates of a pattern name, indexed by their words' forms (`matching._index`).
-    form_index: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    form_index: dict[str, dict[str, list[CommandEvent]]] = field(default_factory=dict)
     profile: Profile = Profile.CLAUDE
     _pack_root: tuple[Path | None] | None = field(default=None, repr=False)
 
