@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fixloop.checker.events import extract
+from fixloop.checker.events import extract, iter_commands
 from fixloop.checker.syntax import parse_bash
 from fixloop.checker.tree import Command, Pos
 from fixloop.checker.wrappers import unwrap
@@ -50,3 +50,43 @@ def test_wrappers_are_unwrapped() -> None:
     argv, wrappers = unwrap(node.words)
     assert [w.shape for w in argv] == ["git", "add", "--", "$f"]
     assert wrappers == ("env", "xargs")
+
+
+def test_standalone_assignments_are_those_iter_commands_reaches() -> None:
+    # Found on the events' walk: the same as the commands without words that `iter_commands`
+    # yields, so not those in a redirection target's, loop list's or here-document's `$(…)`.
+    script = parse_bash(
+        "a=1\n"
+        "f() { b=2; }\n"
+        "c=$(d=3; echo x)\n"
+        'cmd > "$(e=4; echo f)"\n'
+        "for i in $(g=5; echo 1); do h=6; done\n"
+        "cat <<END\n"
+        "$(k=7; echo y)\n"
+        "END\n"
+        "trap 'm=8' EXIT\n"
+        "x=9 echo hi\n"
+        "n=\n",
+        Pos(0, 0),
+    )
+    alone: list[tuple[str, str]] = []
+    extract(script.body, "doc.md", None, block=0, finally_=False, alone=alone)
+    walked = [
+        (a.name, a.value.shape)
+        for c in iter_commands(script.body)
+        if not c.words
+        for a in c.assigns
+        if a.value is not None
+    ]
+    assert (
+        alone
+        == walked
+        == [
+            ("a", "1"),
+            ("b", "2"),
+            ("d", "3"),
+            ("c", "$(…)"),
+            ("h", "6"),
+            ("m", "8"),
+        ]
+    )

@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fixloop.checker.events import CommandEvent, Visited, by_node, extract, visit
+from fixloop.checker.events import CommandEvent, Visited, extract, visit
 from fixloop.checker.language import Contracts, load_contracts, words_in
 from fixloop.checker.library import StepLibrary, load_library, not_found, sourced_path
 from fixloop.checker.syntax import parse_bash
@@ -57,17 +57,29 @@ class Unit:
         return visit(self.script.body)
 
     @cached_property
-    def _extracted(self) -> tuple[list[CommandEvent], dict[int, Node_]]:
+    def _extracted(self) -> tuple[list[CommandEvent], dict[int, Node_], list[tuple[str, str]]]:
         # Made when a contract first asks: only contracts read events, and a block's events
         # are an object per command, as large as the block's statements.
+        assigned: list[tuple[str, str]] = []
         events, owners = extract(
-            self.script.body, self.path, self.step, block=self.index, finally_=self.finally_
+            self.script.body,
+            self.path,
+            self.step,
+            block=self.index,
+            finally_=self.finally_,
+            alone=assigned,
         )
         for library, name in self.helpers:
             helper = library.helper(name)
             events = events + helper.events
             owners = {**owners, **helper.owners}
-        return events, owners
+        return events, owners, assigned
+
+    @property
+    def assigned(self) -> list[tuple[str, str]]:
+        """Name and shape of each assignment standing alone (`x=1`) in the block itself, found
+        with its events: those `iter_commands` reaches, not its helpers'."""
+        return self._extracted[2]
 
     @property
     def events(self) -> list[CommandEvent]:
@@ -75,8 +87,14 @@ class Unit:
 
     @cached_property
     def by_node(self) -> dict[int, list[CommandEvent]]:
-        """The events of each node, by `id`, for path analysis: made when first asked."""
-        return by_node(*self._extracted)
+        """The events of each node (by `id`), in order, for path analysis: made when first
+        asked, not kept for every block (a list per command, a third of the events' memory)."""
+        events, owners, _ = self._extracted
+        found: dict[int, list[CommandEvent]] = {}
+        for event in events:
+            owner = owners.get(event.id)
+            found.setdefault(id(owner if owner is not None else event.command), []).append(event)
+        return found
 
 
 @record
@@ -97,7 +115,7 @@ class CheckedDocument:
     forms: Callable[[str], Sequence[str]] | None = None
     by_name: dict[str, list[CommandEvent]] = field(default_factory=dict)
     # The candidates of a pattern name, indexed by their words' forms (`matching._index`).
-    form_index: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    form_index: dict[str, dict[str, list[CommandEvent]]] = field(default_factory=dict)
     profile: Profile = Profile.CLAUDE
     _pack_root: tuple[Path | None] | None = field(default=None, repr=False)
 

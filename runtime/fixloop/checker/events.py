@@ -157,8 +157,11 @@ class CommandEvent:
         }
 
 
+Alone = list[tuple[str, str]] | None  # standalone assignments (`x=1`): name and value shape
+
+
 class _Walk:
-    def __init__(self, place: _Place, next_id: int) -> None:
+    def __init__(self, place: _Place, next_id: int, alone: Alone) -> None:
         self.place = place
         self.next_id = next_id
         self.events: list[CommandEvent] = []
@@ -167,6 +170,10 @@ class _Walk:
         self.owners: dict[int, Node_] = {}
         # Each context once: the nodes of a block repeat the same `then(…)` and `pipeline`.
         self.contexts: dict[tuple[str, ...], tuple[str, ...]] = {}
+        # The standalone assignments `iter_commands` reaches, for `matching.static_values`: not
+        # those in a redirection target's or loop list's substitution (`beyond` counts those).
+        self.assigned = [] if alone is None else alone
+        self.beyond = 0
 
     def within(self, context: tuple[str, ...], *labels: str) -> tuple[str, ...]:
         inner = (*context, *labels)
@@ -194,6 +201,10 @@ class _Walk:
             for sub in word.subs:
                 self.node(sub, self.within(context, "command-substitution"))
 
+    def alone(self, command: Command) -> None:
+        if not command.words and not self.beyond:
+            self.assigned += [(a.name, a.value.shape) for a in command.assigns if a.value]
+
     def command(self, command: Command, context: tuple[str, ...]) -> None:
         # The substitutions of its words, values and targets, known once for the command: most
         # have none, and their words are not looked at one by one then.
@@ -203,6 +214,7 @@ class _Walk:
             for assign in command.assigns:
                 if assign.value is not None:
                     self.words([assign.value], context)
+        self.alone(command)
         argv, wrappers = unwrap(command.words)
         if argv:
             self.add(command, argv, wrappers, context)
@@ -211,7 +223,9 @@ class _Walk:
             if target is None:
                 continue
             if substituted:
+                self.beyond += 1
                 self.words([target], context)
+                self.beyond -= 1
             if (
                 redirect.op in _OUTPUT_OPS
                 and target.literal not in ("/dev/null", "-")
@@ -262,7 +276,9 @@ class _Walk:
                 self.node(node.orelse, self.within(context, f"else({conds})"))
         elif isinstance(node, Loop):
             if node.words:
+                self.beyond += 1
                 self.words(node.words, context)
+                self.beyond -= 1
             self.node(node.cond, self.within(context, f"loop:{node.kind}", "loop-condition"))
             self.node(node.body, self.within(context, f"loop:{node.kind}"))
         elif isinstance(node, Case):
@@ -349,23 +365,14 @@ _ranges = itertools.count(1)
 
 
 def extract(
-    body: Seq, path: str, step: str | None, *, block: int, finally_: bool
+    body: Seq, path: str, step: str | None, *, block: int, finally_: bool, alone: Alone = None
 ) -> tuple[list[CommandEvent], dict[int, Node_]]:
     """The block's events, and the node each event belongs to where that is not its command
-    (for `by_node`)."""
-    walk = _Walk(_Place(path, step, block, finally_), next(_ranges) * _RANGE)
+    (for `Unit.by_node`); its standalone assignments added to `alone`, if given: found on the
+    same walk for `matching.static_values`, which walked every block again for them."""
+    walk = _Walk(_Place(path, step, block, finally_), next(_ranges) * _RANGE, alone)
     walk.node(body, ("finally",) if finally_ else ())
     return walk.events, walk.owners
-
-
-def by_node(events: list[CommandEvent], owners: dict[int, Node_]) -> dict[int, list[CommandEvent]]:
-    """The events of each node (by `id`), in order: made when path analysis asks, not kept for
-    every block (a list per command, a third of the events' memory)."""
-    found: dict[int, list[CommandEvent]] = {}
-    for event in events:
-        owner = owners.get(event.id)
-        found.setdefault(id(owner if owner is not None else event.command), []).append(event)
-    return found
 
 
 class Visited:

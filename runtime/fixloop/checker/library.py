@@ -108,8 +108,10 @@ class StepLibrary:
         self._top = top
         self._helpers: dict[str, Helper] = {}
         self._called_by: dict[str, frozenset[str]] = {}
-        # The path analysis's summaries of its helpers (`worlds.RunFacts.library_summaries`).
+        # The path analysis's summaries of its helpers, and the nodes each helper's call reaches
+        # (`worlds.RunFacts.sharing_library`).
         self.summaries: dict[tuple[int, bool, bool], HelperSummary] = {}
+        self.reach: dict[str, frozenset[int]] = {}
 
     def __repr__(self) -> str:
         return f"StepLibrary({self.display!r}, {list(self.sources)!r})"

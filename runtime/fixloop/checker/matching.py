@@ -4,20 +4,20 @@ A word is matched through its forms: itself and, when its variables have one sta
 document, the resolved text (see `patterns.py`); the document's static values are looked for when
 a word with a `$` is first met. Candidates are the events named like the pattern;
 a cheap test on the forms of their words rules most out before the structural match: the
-candidates are indexed once by the forms of their words (form → the ids of the events holding
-it), and a pattern keeps only the events holding all its literal words. The index holds an id
-per form where a set of forms per event (its first shape) cost 2.2 MiB per MiB of bash for the
-`git` commands of `forbidden: git stash`, more than the events themselves.
+candidates are indexed once by the forms of their words (form → the events holding it, in
+order), and a pattern keeps only the events holding all its literal words. The index holds a
+reference per form where a set of forms per event (its first shape) cost 2.2 MiB per MiB of bash
+for the `git` commands of `forbidden: git stash`, more than the events themselves.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 
-from fixloop.checker.document import CheckedDocument, Unit
-from fixloop.checker.events import CommandEvent, iter_commands
+from fixloop.checker.document import CheckedDocument
+from fixloop.checker.events import CommandEvent
 from fixloop.checker.patterns import Forms, Pattern, literal_words, matches
 
 _VAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -36,14 +36,15 @@ def matching_ids(document: CheckedDocument, pattern: Pattern) -> list[int]:
             index = document.form_index.get(key)
             if index is None:
                 index = document.form_index[key] = _index(candidates, forms)
+            # The holders of its rarest word, already in the candidates' order, that hold the
+            # rest: most patterns name a word no candidate holds, or just one word.
             words = sorted(needed, key=lambda w: len(index.get(w, ())))
-            holding = set(index.get(words[0], ()))
+            candidates = index.get(words[0], [])
             for word in words[1:]:
-                if not holding:
+                if not candidates:
                     break
-                holding.intersection_update(index.get(word, ()))
-            # Most patterns name a word no candidate holds: nothing to filter then.
-            candidates = [e for e in candidates if e.id in holding] if holding else []
+                holding = set(index.get(word, ()))
+                candidates = [e for e in candidates if e in holding]
         found = []
         for event in candidates:
             if matches(pattern, event.shapes, forms):
@@ -60,17 +61,9 @@ def static_values(document: CheckedDocument) -> dict[str, str]:
             for assign in event.command.assigns:
                 if assign.value is not None:
                     seen.setdefault(assign.name, set()).add(assign.value.shape)
-        for name, shape in _assign_only(unit):
+        for name, shape in unit.assigned:
             seen.setdefault(name, set()).add(shape)
     return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1 and "$(" not in next(iter(v))}
-
-
-def _assign_only(unit: Unit) -> Iterator[tuple[str, str]]:
-    """Name and shape of each assignment standing alone (`x=1`), one at a time: a list of them
-    per command was the larger part of the memory matching takes."""
-    for command in iter_commands(unit.script.body):
-        if not command.words:
-            yield from ((a.name, a.value.shape) for a in command.assigns if a.value is not None)
 
 
 def forms_for(document: CheckedDocument) -> Callable[[str], Sequence[str]]:
@@ -118,10 +111,11 @@ def _candidates(document: CheckedDocument, pattern: Pattern) -> tuple[str, list[
     return pattern.name, by_name.get(pattern.name, by_name["$"])
 
 
-def _index(events: Sequence[CommandEvent], forms: Forms) -> dict[str, list[int]]:
-    """Form → the ids of the events among `events` with a word after the name of that form."""
-    index: dict[str, list[int]] = {}
+def _index(events: Sequence[CommandEvent], forms: Forms) -> dict[str, list[CommandEvent]]:
+    """Form → the events among `events`, in their order, with a word after the name of that
+    form."""
+    index: dict[str, list[CommandEvent]] = {}
     for event in events:
         for form in {f for shape in event.shapes[1:] for f in forms(shape)}:
-            index.setdefault(form, []).append(event.id)
+            index.setdefault(form, []).append(event)
     return index

@@ -319,7 +319,13 @@ class StatementFlow:
         """Does calling the helper `name` reach no watched command (and set no trap or `set`)?"""
         reached = self._reach.get(name)
         if reached is None:
-            reached = self._reach[name] = self._reached(name)
+            library = self.facts.sharing_library(name)
+            reached = library.reach.get(name) if library is not None else None
+            if reached is None:
+                reached = self._reached(name)
+                if library is not None:
+                    library.reach[name] = reached
+            self._reach[name] = reached
         return -1 not in reached and reached.isdisjoint(self.watched)
 
     def _reached(self, name: str) -> frozenset[int]:
@@ -361,7 +367,8 @@ class StatementFlow:
         key = (id(function), errexit, cond)
         found = self._summaries.get(key)
         if found is None:
-            shared = self.facts.library_summaries(name)
+            library = self.facts.sharing_library(name)
+            shared = library.summaries if library is not None else None
             found = shared.get(key) if shared is not None else None
             if found is None:
                 probe = StatementFlow({}, FlowResult())

@@ -123,12 +123,15 @@ class RunFacts:
     helpers: frozenset[str]  # the step-library functions among `functions`
     # For a run with no watched command: (can end normally, can fail); its effect on any world.
     summary: tuple[bool, bool] | None = None
-    # Helper → the ids of every node its call can reach (-1: it sets a trap or `set`).
+    # Helper → the ids of every node its call can reach (-1: it sets a trap or `set`); kept
+    # by its library too when `sharing_library` names one.
     reach: dict[str, frozenset[int]] = field(default_factory=dict)
     # (id of the helper, `set -e` on, tested) → how a call to it that reaches nothing watched
     # can end: the same for every contract.
     helper_summaries: dict[tuple[int, bool, bool], HelperSummary] = field(default_factory=dict)
     libraries: Sequence[StepLibrary] = ()  # the step libraries `helpers` come from
+    # Helper → `sharing_library`'s answer for it, asked for its reach and each summary.
+    sharing: dict[str, StepLibrary | None] = field(default_factory=dict)
     _without_flags: RunFacts | None = None
 
     def without_flags(self) -> RunFacts:
@@ -141,13 +144,20 @@ class RunFacts:
                 reach=self.reach,
                 helper_summaries=self.helper_summaries,
                 libraries=self.libraries,
+                sharing=self.sharing,
             )
         return self._without_flags
 
-    def library_summaries(self, name: str) -> dict[tuple[int, bool, bool], HelperSummary] | None:
-        """Where the summaries of helper `name` can be kept for every run that calls it: its
-        library's, when every function the call can reach is that library's own, as it is in
-        this run (no run or other library redefines one). None otherwise."""
+    def sharing_library(self, name: str) -> StepLibrary | None:
+        """The library whose facts of helper `name` (its summaries, what it reaches) hold for
+        every run that calls it: its own library, when every function the call can reach is that
+        library's own, as it is in this run (no run or other library redefines one). None
+        otherwise."""
+        if name not in self.sharing:
+            self.sharing[name] = self._sharing_library(name)
+        return self.sharing[name]
+
+    def _sharing_library(self, name: str) -> StepLibrary | None:
         for library in self.libraries:
             if self.functions.get(name) is not library.function(name):
                 continue
@@ -157,7 +167,7 @@ class RunFacts:
                 and (called not in library.sources or called in self.helpers)
                 for called in reached
             ):
-                return library.summaries
+                return library
         return None
 
 
