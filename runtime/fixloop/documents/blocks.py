@@ -201,23 +201,30 @@ def _parse_markdown(source: SourceDocument, style: StepStyle, tag: str) -> Markd
     else:
         spans = _heading_spans(headings, last_line)
 
+    # Both kinds of span come in the order they start, so the innermost (latest-starting) span
+    # that contains a line is the first one that does, read from the end.
+    latest_first = spans[::-1]
+
     def owner(line: int) -> str | None:
-        # The innermost (latest-starting) span that contains the line owns it.
-        found = [s for s in spans if s.start <= line <= s.end]
-        return max(found, key=lambda s: s.start).name if found else None
+        return next((s.name for s in latest_first if s.start <= line <= s.end), None)
 
     blocks = tuple(
         FencedBlock(info, content, fence, first, end, section, owner(fence), closed)
         for info, content, fence, first, end, section, closed in raw_blocks
     )
-    steps = tuple(_step(source, span, blocks, body_lines) for span in spans)
+    # A step's blocks are those its name owns: grouped in one pass, not one pass per step.
+    by_step: dict[str | None, list[FencedBlock]] = {}
+    for block in blocks:
+        by_step.setdefault(block.step, []).append(block)
+    steps = tuple(
+        _step(source, span, tuple(by_step.get(span.name, ())), body_lines) for span in spans
+    )
     return MarkdownDocument(source, tuple(headings), blocks, steps)
 
 
 def _step(
-    source: SourceDocument, span: _Span, blocks: tuple[FencedBlock, ...], body_lines: list[str]
+    source: SourceDocument, span: _Span, own: tuple[FencedBlock, ...], body_lines: list[str]
 ) -> Step:
-    own = tuple(b for b in blocks if b.step == span.name)
     declared = [b for b in own if is_interface_info(b.info)]
     if not declared:
         return Step(span.name, span.title, span.start, span.end, own)
