@@ -177,9 +177,18 @@ def _parse_markdown(source: SourceDocument, style: StepStyle, tag: str) -> Markd
     headings: list[Heading] = []
     raw_blocks: list[tuple[str, str, int, int, int, tuple[str, ...], bool]] = []
     stack: list[Heading] = []
+    section: tuple[str, ...] = ()  # the titles of `stack`, made when it changes, not per fence
     fence_lines: set[int] = set()
     for index, token in enumerate(tokens):
-        if token.type == "heading_open" and token.map:
+        kind = token.type
+        if kind == "fence" and token.map:
+            start, end = token.map[0] + offset, token.map[1] - 1 + offset
+            last_text = body_lines[token.map[1] - 1] if token.map[1] - 1 < len(body_lines) else ""
+            closed = end > start and last_text.strip().startswith(token.markup)
+            fence_lines.update(range(start, end + 1))
+            info = token.info.strip()
+            raw_blocks.append((info, token.content, start, start + 1, end, section, closed))
+        elif kind == "heading_open" and token.map:
             title = tokens[index + 1].content
             match = _HEADING_ID.search(title)
             anchor = match["id"] if match else None
@@ -188,14 +197,7 @@ def _parse_markdown(source: SourceDocument, style: StepStyle, tag: str) -> Markd
             heading = Heading(int(token.tag[1:]), title, anchor, token.map[0] + offset)
             headings.append(heading)
             stack = [h for h in stack if h.level < heading.level] + [heading]
-        elif token.type == "fence" and token.map:
-            start, end = token.map[0] + offset, token.map[1] - 1 + offset
-            last_text = body_lines[token.map[1] - 1] if token.map[1] - 1 < len(body_lines) else ""
-            closed = end > start and last_text.strip().startswith(token.markup)
-            fence_lines.update(range(start, end + 1))
             section = tuple(h.title for h in stack)
-            info = token.info.strip()
-            raw_blocks.append((info, token.content, start, start + 1, end, section, closed))
     if style is StepStyle.XML:
         spans = _xml_spans(source, fence_lines, tag)
     else:
