@@ -7,7 +7,8 @@ Every layer (pack validation, the contract checker, workflow input checks) repor
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import field
 from enum import StrEnum
 from pathlib import Path
@@ -45,9 +46,44 @@ class Diagnostic:
         }
 
 
+# Resolutions remembered during a check: one memo per check running (a check within a check
+# starts its own), none outside one. `Path.resolve` is a Python loop with an `lstat` per
+# component, and a check resolves the same few paths dozens of times; its files do not move while
+# it runs. Outside a check (a long-lived process: the tests, the pytest plugin) every call
+# resolves afresh, so nothing stale is ever seen.
+_RESOLUTIONS: list[dict[Path, Path | None]] = []
+
+
+@contextmanager
+def resolutions_remembered() -> Iterator[None]:
+    """Within the block, each path is resolved once; they are forgotten when it ends."""
+    _RESOLUTIONS.append({})
+    try:
+        yield
+    finally:
+        _RESOLUTIONS.pop()
+
+
+def resolution(path: Path) -> Path | None:
+    """`path.resolve()`, or None when a symbolic link loops."""
+    memo = _RESOLUTIONS[-1] if _RESOLUTIONS else None
+    if memo is not None and path in memo:
+        return memo[path]
+    try:
+        found: Path | None = path.resolve()
+    except (RuntimeError, OSError):
+        found = None
+    if memo is not None:
+        memo[path] = found
+        if found is not None:  # what a path resolves to resolves to itself
+            memo[found] = found
+    return found
+
+
 def display_path(path: Path, base: Path | None = None) -> str:
     """A path as a user should read it: relative to `base` (or the cwd) when inside it."""
-    anchor = (base or Path.cwd()).resolve()
+    anchor = base or Path()  # Path(): the cwd
+    anchor = resolution(anchor) or anchor.absolute()  # a base that loops is taken as spelt
     for spelling in _spellings(path):
         if spelling.is_relative_to(anchor):
             return str(spelling.relative_to(anchor))
@@ -58,14 +94,12 @@ def _spellings(path: Path) -> list[Path]:
     """`path` resolved, then as its resolved folder and its own name: a link that loops, or that
     leads out of `base` (to `/dev/zero`, say), is spelt where the link is, so that it reads the
     same whichever way the user spelt the path that led to it."""
-    try:
-        where = path.absolute().parent.resolve() / path.name
-    except (RuntimeError, OSError):  # a loop in the folders above
+    folder = resolution(path.absolute().parent)
+    if folder is None:  # a loop in the folders above
         return []
-    try:
-        return [path.resolve(), where]
-    except (RuntimeError, OSError):  # a symbolic link loop
-        return [where]
+    where = folder / path.name
+    found = resolution(path)
+    return [where] if found is None else [found, where]  # None: a symbolic link loop
 
 
 class FixloopError(Exception):

@@ -22,7 +22,13 @@ from fixloop.checker.evaluate import Evaluator
 from fixloop.checker.language import Contract
 from fixloop.checker.rules import RULES, bash_refusals, check_rules
 from fixloop.checker.scoped import spared
-from fixloop.diagnostics import Diagnostic, FixloopError, Severity, display_path
+from fixloop.diagnostics import (
+    Diagnostic,
+    FixloopError,
+    Severity,
+    display_path,
+    resolutions_remembered,
+)
 from fixloop.documents.config import Profile, find_config
 from fixloop.documents.discovery import (
     SIDECAR_SUFFIX,
@@ -165,7 +171,7 @@ def check_paths(
     forget_read_documents()  # every check reads its documents afresh, once
     bash_n.start_check()
     try:
-        with _collector_paused():
+        with _collector_paused(), resolutions_remembered():
             return _check_paths(paths, base, profile)
     finally:
         forget_read_documents()

@@ -177,9 +177,18 @@ def _parse_markdown(source: SourceDocument, style: StepStyle, tag: str) -> Markd
     headings: list[Heading] = []
     raw_blocks: list[tuple[str, str, int, int, int, tuple[str, ...], bool]] = []
     stack: list[Heading] = []
+    section: tuple[str, ...] = ()  # the titles of `stack`, made when it changes, not per fence
     fence_lines: set[int] = set()
     for index, token in enumerate(tokens):
-        if token.type == "heading_open" and token.map:
+        kind = token.type
+        if kind == "fence" and token.map:
+            start, end = token.map[0] + offset, token.map[1] - 1 + offset
+            last_text = body_lines[token.map[1] - 1] if token.map[1] - 1 < len(body_lines) else ""
+            closed = end > start and last_text.strip().startswith(token.markup)
+            fence_lines.update(range(start, end + 1))
+            info = token.info.strip()
+            raw_blocks.append((info, token.content, start, start + 1, end, section, closed))
+        elif kind == "heading_open" and token.map:
             title = tokens[index + 1].content
             match = _HEADING_ID.search(title)
             anchor = match["id"] if match else None
@@ -188,36 +197,36 @@ def _parse_markdown(source: SourceDocument, style: StepStyle, tag: str) -> Markd
             heading = Heading(int(token.tag[1:]), title, anchor, token.map[0] + offset)
             headings.append(heading)
             stack = [h for h in stack if h.level < heading.level] + [heading]
-        elif token.type == "fence" and token.map:
-            start, end = token.map[0] + offset, token.map[1] - 1 + offset
-            last_text = body_lines[token.map[1] - 1] if token.map[1] - 1 < len(body_lines) else ""
-            closed = end > start and last_text.strip().startswith(token.markup)
-            fence_lines.update(range(start, end + 1))
             section = tuple(h.title for h in stack)
-            info = token.info.strip()
-            raw_blocks.append((info, token.content, start, start + 1, end, section, closed))
     if style is StepStyle.XML:
         spans = _xml_spans(source, fence_lines, tag)
     else:
         spans = _heading_spans(headings, last_line)
 
+    # Both kinds of span come in the order they start, so the innermost (latest-starting) span
+    # that contains a line is the first one that does, read from the end.
+    latest_first = spans[::-1]
+
     def owner(line: int) -> str | None:
-        # The innermost (latest-starting) span that contains the line owns it.
-        found = [s for s in spans if s.start <= line <= s.end]
-        return max(found, key=lambda s: s.start).name if found else None
+        return next((s.name for s in latest_first if s.start <= line <= s.end), None)
 
     blocks = tuple(
         FencedBlock(info, content, fence, first, end, section, owner(fence), closed)
         for info, content, fence, first, end, section, closed in raw_blocks
     )
-    steps = tuple(_step(source, span, blocks, body_lines) for span in spans)
+    # A step's blocks are those its name owns: grouped in one pass, not one pass per step.
+    by_step: dict[str | None, list[FencedBlock]] = {}
+    for block in blocks:
+        by_step.setdefault(block.step, []).append(block)
+    steps = tuple(
+        _step(source, span, tuple(by_step.get(span.name, ())), body_lines) for span in spans
+    )
     return MarkdownDocument(source, tuple(headings), blocks, steps)
 
 
 def _step(
-    source: SourceDocument, span: _Span, blocks: tuple[FencedBlock, ...], body_lines: list[str]
+    source: SourceDocument, span: _Span, own: tuple[FencedBlock, ...], body_lines: list[str]
 ) -> Step:
-    own = tuple(b for b in blocks if b.step == span.name)
     declared = [b for b in own if is_interface_info(b.info)]
     if not declared:
         return Step(span.name, span.title, span.start, span.end, own)

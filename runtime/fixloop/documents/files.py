@@ -17,6 +17,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from fixloop.diagnostics import resolution
+
 # Far above any hand-written document (the largest public agent documents are ~100 KB), far
 # below what would hurt the checker's memory (bench/check_speed.py).
 MAX_FILE_BYTES = 8_000_000
@@ -38,10 +40,8 @@ class UnreadableFile(OSError):
 def resolved(path: Path) -> Path:
     """`path` made absolute with links followed; a link loop is left unresolved, not an error
     (the read of that path reports it)."""
-    try:
-        return path.resolve()
-    except (RuntimeError, OSError):
-        return path.absolute()
+    found = resolution(path)
+    return path.absolute() if found is None else found
 
 
 def present(path: Path) -> bool:
