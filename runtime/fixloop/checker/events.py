@@ -30,9 +30,6 @@ from fixloop.checker.tree import (
     Word,
     command_words,
 )
-
-# Re-exported: the variable rules import it from here.
-from fixloop.checker.tree import node_words as node_words  # noqa: PLC0414
 from fixloop.checker.tree_words import substitutions_in
 from fixloop.checker.wrappers import unwrap
 

@@ -15,8 +15,7 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING
 
-from fixloop.checker.events import node_words
-from fixloop.checker.tree import Arith, Command, Loop, Read
+from fixloop.checker.tree import Arith, Command, Loop, Read, node_words
 from fixloop.checker.tree_words import reads_in
 from fixloop.checker.wrappers import WRAPPERS, unwrap
 from fixloop.diagnostics import Diagnostic
