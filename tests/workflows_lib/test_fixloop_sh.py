@@ -48,12 +48,16 @@ def test_sourcing_defines_functions_and_runs_nothing(tmp_path: Path) -> None:
     assert (done.returncode, done.stderr) == (0, "")
     names = sorted(line.split()[-1] for line in done.stdout.splitlines())
     assert names == [
+        "__fixloop_records",
         "fixloop_index_from_head",
         "fixloop_output",
+        "fixloop_read_config",
         "fixloop_read_paths",
         "fixloop_refuse_unsafe_path",
         "fixloop_sandboxed",
+        "fixloop_worktree_listed",
         "fixloop_worktrees_dir",
+        "fixloop_write_config",
     ]
     assert "declare -ft fixloop_index_from_head" in done.stdout  # traced: its git commands count
     assert list(tmp_path.iterdir()) == []
@@ -281,5 +285,5 @@ def test_worktrees_dir_misuse_is_an_error(tmp_path: Path) -> None:
     done = bash("fixloop_worktrees_dir --make", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (
         2,
-        "fixloop: usage: fixloop_worktrees_dir [--create]\n",
+        "fixloop: usage: fixloop_worktrees_dir [--create] [COMMON_DIR]\n",
     )

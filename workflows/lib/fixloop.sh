@@ -20,7 +20,13 @@
 #   fixloop_index_from_head INDEX [LIST]
 #                                       a temporary index: HEAD plus exactly the listed paths
 #   fixloop_sandboxed CMD ARG...        run a verification command in the run's sandbox
-#   fixloop_worktrees_dir [--create]    the folder that holds the runs' worktrees
+#   fixloop_worktrees_dir [--create] [COMMON_DIR]
+#                                       the folder that holds the runs' worktrees
+#   fixloop_worktree_listed PATH        whether git lists PATH as a worktree of the repository
+#   fixloop_write_config FILE NAME VALUE...
+#                                       write a `git config` format file in one go
+#   fixloop_read_config NAME FILE [KEY]...
+#                                       read such a file at once into an associative array
 
 # fixloop_refuse_unsafe_path PATH
 #
@@ -212,7 +218,8 @@ fixloop_output() {
 # `*.py` is that file); without LIST, of every path. An empty LIST adds nothing. The tree's own
 # index is never read or written. Run it in the work tree; remove INDEX when done.
 fixloop_index_from_head() {
-  if [ "$#" -lt 1 ] || [ "$#" -gt 2 ] || [ -z "$1" ]; then
+  # One test, not three: each command here is a kill point of the crash matrices.
+  if [[ $# -lt 1 || $# -gt 2 || -z $1 ]]; then
     echo "fixloop: usage: fixloop_index_from_head INDEX [LIST]" >&2
     return 2
   fi
@@ -250,7 +257,7 @@ fixloop_sandboxed() {
   fi
 }
 
-# fixloop_worktrees_dir [--create]
+# fixloop_worktrees_dir [--create] [COMMON_DIR]
 #
 # Prints the folder that holds the repository's run worktrees: `.fixloop/worktrees` at the top of
 # the main working tree, beside its `.git` folder. Not inside `.git/`: Claude Code refuses every
@@ -262,28 +269,182 @@ fixloop_sandboxed() {
 # repository whose git folder is not its working tree's `.git` (a submodule, `--separate-git-dir`)
 # keeps them in `<git common dir>/fixloop/worktrees`, the place every run used before. Python's
 # twin: `fixloop.hostgit.run_worktree_folders`; both must name the same folder.
+# COMMON_DIR is the repository's git common dir as `git rev-parse --path-format=absolute
+# --git-common-dir` prints it, for a step that has asked already (one git process less);
+# without it the helper asks git itself. The folder and `info/exclude` are looked at first and
+# only changed when they need it, so a repository that has them costs no process.
 fixloop_worktrees_dir() {
-  local common folder exclude
-  if [ "$#" -gt 1 ] || { [ "$#" -eq 1 ] && [ "$1" != --create ]; }; then
-    echo "fixloop: usage: fixloop_worktrees_dir [--create]" >&2
+  local create="" common="" folder exclude line
+  if [ "${1-}" = --create ]; then
+    create=yes
+    shift
+  fi
+  if [ "$#" -gt 1 ] || [ "${1-}" = --create ] || [[ ${1-} == -* ]]; then
+    echo "fixloop: usage: fixloop_worktrees_dir [--create] [COMMON_DIR]" >&2
     return 2
   fi
-  common=$(git rev-parse --path-format=absolute --git-common-dir) || return 1
+  common=${1-}
+  if [ -z "$common" ]; then
+    common=$(git rev-parse --path-format=absolute --git-common-dir) || return 1
+  fi
   if [ "${common##*/}" = .git ] && [ -d "$common" ]; then
     folder="${common%/*}/.fixloop/worktrees"
   else
     folder="$common/fixloop/worktrees"
   fi
-  if [ "${1-}" = --create ]; then
-    mkdir -p -- "$folder" || return 1
+  if [ -n "$create" ]; then
+    if [ ! -d "$folder" ]; then
+      mkdir -p -- "$folder" || return 1
+    fi
     exclude="$common/info/exclude"
-    if [ "$folder" != "$common/fixloop/worktrees" ] && ! grep -qsxF /.fixloop/ "$exclude"; then
-      mkdir -p -- "$common/info" || return 1
-      if [ -s "$exclude" ] && [ -n "$(tail -c 1 -- "$exclude")" ]; then
-        printf '\n' >> "$exclude" || return 1
+    if [ "$folder" != "$common/fixloop/worktrees" ]; then
+      # Read by bash, not grep: the same whole-line match, without a process per step.
+      line=""
+      if [ -f "$exclude" ]; then
+        while IFS= read -r line || [ -n "$line" ]; do
+          [ "$line" != /.fixloop/ ] || break
+          line=""
+        done < "$exclude"
       fi
-      printf '%s\n' /.fixloop/ >> "$exclude" || return 1
+      if [ "$line" != /.fixloop/ ]; then
+        mkdir -p -- "$common/info" || return 1
+        if [ -s "$exclude" ] && [ -n "$(tail -c 1 -- "$exclude")" ]; then
+          printf '\n' >> "$exclude" || return 1
+        fi
+        printf '%s\n' /.fixloop/ >> "$exclude" || return 1
+      fi
     fi
   fi
   printf '%s\n' "$folder"
+}
+
+# __fixloop_records NAME CMD ARG...
+#
+# Runs the argv CMD ARG..., whose output is records each ended by a NUL byte (`git … -z`), reads
+# them into the array NAME and returns the command's own exit status. A command substitution
+# would drop the NUL bytes, and a process substitution's status is lost: the status travels as
+# one last record after the output, where a record of the command cannot be mistaken for it
+# (every record of the command is ended by its NUL before it). `set +e` there: a failed command
+# must not end the subshell before its status is written.
+__fixloop_records() {
+  local -n __fixloop_into=$1
+  local __fixloop_record="" __fixloop_status=""
+  shift
+  __fixloop_into=()
+  while IFS= read -r -d '' __fixloop_record; do
+    __fixloop_into+=("$__fixloop_record")
+  done < <(set +e; "$@"; printf '%s\0' "$?")
+  if [ "${#__fixloop_into[@]}" -gt 0 ]; then
+    __fixloop_status=${__fixloop_into[${#__fixloop_into[@]}-1]}
+    unset '__fixloop_into[${#__fixloop_into[@]}-1]'
+  fi
+  # No status record: the subshell itself died.
+  [[ $__fixloop_status =~ ^[0-9]+$ ]] || __fixloop_status=1
+  return "$__fixloop_status"
+}
+
+# fixloop_worktree_listed PATH
+#
+# Returns 0 when `git worktree list` names PATH (exactly) as a working tree of the repository of
+# the current directory, 1 when it does not, 2 when git could not list them (said on stderr).
+# Paths are compared as git prints them (absolute, as the worktree was added), read with `-z`,
+# so a path holding a newline is matched whole. Bash compares: no `grep` process.
+fixloop_worktree_listed() {
+  local -a records
+  local record status=0
+  if [ "$#" -ne 1 ] || [ -z "$1" ]; then
+    echo "fixloop: usage: fixloop_worktree_listed PATH" >&2
+    return 2
+  fi
+  __fixloop_records records git worktree list --porcelain -z || status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "fixloop: git worktree list failed (status $status)" >&2
+    return 2
+  fi
+  for record in "${records[@]}"; do
+    [ "$record" != "worktree $1" ] || return 0
+  done
+  return 1
+}
+
+# fixloop_write_config FILE NAME VALUE [NAME VALUE]...
+#
+# Writes FILE, replacing it, as a file in `git config` format holding exactly these values, in
+# this order: what `git config --file FILE NAME VALUE`, once per pair, leaves in a new file (the
+# same bytes: a value is quoted and escaped as git writes it), in one write and no process. NAME
+# is `section.key`, lower case. Write a temporary file, then `mv -f` it into place: a reader then
+# sees the whole file or none of it.
+fixloop_write_config() {
+  local file=${1-} text="" section="" name value quote bs='\' dq='"'
+  if [ "$#" -lt 3 ] || [ $(($# % 2)) -ne 1 ] || [ -z "$file" ]; then
+    echo "fixloop: usage: fixloop_write_config FILE NAME VALUE [NAME VALUE]..." >&2
+    return 2
+  fi
+  shift
+  while [ "$#" -gt 0 ]; do
+    name=$1 value=$2
+    shift 2
+    if ! [[ $name =~ ^[a-z][a-z0-9-]*\.[a-z][a-z0-9-]*$ ]]; then
+      echo "fixloop: fixloop_write_config: '$name' is not a lower-case section.key" >&2
+      return 2
+    fi
+    if [ "${name%%.*}" != "$section" ]; then
+      section=${name%%.*}
+      text+="[$section]"$'\n'
+    fi
+    # git quotes a value that starts or ends with a blank or holds a comment character (or a
+    # carriage return, which an unquoted value would lose before its newline), and escapes
+    # backslashes, quotes, newlines and tabs always.
+    quote=""
+    case $value in
+      " "* | *" " | *[\;#$'\r']*) quote=$dq ;;
+    esac
+    value=${value//"$bs"/"$bs$bs"}
+    value=${value//"$dq"/"$bs$dq"}
+    value=${value//$'\n'/"${bs}n"}
+    value=${value//$'\t'/"${bs}t"}
+    text+=$'\t'"${name#*.} = $quote$value$quote"$'\n'
+  done
+  printf '%s' "$text" > "$file" || return 1
+}
+
+# fixloop_read_config NAME FILE [KEY]...
+#
+# Reads FILE (in `git config` format) with one `git config --list` into the associative array
+# NAME (made global when the step has not declared it), each value under its `section.key` in
+# lower case (the last one of a key the file holds several times, as `git config --get` answers;
+# a key written without `=` is empty). Each KEY listed must be in the file, else it is an error
+# naming it; so is a file git cannot read or parse. Read a value the file may lack with a
+# default, `${NAME[section.key]-}`: under `set -u` a missing one stops the step.
+fixloop_read_config() {
+  local -a __fixloop_entries
+  local __fixloop_entry __fixloop_key __fixloop_status=0
+  if [ "$#" -lt 2 ] || ! [[ $1 =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || [[ $1 == __fixloop_* ]] \
+    || [ -z "$2" ]; then
+    echo "fixloop: usage: fixloop_read_config NAME FILE [KEY]..." >&2
+    return 2
+  fi
+  declare -gA "$1"
+  local -n __fixloop_values=$1
+  __fixloop_values=()
+  __fixloop_records __fixloop_entries git config --file "$2" --null --list \
+    || __fixloop_status=$?
+  if [ "$__fixloop_status" -ne 0 ]; then
+    echo "fixloop: cannot read $2 (git config: status $__fixloop_status)" >&2
+    return 1
+  fi
+  # Each entry is `key<newline>value`; a key written without `=` has no newline.
+  for __fixloop_entry in "${__fixloop_entries[@]}"; do
+    if [[ $__fixloop_entry == *$'\n'* ]]; then
+      __fixloop_values[${__fixloop_entry%%$'\n'*}]=${__fixloop_entry#*$'\n'}
+    else
+      __fixloop_values[$__fixloop_entry]=""
+    fi
+  done
+  for __fixloop_key in "${@:3}"; do
+    if [ -z "${__fixloop_values[$__fixloop_key]+set}" ]; then
+      echo "fixloop: $2 holds no $__fixloop_key" >&2
+      return 1
+    fi
+  done
 }
