@@ -122,6 +122,30 @@ def test_assignments_then_a_keyword_on_the_next_line_stay_two_statements() -> No
     assert isinstance(loop, Loop) and loop.redirects[0].op == "<"
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Each line is a statement of its own in bash; tree-sitter-bash 0.25 joins all three.
+        ('a=1 b=2\nw="$(pwd)"\nTZ=UTC printf x\n', [(0, []), (1, []), (2, ["printf", "x"])]),
+        ("a=1 b=2\n\nz=3 ls\n", [(0, []), (2, ["ls"])]),
+        # A comment at the end of a line is not where the `;` goes.
+        ("c=3 d=4 # note\ngit stash\n", [(0, []), (1, ["git", "stash"])]),
+        # A line continuation does join the lines.
+        ("q=1 \\\n  r=2 env x\n", [(0, ["env", "x"])]),
+    ],
+)
+def test_assignment_lines_are_statements_of_their_own(
+    text: str, expected: list[tuple[int, list[str]]]
+) -> None:
+    items = parse_bash(text).body.items
+    got = [
+        (item.pos.row, [word.text for word in item.words])
+        for item in items
+        if isinstance(item, Command)
+    ]
+    assert got == expected
+
+
 # A large block is parsed a piece at a time: the same tree as one parse, one piece's tree alive.
 ROOT = Path(__file__).resolve().parents[2]
 _FENCE = re.compile(r"^```bash[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)

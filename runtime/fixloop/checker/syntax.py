@@ -225,15 +225,20 @@ class _Builder(CommandReader):
         return command
 
     def note_split(self, node: Node) -> None:
-        name = node.child_by_field_name("name")
-        assigns = [c for c in node.children if c.type == "variable_assignment"]
-        if name is not None and assigns and assigns[-1].end_point[0] < name.start_point[0]:
-            # tree-sitter-bash joins `a=1 b=2` and the command on the NEXT line into one command
-            # (`a=1 b=2⏎while …` becomes a command named `while`); bash ends the statement at the
-            # newline. Remember where, so the block is parsed again with a `;` there.
-            between = self.source[assigns[-1].end_byte : name.start_byte]
-            if b"\\\n" not in between:
-                self.splits.append(assigns[-1].end_byte)
+        # tree-sitter-bash joins `a=1 b=2` and what follows on the NEXT lines into one command
+        # (`a=1 b=2⏎while …` becomes a command named `while`; `a=1 b=2⏎w=x⏎TZ=UTC date` one
+        # command named `date`); bash ends the statement at each newline. Remember every such
+        # line end before the name, so the block is parsed again with a `;` there.
+        previous: Node | None = None
+        for child in node.children:
+            if previous is not None and previous.end_point[0] < child.start_point[0]:
+                between = self.source[previous.end_byte : child.start_byte]
+                if b"\\\n" not in between:
+                    self.splits.append(previous.end_byte)
+            if child.type == "command_name":
+                return
+            if child.type != "comment":  # a `;` goes before a comment, never into it
+                previous = child
 
     def parse_trap(self, command: Command) -> None:
         if command.name != "trap" or len(command.words) < 3:
