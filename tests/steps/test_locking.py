@@ -6,11 +6,11 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from fixloop import locks
 from fixloop.diagnostics import FixloopError
 from fixloop.steps.locking import repository_lock
 
@@ -48,7 +48,7 @@ def test_threads_of_one_process_take_it_in_turn_without_polling(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     polls: list[float] = []
-    monkeypatch.setattr(locks.time, "sleep", polls.append)  # a poll of the flock would land here
+    monkeypatch.setattr(time, "sleep", polls.append)  # a poll of the flock (`locks`) lands here
     order: list[str] = []
     waiting = threading.Event()
 
