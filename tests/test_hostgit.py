@@ -97,3 +97,23 @@ def test_the_users_own_driver_is_read_again_when_their_config_changes(
     )
     assert (Path.home() / ".gitconfig").is_file()  # the test's own home (tests/conftest.py)
     assert _settings(user_repo.path)["filter.lfs.clean"] == "git-lfs clean -- %f"
+
+
+def test_a_head_that_moves_is_not_listed_again_but_one_that_breaks_is(
+    user_repo: UserRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = user_repo.path.parent / "linked"
+    user_repo.git("worktree", "add", "--quiet", "--detach", str(tree))
+    listed = _listings(monkeypatch)
+    first = _settings(tree)
+    subprocess.run(
+        ["git", "commit", "--quiet", "--allow-empty", "-m", "moved"], cwd=tree, check=True
+    )
+    assert _settings(tree) == first
+    head = Path(user_repo.git("rev-parse", "--absolute-git-dir").strip()) / "worktrees" / "linked"
+    (head / "HEAD").write_text("ref: refs/heads/fixloop/elsewhere\n", encoding="utf-8")
+    assert _settings(tree) == first
+    assert listed == [tree]  # any ref or commit id is as good a HEAD to git as another
+    (head / "HEAD").write_text("not a head\n", encoding="utf-8")
+    _settings(tree)
+    assert listed == [tree, tree]

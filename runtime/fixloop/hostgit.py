@@ -144,7 +144,7 @@ def _listing(tree: Path) -> list[tuple[str, str, str]]:
 class _Listing:
     """A tree's listing, with the files it was read from and their bytes just before."""
 
-    inputs: tuple[tuple[Path, bool], ...]
+    inputs: tuple[tuple[Path, str], ...]
     contents: tuple[bytes | bool | None, ...]
     listing: list[tuple[str, str, str]]
     origins: tuple[Path, ...]  # the files the settings came from
@@ -157,11 +157,17 @@ _LISTINGS: dict[tuple[Path, tuple[tuple[str, str], ...]], _Listing] = {}
 _LISTINGS_LIMIT = 256
 
 
+# How an input is read (`_read`): whether it is a folder; a file's bytes; a HEAD's.
+FOLDER, FILE, HEAD = "folder", "file", "head"
+_HEAD_GIT_TAKES = re.compile(rb"(?:ref: refs/[^\n]+|[0-9a-f]{40}|[0-9a-f]{64})\n?")
+_A_HEAD = b"<a ref or a commit id>"
+
+
 def _inputs(
     tree: Path, env: dict[str, str], origins: Iterable[Path]
-) -> tuple[tuple[Path, bool], ...]:
+) -> tuple[tuple[Path, str], ...]:
     """What decides `git config --list` in `tree` when no file includes another, each a path
-    and whether it is read as a folder (whether it is one) rather than a file (its bytes): the
+    and how it is read: as a folder (whether it is one), a file (its bytes) or a HEAD: the
     git folder and common dir the tree's `.git` leads to, whether git takes that folder for a
     repository (HEAD, objects, refs), the repository's config and worktree config, the user's
     and the system's files, and `origins` (where settings came from last time: a system file
@@ -199,25 +205,32 @@ def _inputs(
     if not env.get("GIT_CONFIG_NOSYSTEM"):
         user.append(Path(env.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig")))
     folders = [dotgit, common / "objects", common / "refs"]
-    files = [dotgit, gitdir / "commondir", gitdir / "HEAD", common / "config"]
+    files = [dotgit, gitdir / "commondir", common / "config"]
     # As git names the common config (an origin), `..` taken away.
     files += [Path(os.path.normpath(common / "config")), gitdir / "config.worktree"]
-    found = [(path, True) for path in folders] + [(path, False) for path in files]
-    found += [(path, False) for path in (*user, *origins)]
+    found = [(path, FOLDER) for path in folders] + [(gitdir / "HEAD", HEAD)]
+    found += [(path, FILE) for path in (*files, *user, *origins)]
     return tuple(dict.fromkeys(found))
 
 
-def _read(inputs: Iterable[tuple[Path, bool]]) -> tuple[bytes | bool | None, ...]:
-    """Each input's state: a folder's, whether it is one; a file's, its bytes (None: none)."""
+def _read(inputs: Iterable[tuple[Path, str]]) -> tuple[bytes | bool | None, ...]:
+    """Each input's state: a folder's, whether it is one; a file's, its bytes (None: none); a
+    HEAD's, its bytes, except that every HEAD git takes reads the same."""
     contents: list[bytes | bool | None] = []
-    for path, folder in inputs:
-        if folder:
+    for path, kind in inputs:
+        if kind == FOLDER:
             contents.append(path.is_dir())
             continue
         try:
-            contents.append(path.read_bytes())
+            data = path.read_bytes()
         except OSError:
             contents.append(None)
+            continue
+        # A run's worktree HEAD moves with every commit the run makes there, and leaves and
+        # takes a branch; git only asks of it that it names a ref or a commit id (whether the
+        # folder is a repository), and a listing that could depend on which branch it names
+        # (an `onbranch:` include) is never reused.
+        contents.append(_A_HEAD if kind == HEAD and _HEAD_GIT_TAKES.fullmatch(data) else data)
     return tuple(contents)
 
 

@@ -11,7 +11,6 @@ and a rename; meta.yaml is dumped whole by PyYAML.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -357,6 +356,8 @@ def item_json(item: Item, record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def digest(data: bytes) -> str:
+    import hashlib  # here: most of the steps that import this module never hash anything
+
     return hashlib.sha256(data).hexdigest()
 
 
