@@ -19,6 +19,8 @@ DOC = workflow({"a": "git tag x"})
         ("contracts:\n  - {id: x}\n", 2, "exactly one of order, count"),
         ("contracts:\n  - {id: x, required: a, forbidden: b}\n", 2, "found: forbidden, required"),
         ("contracts:\n  - {id: Bad_Id, required: a}\n", 2, "kebab-case"),
+        ("contracts:\n  - {id: -lead, required: a}\n", 2, "kebab-case"),
+        ("contracts:\n  - {id: caf\u00e9, required: a}\n", 2, "kebab-case"),
         ("contracts:\n  - {id: x, count: a}\n", 2, "count takes exactly"),
         ("contracts:\n  - {id: x, guarded: a}\n", 2, "guarded needs by"),
         ("contracts:\n  - {id: x, order: [a]}\n", 2, "at least two"),

@@ -57,6 +57,11 @@ class Unit:
         return visit(self.script.body)
 
     @cached_property
+    def commands(self) -> list[Command]:
+        """The commands among `nodes`, in walk order: all that most rules look at."""
+        return [node for node in self.nodes.nodes if isinstance(node, Command)]
+
+    @cached_property
     def _extracted(self) -> tuple[list[CommandEvent], dict[int, Node_], list[tuple[str, str]]]:
         # Made when a contract first asks: only contracts read events, and a block's events
         # are an object per command, as large as the block's statements.
@@ -252,9 +257,8 @@ def _see_through_libraries(document: CheckedDocument, unit: Unit, base: Path | N
     content = unit.block.content
     if not unit.libraries and "FIXLOOP_LIB" not in content and "PLUGIN_ROOT" not in content:
         return
-    commands = [node for node, _ in unit.nodes if isinstance(node, Command)]
-    for command in commands:
-        if not command.words or command.words[0].literal not in (".", "source"):
+    for command in unit.commands:
+        if command.name not in (".", "source"):
             continue
         path = sourced_path(command, document.pack_root())
         if path is None:
@@ -269,5 +273,5 @@ def _see_through_libraries(document: CheckedDocument, unit: Unit, base: Path | N
         if library not in unit.libraries:
             unit.libraries.append(library)
     unit.helpers = [
-        (library, name) for library in unit.libraries for name in library.called(commands)
+        (library, name) for library in unit.libraries for name in library.called(unit.commands)
     ]

@@ -24,7 +24,6 @@ A source line naming a file that is not in the pack is a `source-not-found` erro
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -40,8 +39,11 @@ from fixloop.documents.files import read_text
 
 RULE = "source-not-found"
 LIBRARY_FOLDER = Path("workflows") / "lib"
-_SOURCED = re.compile(r"^\$(?P<variable>FIXLOOP_LIB|CLAUDE_PLUGIN_ROOT)/(?P<path>[^$`\s]+)$")
-_NAMEREF = re.compile(r"^\$(?P<index>[1-9])$")
+# The variables a library path is written under: `$FIXLOOP_LIB/x.sh`, `$CLAUDE_PLUGIN_ROOT/…`.
+# The words are read with string methods, not regexes: compiling those was part of every check's
+# start.
+_LIBRARY_ROOTS = ("FIXLOOP_LIB", "CLAUDE_PLUGIN_ROOT")
+_POSITIONAL = {f"${index}": index for index in range(1, 10)}  # `$1` … `$9`
 
 
 class Helper:
@@ -62,9 +64,9 @@ class Helper:
                 if assign.kind in ("local", "declare", "typeset"):
                     local.add(assign.name)
                     if _is_nameref(command) and assign.value is not None:
-                        index = _NAMEREF.match(assign.value.shape)
-                        if index:
-                            self.sets_arguments.add(int(index["index"]))
+                        index = _POSITIONAL.get(assign.value.shape)
+                        if index is not None:
+                            self.sets_arguments.add(index)
             if command.name in ("local", "declare", "typeset"):
                 local.update(word.shape for word in command.words[1:])
         self.calls = [c.name for c in commands if c.name]
@@ -204,11 +206,13 @@ def sourced_path(command: Command, pack_root: Path | None) -> Path | None:
     words = command.words
     if len(words) != 2 or command.name not in (".", "source") or pack_root is None:
         return None
-    match = _SOURCED.match(words[1].shape)
-    if match is None:
+    variable, slash, path = words[1].shape.partition("/")
+    if variable[1:] not in _LIBRARY_ROOTS or variable[:1] != "$" or not slash or not path:
         return None
-    base = pack_root / LIBRARY_FOLDER if match["variable"] == "FIXLOOP_LIB" else pack_root
-    return base / match["path"]
+    if "$" in path or "`" in path or any(char.isspace() for char in path):
+        return None  # a path of its own variables, substitutions or blanks: not known here
+    base = pack_root / LIBRARY_FOLDER if variable == "$FIXLOOP_LIB" else pack_root
+    return base / path
 
 
 def not_found(command: Command, path: Path, display: str) -> Diagnostic:

@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 
 OUTPUT_VARIABLE = "FIXLOOP_OUTPUT"
 OUTPUT_HELPER = "fixloop_output"  # the step library's `fixloop_output NAME VALUE`
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OUTPUT_OPS = {">", ">>", ">|", "&>", "&>>"}
 
 
@@ -89,12 +88,18 @@ def undeclared_outputs(document: CheckedDocument) -> list[Diagnostic]:
     return found
 
 
+def _is_name(text: str) -> bool:
+    """A shell variable name, `[A-Za-z_][A-Za-z0-9_]*`: an ASCII identifier (string tests, not
+    a regex compiled at every check's start)."""
+    return text.isascii() and text.isidentifier()
+
+
 def _helper_write(words: Sequence[Word]) -> list[tuple[str, int, int]]:
     """The literal NAME of a `fixloop_output NAME VALUE` call, with 0-based row and column."""
     if len(words) >= 2:
         helper, name = words[0], words[1]
         literal = name.literal
-        if helper.literal == OUTPUT_HELPER and literal and _NAME.fullmatch(literal):
+        if helper.literal == OUTPUT_HELPER and literal and _is_name(literal):
             return [(literal, name.row, name.col)]
     return []
 

@@ -181,8 +181,8 @@ def _unquoted_inputs(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     if not inputs:
         return found
-    for node, _ in unit.nodes:
-        if not isinstance(node, Command) or not node.words:
+    for node in unit.commands:
+        if not node.words:
             continue
         if node.name in ("[[", "export", "local", "declare", "readonly"):
             continue
@@ -259,13 +259,11 @@ def _is_recursive_rm(command: Command) -> bool:
 
 def _rm_rf(document: CheckedDocument, unit: Unit) -> list[Diagnostic]:
     # Most blocks remove nothing recursively: what makes a name safe is not looked for there.
-    if not any(isinstance(node, Command) and _is_recursive_rm(node) for node, _ in unit.nodes):
+    if not any(_is_recursive_rm(node) for node in unit.commands):
         return []
     safe = _non_empty_inputs(document)
     found = []
-    for node, _ in unit.nodes:
-        if not isinstance(node, Command):
-            continue
+    for node in unit.commands:
         safe |= _made_safe(node)
         if not _is_recursive_rm(node):
             continue

@@ -271,7 +271,7 @@ class StatementFlow:
     def command(self, command: Command, worlds: set[World], cond: bool) -> Outcome:
         worlds, substituted = self._substitutions(command, worlds)
         worlds = self._watch(command, worlds)
-        name = command.words[0].literal if command.words else None
+        name = command.name
         if name is None and command.words:
             return self._errexit(self._mark(command, {w.at(None) for w in worlds}), cond)
         if name is None:
@@ -339,7 +339,7 @@ class StatementFlow:
             body = self.functions[pending.pop()].body
             reach.update(id(node) for node, _ in visit(body))
             for command in iter_commands(body):
-                called = command.words[0].literal if command.words else None
+                called = command.name
                 if called in ("trap", "set"):
                     reach.add(-1)  # never summarized
                 if called is not None and called in self.helpers and called not in seen:

@@ -12,17 +12,27 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import field
+from functools import cache
 
 from fixloop.checker.document import CheckedDocument
 from fixloop.diagnostics import Diagnostic, Severity, did_you_mean
 from fixloop.records import record
 
 RULE = "unused-suppression"
-_COMMENT = re.compile(r"#\s*fixloop:\s*ignore\[(?P<rules>[^\]]*)\]")
-# Where `str.splitlines` breaks a line. The two characters past U+00FF in a class of their own:
-# in one class with the others, compiling it (a table of every code point) was 0.5 ms of every
-# check's start.
-_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85]|[\u2028\u2029]")
+_MARK = "ignore["  # in every suppression: a block without it holds none, and is not searched
+
+
+# The two regexes are compiled on first need: most blocks hold no suppression.
+@cache
+def _comment() -> re.Pattern[str]:
+    return re.compile(r"#\s*fixloop:\s*ignore\[(?P<rules>[^\]]*)\]")
+
+
+@cache
+def _break() -> re.Pattern[str]:
+    """Where `str.splitlines` breaks a line. The two characters past U+00FF in a class of their
+    own: in one class with the others, compiling it (a table of every code point) was 0.5 ms."""
+    return re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85]|[\u2028\u2029]")
 
 
 @record
@@ -38,8 +48,10 @@ class Suppression:
 def suppressions(document: CheckedDocument) -> list[Suppression]:
     found: list[Suppression] = []
     for unit in document.units:
+        if _MARK not in unit.block.content:
+            continue
         for offset, text in _lines_naming_fixloop(unit.block.content):
-            match = _COMMENT.search(text)
+            match = _comment().search(text)
             if match is None:
                 continue
             line = unit.block.content_line + offset
@@ -56,11 +68,12 @@ def _lines_naming_fixloop(content: str) -> Iterator[tuple[int, str]]:
     them: a list of every line of a large block, made while every tree of the check is alive,
     was the check's peak of memory."""
     row, start = 0, 0  # the line being looked at, and where it starts
+    breaks = _break()
     at = content.find("fixloop")
     while at != -1:
-        for found in _BREAK.finditer(content, start, at):
+        for found in breaks.finditer(content, start, at):
             row, start = row + 1, found.end()
-        end = _BREAK.search(content, at)
+        end = breaks.search(content, at)
         yield row, content[start : end.start() if end else len(content)]
         if end is None:
             return

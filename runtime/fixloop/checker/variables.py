@@ -226,10 +226,10 @@ def unexported_env(document: CheckedDocument) -> list[Diagnostic]:
         if not (document.runner or scope.defined):
             continue
         for unit in units:
-            for node, _ in unit.nodes:
+            for node in unit.commands:
                 # A command whose name expands runs no script, nor does one run by its own name
                 # (most are) that names no script runner: both told without a call.
-                if not isinstance(node, Command) or not node.name:
+                if not node.name:
                     continue
                 name = node.name
                 if "/" in name or name in WRAPPERS or _is_script_runner(name):
