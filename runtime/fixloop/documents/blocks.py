@@ -100,8 +100,9 @@ def build_markdown() -> MarkdownIt:
 
     Only block structure is used (headings, fences, their lines), so the inline stage is off: it
     halves the parse time and changes no block token (a heading's raw text is kept either way).
+    So is `text_join`, which only joins the inline stage's text tokens (never read here).
     """
-    return MarkdownIt("commonmark").disable(["html_block", "inline"])
+    return MarkdownIt("commonmark").disable(["html_block", "inline", "text_join"])
 
 
 @record(frozen=True)
