@@ -225,10 +225,8 @@ class _Builder(CommandReader):
         return command
 
     def note_split(self, node: Node) -> None:
-        # tree-sitter-bash joins `a=1 b=2` and what follows on the NEXT lines into one command
-        # (`a=1 b=2⏎while …` becomes a command named `while`; `a=1 b=2⏎w=x⏎TZ=UTC date` one
-        # command named `date`); bash ends the statement at each newline. Remember every such
-        # line end before the name, so the block is parsed again with a `;` there.
+        # tree-sitter-bash joins `a=1 b=2⏎w=x⏎TZ=UTC date` into one command named `date`; bash
+        # ends a statement at each of those line ends: they are remembered for a `;` there.
         previous: Node | None = None
         for child in node.children:
             if previous is not None and previous.end_point[0] < child.start_point[0]:
@@ -237,8 +235,7 @@ class _Builder(CommandReader):
                     self.splits.append(previous.end_byte)
             if child.type == "command_name":
                 return
-            if child.type != "comment":  # a `;` goes before a comment, never into it
-                previous = child
+            previous = child if child.type != "comment" else previous  # `;` never in a comment
 
     def parse_trap(self, command: Command) -> None:
         if command.name != "trap" or len(command.words) < 3:
