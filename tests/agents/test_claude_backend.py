@@ -8,6 +8,7 @@ the result into an `AgentOutcome`.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -29,6 +30,7 @@ from fixloop.agents.claude_sandbox import sandbox_settings
 from fixloop.agents.dispatch import Dispatcher, build_request
 from fixloop.documents.pack import Pack, default_pack_root, load_pack
 from fixloop.events import Event, EventKind, EventStream
+from fixloop.extras.testing.claude_cli import bundled_cli
 from fixloop.extras.testing.messages_server import (
     MessagesServer,
     Turn,
@@ -39,6 +41,7 @@ from fixloop.extras.testing.messages_server import (
     tool_use,
 )
 from fixloop.extras.testing.replay import ScriptReplay
+from fixloop.process_table import processes
 from fixloop.schemas.results import FixerResult, FixReport, ScopeExpansionRequest
 
 RENDER_VARS = Path(__file__).resolve().parent.parent / "documents" / "goldens" / "render"
@@ -325,6 +328,9 @@ def test_a_call_past_its_timeout_is_stopped(pack: Pack, worktree: Path) -> None:
     # Usually the model is mid-answer when the deadline hits; on a loaded machine the CLI may
     # still be starting. Either way no second model turn happens.
     assert len(server.conversation) <= 1
+    # The CLI the deadline stopped was waited for: no child of this process is left running it.
+    cli = str(bundled_cli())
+    assert [p.argv for p in processes() if p.ppid == os.getpid() and p.argv[:1] == (cli,)] == []
 
 
 @pytest.mark.cli

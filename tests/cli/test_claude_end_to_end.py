@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.helpers import cli
 from tests.helpers.demo import assert_demo_review_fixed
 from tests.helpers.fix_findings import finding
 
@@ -49,17 +50,12 @@ def git(repo: Path, *args: str) -> str:
 
 
 def run_fixloop(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`fixloop ARGS` in a process of its own (forked warm: tests/helpers/cli.py), `python3`
+    in the runs' test commands being this suite's interpreter rather than the first on PATH."""
     child = {key: value for key, value in os.environ.items() if key != "CLAUDECODE"}
+    child["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{child['PATH']}"
     child.update(env)
-    return subprocess.run(
-        [sys.executable, "-m", "fixloop", *args],
-        cwd=cwd,
-        env=child,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return cli.fixloop(*args, cwd=cwd, env=child, timeout=600)
 
 
 def frontmatter(path: Path) -> dict[str, Any]:

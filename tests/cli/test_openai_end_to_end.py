@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers import cli
 from tests.helpers.demo import assert_demo_review_fixed
 from tests.helpers.fix_issue import STATS, fixing_script, make_issue_repo, write_issue
 from tests.helpers.gitrepo import UserRepo, git
@@ -42,33 +43,23 @@ pytestmark = pytest.mark.slow
 def run_openai(
     server: ChatServer, *args: str, cwd: Path, key: str = SCRIPTED_KEY
 ) -> subprocess.CompletedProcess[str]:
-    """`fixloop ARGS --backend openai --base-url SERVER` with the key in OPENAI_API_KEY only."""
+    """`fixloop ARGS --backend openai --base-url SERVER` with the key in OPENAI_API_KEY only, in
+    a process of its own (forked warm: tests/helpers/cli.py), `python3` in the runs' test
+    commands being this suite's interpreter rather than the first on PATH."""
     child = {
         name: value
         for name, value in os.environ.items()
         if not name.startswith(("OPENAI_", "CLAUDECODE"))
     }
     child["OPENAI_API_KEY"] = key
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fixloop",
-            *args,
-            "--backend",
-            "openai",
-            "--base-url",
-            server.base_url,
-            "--model",
-            "scripted-model",
-            "--json",
-        ],
+    child["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{child['PATH']}"
+    return cli.fixloop(
+        *args,
+        *("--backend", "openai", "--base-url", server.base_url),
+        *("--model", "scripted-model", "--json"),
         cwd=cwd,
         env=child,
-        capture_output=True,
-        text=True,
         timeout=600,
-        check=False,
     )
 
 

@@ -15,7 +15,10 @@ What a call gets, and why:
 - Bash in the CLI's sandbox where the machine has one (`claude_sandbox.py`): read-only outside the
   worktree;
 - a child environment without `CLAUDECODE` (a nested CLI refuses or hangs with it) and an output
-  buffer large enough for big tool results.
+  buffer large enough for big tool results;
+- at a call's deadline its CLI gets SIGTERM at once: the SDK's close would first wait 5 s for it
+  to exit on its own (to finish its session file, which fixloop never reads), which a CLI stopped
+  mid-request never does. It is this process's child marked in its environment (`CALL_MARK`).
 
 Every failure of the model or the CLI becomes an inconclusive `AgentOutcome` with a one-line
 detail; `dispatch` does not raise for them.
@@ -25,11 +28,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import threading
 import time
+import uuid
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,6 +84,7 @@ from fixloop.agents.scope import WRITE_TOOLS, WriteScope
 from fixloop.agents.structured import FinalText, OutputFormat, parse_answer
 from fixloop.agents.toolbox import TOOL_SERVER
 from fixloop.documents.tools import parse_tool
+from fixloop.process_table import marked_by_environment
 
 # Tool results (a whole file, a long test log) arrive as one JSON line; the SDK's 1 MiB default
 # turns a large one into a hard error.
@@ -86,6 +93,7 @@ STDERR_LINES = 20
 
 
 CUSTOM_HEADERS_ENV = "ANTHROPIC_CUSTOM_HEADERS"
+CALL_MARK = "FIXLOOP_CLAUDE_CALL"  # `CALL_MARK=<call id>` in a call's CLI environment
 INPUT_TOKEN_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
@@ -111,6 +119,8 @@ class _Call:
     # Built-in tools the call's toolbox stands in for: refused, whatever the role lists.
     replaced: frozenset[str] = frozenset()
     denied: list[DeniedWrite] = field(default_factory=list)
+    mark: str = field(default_factory=lambda: f"{CALL_MARK}={uuid.uuid4().hex}")
+    expired: bool = False  # set by the watchdog thread, read once the call's loop ended
     result: ResultMessage | None = None
     last_text: str = ""
     stderr: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_LINES))
@@ -157,6 +167,15 @@ class _Call:
         return PermissionResultDeny(
             message=f"fixloop: {tool} with this input is not among the tools this role was given"
         )
+
+    def expire(self) -> None:
+        """The call's deadline passed: SIGTERM to its CLI, this process's child marked `mark`.
+        The stream then ends however it ends (an error, a cancellation); the call timed out."""
+        self.expired = True
+        for info in marked_by_environment(self.mark):
+            if info.ppid == os.getpid():
+                with suppress(ProcessLookupError, PermissionError):  # gone already
+                    os.kill(info.pid, signal.SIGTERM)
 
     def observe(self, message: object, request: AgentRequest | None = None) -> None:
         if isinstance(message, ResultMessage):
@@ -360,7 +379,11 @@ class ClaudeBackend:
             cwd=str(request.cwd),
             setting_sources=[],
             # The SDK drops an inherited CLAUDECODE; `self.env` was cleaned of it too.
-            env={**self.env, CUSTOM_HEADERS_ENV: call_headers(request, self.env)},
+            env={
+                **self.env,
+                CUSTOM_HEADERS_ENV: call_headers(request, self.env),
+                CALL_MARK: call.mark.partition("=")[2],
+            },
             output_format=(
                 OutputFormat.for_schema(request.output_schema).option()
                 if request.output_schema
@@ -383,29 +406,42 @@ class ClaudeBackend:
         )
         started = time.monotonic()
         litter = sandbox_litter_removed(request.cwd) if self.sandbox_bash else nullcontext()
+        answered = False  # the run ended on its own, not by an error (a result may be in)
         try:
             with litter:
                 anyio.run(self._run, request, call)
+            answered = call.result is not None
         except TimeoutError:
-            usage = _usage(call.result, time.monotonic() - started)
-            detail = f"no result within {request.timeout_s or 0:.1f}s"
-            return _inconclusive(StopReason.TIMEOUT, detail, usage, call)
+            call.expired = True
         except (ClaudeSDKError, OSError) as exc:
             usage = _usage(call.result, time.monotonic() - started)
             # ResultError comes after the error result was already seen: the result says more.
-            if call.result is None:
+            # A CLI the watchdog stopped ends in an error too: the call timed out.
+            if call.result is None and not call.expired:
                 return _error_outcome(exc, call, usage)
+        if call.expired and not answered:  # a result in as the deadline passed still counts
+            usage = _usage(call.result, time.monotonic() - started)
+            detail = f"no result within {request.timeout_s or 0:.1f}s"
+            return _inconclusive(StopReason.TIMEOUT, detail, usage, call)
         return _result_outcome(request, call, _usage(call.result, time.monotonic() - started))
 
     async def _run(self, request: AgentRequest, call: _Call) -> None:
         stream = query(prompt=request.task, options=self._options(request, call))
         limit = request.timeout_s
         deadline = anyio.fail_after(limit) if limit is not None else nullcontext()
+        # The watchdog stops the CLI at the deadline itself: the cancellation `fail_after`
+        # delivers reaches the SDK's close first, which would wait for the CLI (module docstring).
+        watchdog = threading.Timer(limit, call.expire) if limit is not None else None
         try:
+            if watchdog is not None:
+                watchdog.start()
             with deadline:
                 async for message in stream:
                     call.observe(message, request)
         finally:
+            if watchdog is not None:
+                watchdog.cancel()
+                watchdog.join()
             await aclose(stream)
 
 

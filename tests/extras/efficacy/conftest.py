@@ -1,8 +1,11 @@
-"""Fixtures of the efficacy tests: the shipped pack and corpus, and a corpus copy to change."""
+"""Fixtures of the efficacy tests: the shipped pack and corpus, a corpus copy to change, and
+`python3` meaning the interpreter that runs this suite."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,3 +30,14 @@ def corpus_copy(tmp_path: Path) -> Path:
     target = tmp_path / "corpus"
     shutil.copytree(CORPUS, target, ignore=shutil.ignore_patterns("__pycache__"))
     return target
+
+
+@pytest.fixture(autouse=True)
+def suite_python_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The corpora's commands say `python3`; on the host (the local and bwrap sandboxes take
+    this process's PATH) that is the interpreter running this suite, whose dev extra has pytest.
+    Otherwise it is whichever `python3` comes first on the machine's PATH: another interpreter,
+    whose pytest may be missing or load every plugin of its site-packages on each run (seconds),
+    behind a version manager's shell shim (a third of a second per start). A container runs its
+    image's python3 whatever this says."""
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
