@@ -119,7 +119,7 @@ def stop(
     signalled: dict[tuple[int, int], ProcessInfo] = {}
     if gentle:
         for info in find():
-            if _signal(info, signal.SIGTERM):
+            if signal_process(info, signal.SIGTERM):
                 signalled[info.pid, info.start_ticks] = info
         deadline = time.monotonic() + grace_s
         while time.monotonic() < deadline and any(True for _ in find()):
@@ -127,13 +127,13 @@ def stop(
     deadline = time.monotonic() + settle_s
     while (left := list(find())) and time.monotonic() < deadline:
         for info in left:
-            if _signal(info, signal.SIGKILL):
+            if signal_process(info, signal.SIGKILL):
                 signalled[info.pid, info.start_ticks] = info
         time.sleep(0.02)
     return list(signalled.values())
 
 
-def _signal(info: ProcessInfo, signum: signal.Signals) -> bool:
+def signal_process(info: ProcessInfo, signum: signal.Signals) -> bool:
     """Signal this very process (its start time checked first); False when it was gone."""
     if not is_running(info.pid, info.start_ticks):
         return False

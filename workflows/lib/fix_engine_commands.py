@@ -283,12 +283,17 @@ def commit(args: Arguments) -> dict[str, str]:
     return {"PROGRESS": state.meta["progress"], "ITEM": json.dumps(item_json(item, entry))}
 
 
-def commits(args: Arguments) -> dict[str, str]:
-    state = read_state(Path(args.state))
+def finished_commits(state: State, refusal: str = "") -> list[str]:
+    """The commits of a section whose every item is done; Refused (with `refusal` after the
+    open items) while one is not."""
     open_items = [i.id for i in state.items if state.record(i.id)["status"] != "done"]
     if open_items:
-        raise Refused(f"not every item is done ({', '.join(open_items)}): the section is open")
-    made = [state.record(i.id)["commit"] for i in state.items if state.record(i.id)["commit"]]
+        raise Refused(f"not every item is done ({', '.join(open_items)}){refusal}")
+    return [state.record(i.id)["commit"] for i in state.items if state.record(i.id)["commit"]]
+
+
+def commits(args: Arguments) -> dict[str, str]:
+    made = finished_commits(read_state(Path(args.state)), ": the section is open")
     Path(args.list).write_bytes(b"".join(c.encode() + b"\0" for c in made))
     return {}
 
@@ -335,10 +340,7 @@ def report(args: Arguments) -> dict[str, str]:
 
 def complete(args: Arguments) -> dict[str, str]:
     state = read_state(Path(args.state))
-    open_items = [i.id for i in state.items if state.record(i.id)["status"] != "done"]
-    if open_items:
-        raise Refused(f"not every item is done ({', '.join(open_items)})")
-    made = [state.record(i.id)["commit"] for i in state.items if state.record(i.id)["commit"]]
+    made = finished_commits(state)
     state.meta["status"] = "completed"
     write_meta(state)
     marker = state.folder / "COMPLETE"

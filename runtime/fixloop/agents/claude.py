@@ -35,7 +35,7 @@ import uuid
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import nullcontext, suppress
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,7 +84,7 @@ from fixloop.agents.scope import WRITE_TOOLS, WriteScope
 from fixloop.agents.structured import FinalText, OutputFormat, parse_answer
 from fixloop.agents.toolbox import TOOL_SERVER
 from fixloop.documents.tools import parse_tool
-from fixloop.process_table import marked_by_environment
+from fixloop.process_table import marked_by_environment, signal_process
 
 # Tool results (a whole file, a long test log) arrive as one JSON line; the SDK's 1 MiB default
 # turns a large one into a hard error.
@@ -119,7 +119,7 @@ class _Call:
     # Built-in tools the call's toolbox stands in for: refused, whatever the role lists.
     replaced: frozenset[str] = frozenset()
     denied: list[DeniedWrite] = field(default_factory=list)
-    mark: str = field(default_factory=lambda: f"{CALL_MARK}={uuid.uuid4().hex}")
+    mark: str = field(default_factory=lambda: uuid.uuid4().hex)  # its CLI's `CALL_MARK`
     expired: bool = False  # set by the watchdog thread, read once the call's loop ended
     result: ResultMessage | None = None
     last_text: str = ""
@@ -172,10 +172,9 @@ class _Call:
         """The call's deadline passed: SIGTERM to its CLI, this process's child marked `mark`.
         The stream then ends however it ends (an error, a cancellation); the call timed out."""
         self.expired = True
-        for info in marked_by_environment(self.mark):
+        for info in marked_by_environment(f"{CALL_MARK}={self.mark}"):
             if info.ppid == os.getpid():
-                with suppress(ProcessLookupError, PermissionError):  # gone already
-                    os.kill(info.pid, signal.SIGTERM)
+                signal_process(info, signal.SIGTERM)
 
     def observe(self, message: object, request: AgentRequest | None = None) -> None:
         if isinstance(message, ResultMessage):
@@ -382,7 +381,7 @@ class ClaudeBackend:
             env={
                 **self.env,
                 CUSTOM_HEADERS_ENV: call_headers(request, self.env),
-                CALL_MARK: call.mark.partition("=")[2],
+                CALL_MARK: call.mark,
             },
             output_format=(
                 OutputFormat.for_schema(request.output_schema).option()
