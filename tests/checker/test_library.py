@@ -185,3 +185,70 @@ def test_a_helper_converted_alone_is_what_the_whole_files_parse_makes(path: Path
     assert list(library.sources) == list(whole)
     for name, function in whole.items():
         assert repr(library.function(name)) == repr(function)
+
+
+# Libraries whose `name() {` … `}` lines are not all functions of their own: each helper is still
+# what the whole file's parse makes of it.
+_WRITTEN_AROUND = {
+    "a heredoc's lines": "note() {\n  cat <<EOF\nlater() {\n  git stash\n}\nEOF\n}\n",
+    "a string's lines": 'x="\nlater() {\n  git stash\n}\n"\nreal() {\n  echo hi\n}\n',
+    "a `}` line in a heredoc": "f() {\n  cat <<EOF\n}\nEOF\n  git stash\n}\ng() {\n  true\n}\n",
+    "a continued line": "true &&\nf() {\n  git stash\n}\ng() {\n  true\n}\n",
+    "defined twice": "f() {\n  echo one\n}\nf() {\n  git stash\n}\n",
+    "nested": "outer() {\n  inner() {\n    git stash\n  }\n}\n",
+    "other forms": "function f {\n  git stash\n}\ng () {\n  true\n}\nh() { true; }\n",
+    "a line run into the next": "f() {\n  a=1 b=2\n  git stash push\n}\ng() {\n  true\n}\n",
+    "statements between": "set -u\nf() {\n  git stash\n}\nreadonly X=1\ng() {\n  f\n}\n",
+    "a heredoc of another function": "function f {\n  bash <<EOF\ng() {\n  git stash\n}\nEOF\n}\n",
+    "an error inside": "f() {\n  x=$((1+\n}\ng() {\n  git stash\n}\n",
+    "a string closed on a comment-like line": 'x="\n# y"\nf() {\n  git stash\n}\n',
+    "a heredoc ended by a comment-like line": "cat <<'#'\nx\n#\nf() {\n  git stash\n}\n",
+    "comments above": "# one\n\n  # two\nf() {\n  # in\n  git stash\n}\n# three\ng() {\n  f\n}\n",
+}
+
+
+# The cases with a function that does not parse cleanly on its own: read from the whole file's
+# parse, never alone (a `}` line cut them short, or an error is inside).
+_READ_WHOLE = {"a heredoc's lines", "a `}` line in a heredoc", "an error inside"}
+
+
+@pytest.mark.parametrize("case", list(_WRITTEN_AROUND))
+def test_a_function_parsed_on_its_own_is_what_the_whole_files_parse_makes(
+    tmp_path: Path, case: str
+) -> None:
+    text = _WRITTEN_AROUND[case]
+    path = tmp_path / "lib.sh"
+    path.write_text(text, encoding="utf-8")
+    library = load_library(path, None)
+    assert library is not None
+    whole = {n.name: n for n in parse_bash(text).body.items if isinstance(n, Function)}
+    assert set(library.sources) == set(whole)
+    for name, function in whole.items():
+        assert repr(library.function(name)) == repr(function), name
+    assert (library._whole is not None) == (case in _READ_WHOLE)
+
+
+def test_a_function_no_document_reaches_is_not_even_parsed(pack: Path) -> None:
+    path = pack / "workflows" / "lib" / "fixloop.sh"
+    library = load_library(path, pack)
+    assert library is not None
+    assert library.function("lib_remember") is not None
+    # Each function stood in for by one line while the file was parsed: no `git` in what was.
+    parsed = repr(library.sources["lib_shelve"]) + repr(library.sources["lib_start_over"])
+    assert "git stash" in parsed and "git reset" in parsed  # their own texts, kept for later
+    assert not [h for h in ("lib_shelve", "lib_start_over") if h in library._helpers]
+
+
+def test_a_syntax_error_in_one_function_hides_no_other(tmp_path: Path) -> None:
+    # The whole file's parse runs the unclosed quote to the end of the file: neither `f` nor `g`
+    # is a function there. bash refuses such a library; `f` is followed as doing nothing (what
+    # the whole parse makes of it), `g`'s own lines are still followed.
+    path = tmp_path / "lib.sh"
+    path.write_text('f() {\n  echo "unclosed\n}\ng() {\n  git stash\n}\n', encoding="utf-8")
+    library = load_library(path, None)
+    assert library is not None
+    assert list(library.sources) == ["f", "g"]
+    whole = parse_bash(path.read_text(encoding="utf-8"))
+    assert whole.errors and not [n for n in whole.body.items if isinstance(n, Function)]
+    assert library.helper("f").events == []
+    assert [(e.line, e.name) for e in library.helper("g").events] == [(5, "git")]

@@ -10,14 +10,19 @@ functions it defines as defined at that point:
   analysis follows the call, and `fixloop_output NAME …` declares NAME like a write would;
 - a variable a helper sets for its caller (through `local -n ref=$1`, or a global assignment) is
   set for the step after the call;
-- a helper the step does not call adds nothing, and costs nothing: tree-sitter parses the file
-  at once, and a function's syntax tree, events and facts are made when a document first
-  reaches it (a step calls a few of a library's helpers; converting all of them was most of
-  the bash a check read). It is the tree `parse_bash` makes of the whole file; a file that needs
-  the whole parse to tell (a top-level statement tree-sitter ran into the next line or nested
-  too deep, a file too large for one tree) is converted whole when loaded. A helper nested past
-  the checker's limit is followed as doing nothing (when the whole file was converted at once,
-  it hid every other helper).
+- a helper the step does not call adds nothing, and costs nothing: a function's syntax tree,
+  events and facts are made when a document first reaches it (a step calls a few of a
+  library's helpers; converting all of them was most of the bash a check read). A function
+  written `name() {` at the start of a line and closed by a line `}` is even parsed then, on
+  its own: the rest of the file is parsed at once with each such function as a one-line
+  `name() { :; }` in its place, and only if that parse is clean and keeps every one of them a
+  function of the file's top level (not a heredoc's or a string's lines), which makes every
+  function's text its own, as in the whole file. A function that does not parse cleanly on
+  its own is read as the whole file's parse reads it. Otherwise it is the tree `parse_bash`
+  makes of the whole file; a file that needs the whole parse to tell (a top-level statement
+  tree-sitter ran into the next line or nested too deep, a file too large for one tree) is
+  converted whole when loaded. A helper nested past the checker's limit is followed as doing
+  nothing (when the whole file was converted at once, it hid every other helper).
 
 A source line naming a file that is not in the pack is a `source-not-found` error.
 """
@@ -26,12 +31,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from tree_sitter import Node
 
 from fixloop.checker.events import CommandEvent, extract, iter_commands
 from fixloop.checker.syntax import PIECE_BYTES, TopLevel, parse_bash
-from fixloop.checker.tree import Command, Function, Node_
+from fixloop.checker.tree import Command, Function, Node_, Pos
 from fixloop.checker.words import TooDeep
 from fixloop.checker.worlds import HelperSummary
 from fixloop.diagnostics import Diagnostic, display_path
@@ -92,6 +98,13 @@ class Helper:
         return self._extracted
 
 
+class _Written(NamedTuple):
+    """A function's own text (`name() {` … `}`), parsed when first reached; `row`: its line."""
+
+    row: int
+    text: str
+
+
 class StepLibrary:
     """One sourced file: its functions, each converted (`helper`) when first reached. Compared
     by identity: one object per version of the file (`load_library`)."""
@@ -100,14 +113,18 @@ class StepLibrary:
         self,
         path: Path,
         display: str,
-        sources: dict[str, Node | Function],
+        sources: dict[str, Node | Function | _Written],
         top: TopLevel | None = None,
+        text: str = "",
     ) -> None:
         self.path = path
         self.display = display
-        # Each function's node in `top`, or its syntax tree when the file was converted whole.
+        # Each function's node in `top`, its own text, or its syntax tree when the file was
+        # converted whole.
         self.sources = sources
         self._top = top
+        self._text = text  # the file's text, when a function may need the whole parse
+        self._whole: StepLibrary | None = None
         self._helpers: dict[str, Helper] = {}
         self._called_by: dict[str, frozenset[str]] = {}
         # The path analysis's summaries of its helpers, and the nodes each helper's call reaches
@@ -122,7 +139,13 @@ class StepLibrary:
         found = self._helpers.get(name)
         if found is None:
             source = self.sources[name]
-            function = source if isinstance(source, Function) else self._convert(name, source)
+            if isinstance(source, Function):
+                function = source
+            elif isinstance(source, _Written):
+                function = self._parse(name, source)
+            else:
+                assert self._top is not None
+                function = _convert(self._top, name, source)
             found = self._helpers[name] = Helper(function, self.display)
         return found
 
@@ -130,15 +153,17 @@ class StepLibrary:
         """Helper `name`'s function, converted now if it was not yet; None if the file has none."""
         return self.helper(name).function if name in self.sources else None
 
-    def _convert(self, name: str, node: Node) -> Function:
-        assert self._top is not None
-        try:
-            built, _ = self._top.build(node)
-        except TooDeep:
-            built = None
-        if isinstance(built, Function):
-            return built
-        return Function(node.start_point, name=name)  # nested too deep: followed as doing nothing
+    def _parse(self, name: str, written: _Written) -> Function:
+        own = TopLevel(written.text, Pos(written.row, 0))
+        if own.clean and len(own.nodes) == 1 and own.nodes[0].type == "function_definition":
+            return _convert(own, name, own.nodes[0])
+        # Not one clean function on its own (a `}` line inside it, an error in it): as read in
+        # the whole file's parse, where the error's recovery may take the lines around it too.
+        if self._whole is None:
+            self._whole = _build(self.path, self._text, self.display, functions_alone=False)
+        if name in self._whole.sources:
+            return self._whole.helper(name).function
+        return Function(Pos(written.row, 0), name=name)
 
     def called_by(self, name: str) -> frozenset[str]:
         """Every command name a call to helper `name` can run, through the helpers it calls."""
@@ -237,24 +262,91 @@ def load_library(path: Path, base: Path | None) -> StepLibrary | None:
     return _CACHE[key]
 
 
-def _build(path: Path, text: str, display: str) -> StepLibrary:
+def _build(path: Path, text: str, display: str, functions_alone: bool = True) -> StepLibrary:
+    if functions_alone and len(text) <= PIECE_BYTES:
+        library = _functions_alone(path, text, display)
+        if library is not None:
+            return library
     top = TopLevel(text) if len(text) <= PIECE_BYTES else None  # characters: at most the bytes
     sources = _definitions(top) if top is not None and len(top.source) <= PIECE_BYTES else None
     if top is None or sources is None:  # converted whole, as a block is
         script = parse_bash(text)
-        whole: dict[str, Node | Function] = {
+        whole: dict[str, Node | Function | _Written] = {
             n.name: n for n in script.body.items if isinstance(n, Function)
         }
         return StepLibrary(path, display, whole)
     return StepLibrary(path, display, sources, top)
 
 
-def _definitions(top: TopLevel) -> dict[str, Node | Function] | None:
+def _functions_alone(path: Path, text: str, display: str) -> StepLibrary | None:
+    """The library with each `name() {` … `}` function's text kept for later (see above); None
+    when the rest of the file does not show them as functions of its top level."""
+    lines = text.split("\n")
+    written: dict[int, _Written] = {}
+    row = 0
+    while row < len(lines):
+        name = _header_name(lines[row])
+        try:
+            end = lines.index("}", row + 1) if name else None
+        except ValueError:  # never closed: left to the parse of the rest
+            end = None
+        if end is None:
+            row += 1
+            continue
+        written[row] = _Written(row, "\n".join(lines[row : end + 1]))
+        # One line in its place, the lines after it kept empty: every row stays where it was.
+        lines[row : end + 1] = [f"{name}() {{ :; }}", *[""] * (end - row)]
+        # The comments just above it are not parsed either (most of a library's text). Were one
+        # of them a heredoc's or a string's last line, the stand-in is inside it now: refused.
+        above = row - 1
+        while above >= 0 and lines[above].lstrip(" \t")[:1] in ("#", ""):
+            lines[above] = ""
+            above -= 1
+        row = end + 1
+    if not written:
+        return None
+    top = TopLevel("\n".join(lines))
+    sources = _definitions(top) if top.clean else None
+    if sources is None:
+        return None
+    stand_ins = {
+        n.start_point[0]
+        for n in top.nodes
+        if n.type == "function_definition" and n.start_point == (n.end_point[0], 0)
+    }
+    if not stand_ins >= written.keys():
+        return None  # one of them is inside a heredoc, a string or a longer statement
+    for name, source in sources.items():
+        if isinstance(source, Node) and source.start_point[0] in written:
+            sources[name] = written[source.start_point[0]]
+    return StepLibrary(path, display, sources, top, text)
+
+
+def _header_name(line: str) -> str | None:
+    """`name` of a line `name() {` that starts a function; else None (read with string
+    methods: a regex compiled was part of every check's start)."""
+    name = line[:-4] if line.endswith("() {") else ""
+    if name and name.isascii() and name.isidentifier():
+        return name
+    return None
+
+
+def _convert(top: TopLevel, name: str, node: Node) -> Function:
+    try:
+        built, _ = top.build(node)
+    except TooDeep:
+        built = None
+    if isinstance(built, Function):
+        return built
+    return Function(node.start_point, name=name)  # nested too deep: followed as doing nothing
+
+
+def _definitions(top: TopLevel) -> dict[str, Node | Function | _Written] | None:
     """The file's functions by name (a later definition wins, as in bash), their nodes left for
     later; None when the file must be converted whole to know its statements. The statements
     that are not function definitions are built now: few, and where tree-sitter may have run a
     line into the next (which changes how the rest reads), or nested too deep."""
-    sources: dict[str, Node | Function] = {}
+    sources: dict[str, Node | Function | _Written] = {}
     for node in top.nodes:
         if node.type == "function_definition":
             name = node.child_by_field_name("name")

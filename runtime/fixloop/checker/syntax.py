@@ -309,13 +309,8 @@ class _Builder(CommandReader):
             ]
             kind = "select" if node.children and node.children[0].type == "select" else "for"
             has_in = any(c.type == "in" for c in node.children)
-            return Loop(
-                at,
-                kind=kind,
-                var=self.text(var) if var else None,
-                words=values if has_in else None,
-                body=body,
-            )
+            var_name, words = (self.text(var) if var else None), (values if has_in else None)
+            return Loop(at, kind=kind, var=var_name, words=words, body=body)
         if node.type == "c_style_for_statement":
             return Loop(at, kind="cfor", body=body)
         cond_nodes = [
@@ -391,12 +386,13 @@ class TopLevel:
     when asked, as `parse_bash` builds it in the whole text: a step library, whose functions a
     document reaches a few of. Nesting past MAX_NESTING raises TooDeep for that one alone."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, origin: Pos = _START) -> None:
         self.source = text.encode("utf-8")
         root = _parser().parse(self.source).root_node
+        self.clean = not root.has_error  # tree-sitter found no syntax error in it
         self.nodes = [n for n in root.named_children if n.type != "comment"]
         # One builder for every statement built: its tables of the text's lines made once.
-        self._builder = _Builder(self.source, _START)
+        self._builder = _Builder(self.source, origin)
 
     def build(self, node: Node) -> tuple[Node_ | None, bool]:
         """The statement, and whether tree-sitter ran one of its lines into the next: then it
@@ -411,7 +407,8 @@ class TopLevel:
             source = source[:offset] + b";" + source[offset:]
         root = _parser().parse(source).root_node
         again = next((n for n in root.named_children if n.start_byte == node.start_byte), None)
-        return (built if again is None else _Builder(source, _START).statement(again)), True
+        rebuilt = built if again is None else _Builder(source, builder.origin).statement(again)
+        return rebuilt, True
 
 
 def _parse_pieces(source: bytes, origin: Pos, depth: int) -> Script | None:
