@@ -38,7 +38,7 @@ def test_settings_read_again_are_read_as_they_are_now(tmp_path: Path) -> None:
         find_config(tmp_path)
 
 
-def test_toml_is_imported_only_where_there_are_settings(tmp_path: Path) -> None:
+def test_tomllib_is_imported_only_for_settings_past_the_plain_kind(tmp_path: Path) -> None:
     probe = (
         "import sys\n"
         "from pathlib import Path\n"
@@ -46,9 +46,15 @@ def test_toml_is_imported_only_where_there_are_settings(tmp_path: Path) -> None:
         "profile = find_config(Path(sys.argv[1])).profile()\n"
         "print(profile, 'tomllib' in sys.modules)\n"
     )
-    (tmp_path / "none").mkdir()
-    (tmp_path / "some").mkdir()
-    (tmp_path / "some" / "fixloop.toml").write_text('profile = "fixloop"\n')
+    settings = {
+        "none": None,
+        "plain": 'profile = "fixloop"\n',
+        "multi-line": 'profile = "fixloop"\nselect = [\n  "undefined-variable",\n]\n',
+    }
+    for folder, text in settings.items():
+        (tmp_path / folder).mkdir()
+        if text is not None:
+            (tmp_path / folder / "fixloop.toml").write_text(text)
     seen = [
         subprocess.run(
             [sys.executable, "-c", probe, str(tmp_path / folder)],
@@ -56,9 +62,9 @@ def test_toml_is_imported_only_where_there_are_settings(tmp_path: Path) -> None:
             text=True,
             check=True,
         ).stdout.split()
-        for folder in ("none", "some")
+        for folder in settings
     ]
-    assert seen == [["claude", "False"], ["fixloop", "True"]]
+    assert seen == [["claude", "False"], ["fixloop", "False"], ["fixloop", "True"]]
 
 
 def test_a_pyproject_without_the_table_is_not_settings(tmp_path: Path) -> None:

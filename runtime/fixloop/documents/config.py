@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fixloop.diagnostics import Diagnostic, FixloopError, Severity, did_you_mean, display_path
+from fixloop.documents import simple_toml
 from fixloop.documents.files import present, read_text, resolved
 from fixloop.documents.located_yaml import KeyPath
 from fixloop.documents.plain_models import Refused, built, keyed
@@ -245,24 +246,9 @@ def _load(path: Path, table: bool) -> Config:
 
 
 def _parsed(path: Path, table: bool, text: str) -> Config:
-    # Here, not at the top: tomllib compiles its patterns when imported, 3 ms of a check's start
-    # (bench/startup.py) that a project without settings never needs.
-    import tomllib
-
-    try:
-        data: Any = tomllib.loads(text)
-    except RecursionError:  # tomllib recurses into nested arrays and inline tables
-        raise FixloopError(
-            Diagnostic(display_path(path), 1, 1, "config", "invalid TOML: nested too deeply")
-        ) from None
-    except tomllib.TOMLDecodeError as exc:
-        at = re.search(r"line (\d+), column (\d+)", str(exc))
-        end = (text.count("\n") + 1, 1) if "end of document" in str(exc) else (1, 1)
-        line, col = (int(at[1]), int(at[2])) if at else end
-        problem = re.sub(r" \(at [^)]*\)$", "", str(exc))
-        raise FixloopError(
-            Diagnostic(display_path(path), line, col, "config", f"invalid TOML: {problem}")
-        ) from None
+    data: Any = simple_toml.loads(text)
+    if data is None:
+        data = _read_toml(path, text)
     prefix: KeyPath = ("tool", "fixloop") if table else ()
     for key in prefix:
         data = data.get(key, {}) if isinstance(data, dict) else {}
@@ -276,6 +262,28 @@ def _parsed(path: Path, table: bool, text: str) -> Config:
                 key_lines=_key_lines(text, prefix),
                 prefix=prefix,
             )
+        ) from None
+
+
+def _read_toml(path: Path, text: str) -> Any:
+    """The document as tomllib reads it, its errors worded as diagnostics."""
+    # Here, not at the top: tomllib compiles its patterns when imported, 3 ms of a check's start
+    # (bench/startup.py) that a plain settings file (simple_toml) never needs.
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except RecursionError:  # tomllib recurses into nested arrays and inline tables
+        raise FixloopError(
+            Diagnostic(display_path(path), 1, 1, "config", "invalid TOML: nested too deeply")
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        at = re.search(r"line (\d+), column (\d+)", str(exc))
+        end = (text.count("\n") + 1, 1) if "end of document" in str(exc) else (1, 1)
+        line, col = (int(at[1]), int(at[2])) if at else end
+        problem = re.sub(r" \(at [^)]*\)$", "", str(exc))
+        raise FixloopError(
+            Diagnostic(display_path(path), line, col, "config", f"invalid TOML: {problem}")
         ) from None
 
 
