@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from fixloop.lazy import exports
 
-__version__ = "0.5.3"
+__version__ = "0.5.4"
 
 _PUBLIC = {
     "load_pack": "fixloop.api:load_pack",
